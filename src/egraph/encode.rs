@@ -1,0 +1,227 @@
+//! Typed De Bruijn terms <-> egglog values, following `schemas/rise.egg`.
+//!
+//! Loading adds every subterm (hash-consed by egglog) and sets its `ty`. Decoding reads the
+//! Nat and Type constructor tables back into Rust values.
+
+use crate::error::{Error, Result};
+use crate::rise::nat::{Nat, NatAtom, Ratio};
+use crate::rise::term::{Node, Term};
+use crate::rise::types::{arr, fun, nat_fun, pair, vector, Type};
+use egglog::{Core, EGraph, FullState, Read, Value, Write};
+use std::collections::HashMap;
+
+fn engine(e: egglog::Error) -> Error {
+    Error::bad_input(format!("e-graph: {e}"))
+}
+
+fn add(fs: &mut FullState, name: &str, inputs: impl egglog::IntoValues) -> Value {
+    fs.add(name, inputs)
+        .unwrap_or_else(|e| panic!("schema constructor {name}: {e}"))
+}
+
+fn add_nat(fs: &mut FullState, n: &Nat) -> Result<Value> {
+    let mut terms = vec![];
+    for (mono, c) in n.terms() {
+        let mut factors = vec![];
+        if c != Ratio::int(1) || mono.is_empty() {
+            factors.push(add(fs, "NNum", (c.num, c.den)));
+        }
+        for a in mono {
+            match a {
+                NatAtom::Index(i) => factors.push(add(fs, "NVar", (*i as i64,))),
+                other => {
+                    return Err(Error::bad_input(format!(
+                        "size variable {other:?} is not bound by a `nfun`"
+                    )))
+                }
+            }
+        }
+        terms.push(fold_right(fs, "NMul", factors));
+    }
+    if terms.is_empty() {
+        return Ok(add(fs, "NNum", (0i64, 1i64)));
+    }
+    Ok(fold_right(fs, "NAdd", terms))
+}
+
+fn fold_right(fs: &mut FullState, op: &str, mut items: Vec<Value>) -> Value {
+    let mut acc = items.pop().expect("non-empty");
+    while let Some(x) = items.pop() {
+        acc = add(fs, op, (x, acc));
+    }
+    acc
+}
+
+fn add_type(fs: &mut FullState, t: &Type, memo: &mut HashMap<Type, Value>) -> Result<Value> {
+    if let Some(v) = memo.get(t) {
+        return Ok(*v);
+    }
+    let v = match t {
+        Type::F32 => add(fs, "TF32", egglog::RawValues(vec![])),
+        Type::Int => add(fs, "TInt", egglog::RawValues(vec![])),
+        Type::Idx(n) => {
+            let n = add_nat(fs, n)?;
+            add(fs, "TIdx", (n,))
+        }
+        Type::Arr(n, e) => {
+            let n = add_nat(fs, n)?;
+            let e = add_type(fs, e, memo)?;
+            add(fs, "TArr", (n, e))
+        }
+        Type::Vector(e, n) => {
+            let e = add_type(fs, e, memo)?;
+            let n = add_nat(fs, n)?;
+            add(fs, "TVec", (e, n))
+        }
+        Type::Pair(a, b) | Type::Fun(a, b) => {
+            let a = add_type(fs, a, memo)?;
+            let b = add_type(fs, b, memo)?;
+            let name = if matches!(t, Type::Pair(..)) { "TPair" } else { "TFun" };
+            add(fs, name, (a, b))
+        }
+        Type::NatFun(b) => {
+            let b = add_type(fs, b, memo)?;
+            add(fs, "TNatFun", (b,))
+        }
+        Type::Meta(_) => return Err(Error::bad_input("cannot store an incomplete type")),
+    };
+    memo.insert(t.clone(), v);
+    Ok(v)
+}
+
+fn add_term(fs: &mut FullState, t: &Term, memo: &mut HashMap<Type, Value>) -> Result<Value> {
+    let ty = add_type(fs, &t.ty, memo)?;
+    let v = match &t.node {
+        Node::Var(i) => add(fs, "Var", (*i as i64, ty)),
+        Node::Prim(p) => add(fs, "Prim", (p.name(), ty)),
+        Node::F32(x) => add(fs, "F32", (x.0 as f64, ty)),
+        Node::Int(i) => add(fs, "Int", (*i, ty)),
+        Node::App(f, x) => {
+            let f = add_term(fs, f, memo)?;
+            let x = add_term(fs, x, memo)?;
+            add(fs, "App", (f, x, ty))
+        }
+        Node::Lam(b) => {
+            let b = add_term(fs, b, memo)?;
+            add(fs, "Lam", (b, ty))
+        }
+        Node::NatLam(b) => {
+            let b = add_term(fs, b, memo)?;
+            add(fs, "NatLam", (b, ty))
+        }
+        Node::NatApp(f, n) => {
+            let f = add_term(fs, f, memo)?;
+            let n = add_nat(fs, n)?;
+            add(fs, "NatApp", (f, n, ty))
+        }
+    };
+    fs.set("ty", (v,), ty).map_err(engine)?;
+    Ok(v)
+}
+
+/// Adds a typed term (and the types of all its subterms); returns its e-class.
+///
+/// Adding a term that is already present returns its current, canonical e-class.
+pub fn load_term(eg: &mut EGraph, t: &Term) -> Result<Value> {
+    eg.update(|mut fs| Ok(add_term(&mut fs, t, &mut HashMap::new())))
+        .map_err(engine)?
+}
+
+/// Reads the hash-consed Nat and Type tables back into Rust values.
+#[derive(Default)]
+pub struct TypeTable {
+    nats: HashMap<Value, Nat>,
+    types: HashMap<Value, Type>,
+}
+
+/// A Nat or Type e-node: constructor name and children.
+type Raw = (&'static str, Vec<Value>);
+
+impl TypeTable {
+    /// Decodes every Nat and Type in the e-graph.
+    pub fn read(eg: &EGraph) -> Result<TypeTable> {
+        let mut raw: HashMap<Value, Raw> = HashMap::new();
+        let mut ints: HashMap<Value, Vec<i64>> = HashMap::new();
+        for name in ["NNum", "NVar"] {
+            eg.read(|rs| {
+                rs.constructor_enodes(name, |e| {
+                    let vals = e.children.iter().map(|v| rs.value_to_base::<i64>(*v)).collect();
+                    raw.insert(e.eclass, (name, vec![]));
+                    ints.insert(e.eclass, vals);
+                })
+            })
+            .map_err(engine)?;
+        }
+        for name in [
+            "NAdd", "NMul", "TF32", "TInt", "TIdx", "TArr", "TPair", "TVec", "TFun", "TNatFun",
+        ] {
+            eg.constructor_enodes(name, |e| {
+                raw.insert(e.eclass, (name, e.children.to_vec()));
+            })
+            .map_err(engine)?;
+        }
+        let mut table = TypeTable::default();
+        let keys: Vec<Value> = raw.keys().copied().collect();
+        for v in keys {
+            table.decode(v, &raw, &ints)?;
+        }
+        Ok(table)
+    }
+
+    fn decode(
+        &mut self,
+        v: Value,
+        raw: &HashMap<Value, Raw>,
+        ints: &HashMap<Value, Vec<i64>>,
+    ) -> Result<()> {
+        if self.nats.contains_key(&v) || self.types.contains_key(&v) {
+            return Ok(());
+        }
+        let Some((name, ch)) = raw.get(&v) else {
+            return Err(Error::bad_input(format!("dangling size or type value {v:?}")));
+        };
+        for c in ch {
+            self.decode(*c, raw, ints)?;
+        }
+        let nat = |i: usize| self.nats[&ch[i]].clone();
+        let ty = |i: usize| self.types[&ch[i]].clone();
+        match *name {
+            "NNum" => {
+                let x = &ints[&v];
+                self.nats.insert(v, Nat::ratio(Ratio::new(x[0], x[1])));
+            }
+            "NVar" => {
+                self.nats.insert(v, Nat::index(ints[&v][0] as u32));
+            }
+            "NAdd" => {
+                let n = nat(0).add(&nat(1));
+                self.nats.insert(v, n);
+            }
+            "NMul" => {
+                let n = nat(0).mul(&nat(1));
+                self.nats.insert(v, n);
+            }
+            _ => {
+                let t = match *name {
+                    "TF32" => Type::F32,
+                    "TInt" => Type::Int,
+                    "TIdx" => Type::Idx(nat(0)),
+                    "TArr" => arr(nat(0), ty(1)),
+                    "TPair" => pair(ty(0), ty(1)),
+                    "TVec" => vector(ty(0), nat(1)),
+                    "TFun" => fun(ty(0), ty(1)),
+                    _ => nat_fun(ty(0)),
+                };
+                self.types.insert(v, t);
+            }
+        }
+        Ok(())
+    }
+
+    pub fn nat(&self, v: Value) -> Option<&Nat> {
+        self.nats.get(&v)
+    }
+    pub fn ty(&self, v: Value) -> Option<&Type> {
+        self.types.get(&v)
+    }
+}

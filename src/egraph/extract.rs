@@ -1,0 +1,161 @@
+//! Extraction: the cheapest term of an e-class, by a local cost model.
+//!
+//! sketchlog scans egglog's constructor tables once ([`ExprGraph::read`]) and computes
+//! best costs in Rust; egglog's built-in extractor is too slow on large e-graphs
+//! (`egglog-notes.md`). Costs are computed by relaxation to a fixpoint, so e-graphs with
+//! cycles are handled: a class's cost is finite only if some finite term lives in it.
+
+use super::encode::TypeTable;
+use crate::error::{Error, Result};
+use crate::rise::primitives::Prim;
+use crate::rise::syntax::Float;
+use crate::rise::term::{Node, Term};
+use crate::rise::types::Type;
+use egglog::{Core, EGraph, Read, Value};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// An e-node of a Rise term: children are e-class ids.
+pub type ENode = Node<Value>;
+
+/// The Rise term e-classes of an e-graph, read out of egglog.
+pub struct ExprGraph {
+    pub classes: HashMap<Value, Vec<ENode>>,
+    pub types: HashMap<Value, Type>,
+}
+
+fn engine(e: egglog::Error) -> Error {
+    Error::bad_input(format!("e-graph: {e}"))
+}
+
+impl ExprGraph {
+    pub fn read(eg: &EGraph) -> Result<ExprGraph> {
+        let table = TypeTable::read(eg)?;
+        let mut classes: HashMap<Value, Vec<ENode>> = HashMap::new();
+        let mut types: HashMap<Value, Type> = HashMap::new();
+        let mut bad = None;
+        eg.read(|rs| -> std::result::Result<(), egglog::Error> {
+            // Every Expr constructor has its type as the last field.
+            let mut scan = |name: &str, f: &mut dyn FnMut(&[Value]) -> Option<ENode>| {
+                rs.constructor_enodes(name, |e| {
+                    if e.subsumed {
+                        return;
+                    }
+                    let ty = table.ty(*e.children.last().unwrap());
+                    match (f(e.children), ty) {
+                        (Some(n), Some(t)) => {
+                            classes.entry(e.eclass).or_default().push(n);
+                            types.entry(e.eclass).or_insert_with(|| t.clone());
+                        }
+                        _ => bad = Some(name.to_string()),
+                    }
+                })
+            };
+            scan("Var", &mut |c| Some(Node::Var(rs.value_to_base::<i64>(c[0]) as u32)))?;
+            scan("Int", &mut |c| Some(Node::Int(rs.value_to_base::<i64>(c[0]))))?;
+            scan("F32", &mut |c| {
+                let x = rs.value_to_base::<egglog::sort::F>(c[0]);
+                Some(Node::F32(Float(x.0 .0 as f32)))
+            })?;
+            scan("Prim", &mut |c| {
+                let s = rs.value_to_base::<egglog::sort::S>(c[0]);
+                Prim::from_name(&s.0).map(Node::Prim)
+            })?;
+            scan("App", &mut |c| Some(Node::App(c[0], c[1])))?;
+            scan("Lam", &mut |c| Some(Node::Lam(c[0])))?;
+            scan("NatLam", &mut |c| Some(Node::NatLam(c[0])))?;
+            scan("NatApp", &mut |c| {
+                table.nat(c[1]).map(|n| Node::NatApp(c[0], n.clone()))
+            })?;
+            Ok(())
+        })
+        .map_err(engine)?;
+        if let Some(name) = bad {
+            return Err(Error::bad_input(format!(
+                "e-graph holds a `{name}` node sketchlog cannot read (unknown primitive, size or type)"
+            )));
+        }
+        Ok(ExprGraph { classes, types })
+    }
+
+    /// Number of e-nodes and e-classes of Rise terms.
+    pub fn size(&self) -> (usize, usize) {
+        (self.classes.values().map(Vec::len).sum(), self.classes.len())
+    }
+}
+
+/// A monotone, local cost: a node's cost plus its children's.
+pub trait CostModel {
+    fn node_cost(&self, node: &ENode) -> u64;
+}
+
+/// Every node costs 1: the cheapest term is the smallest.
+pub struct AstSize;
+
+impl CostModel for AstSize {
+    fn node_cost(&self, _: &ENode) -> u64 {
+        1
+    }
+}
+
+/// Best costs of all classes, and extraction of best terms.
+pub struct Extractor<'g> {
+    graph: &'g ExprGraph,
+    best: HashMap<Value, (u64, usize)>,
+}
+
+impl<'g> Extractor<'g> {
+    pub fn new(graph: &'g ExprGraph, cost: &impl CostModel) -> Extractor<'g> {
+        let mut best: HashMap<Value, (u64, usize)> = HashMap::new();
+        loop {
+            let mut changed = false;
+            for (class, nodes) in &graph.classes {
+                for (i, n) in nodes.iter().enumerate() {
+                    let mut c = cost.node_cost(n);
+                    let mut finite = true;
+                    for ch in n.children() {
+                        match best.get(ch) {
+                            Some((cc, _)) => c = c.saturating_add(*cc),
+                            None => finite = false,
+                        }
+                    }
+                    if finite && best.get(class).is_none_or(|(b, _)| c < *b) {
+                        best.insert(*class, (c, i));
+                        changed = true;
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        Extractor { graph, best }
+    }
+
+    pub fn cost(&self, class: Value) -> Option<u64> {
+        self.best.get(&class).map(|b| b.0)
+    }
+
+    /// The cheapest term of `class`.
+    pub fn extract(&self, class: Value) -> Result<Rc<Term>> {
+        let (_, i) = self
+            .best
+            .get(&class)
+            .ok_or_else(|| Error::bad_input("this e-class contains no finite term"))?;
+        let node = &self.graph.classes[&class][*i];
+        let ty = self
+            .graph
+            .types
+            .get(&class)
+            .ok_or_else(|| Error::bad_input("an e-class has no type"))?
+            .clone();
+        let mut err = None;
+        let node = node.map(|c| {
+            self.extract(*c).unwrap_or_else(|e| {
+                err.get_or_insert(e);
+                Term::new(Node::Int(0), Type::Int)
+            })
+        });
+        err.map_or(Ok(Term::new(node, ty)), Err)
+    }
+}

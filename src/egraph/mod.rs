@@ -1,0 +1,25 @@
+//! Rise in egglog: the schema (`schemas/rise.egg`), loading typed terms into an e-graph,
+//! and extracting them back.
+
+pub mod encode;
+pub mod extract;
+
+use crate::error::{Error, Result};
+use egglog::EGraph;
+
+/// The Rise schema, loaded into every sketchlog e-graph.
+pub const SCHEMA: &str = include_str!("../../schemas/rise.egg");
+
+/// Adds the Rise schema to an e-graph.
+pub fn add_schema(eg: &mut EGraph) -> Result<()> {
+    eg.parse_and_run_program(Some("schemas/rise.egg".into()), SCHEMA)
+        .map(|_| ())
+        .map_err(|e| Error::bad_input(format!("loading the Rise schema: {e}")))
+}
+
+/// A fresh single-threaded e-graph with the Rise schema.
+pub fn rise_egraph() -> Result<EGraph> {
+    let mut eg = EGraph::default();
+    add_schema(&mut eg)?;
+    Ok(eg)
+}

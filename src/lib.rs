@@ -1,0 +1,10 @@
+//! sketchlog: sketch-guided equality saturation over the Rise array language, on egglog.
+//!
+//! Modules follow the pipeline: [`rise`] (language front end) -> [`egraph`] (Rise in egglog)
+//! -> [`runner`] (`.egg` programs with sketchlog's commands) -> [`cli`].
+
+pub mod cli;
+pub mod egraph;
+pub mod error;
+pub mod rise;
+pub mod runner;

@@ -1,0 +1,125 @@
+//! From typed De Bruijn terms back to named Rise, and De Bruijn index operations
+//! (shifting and substitution) on terms.
+//!
+//! Named -> De Bruijn is elaboration (`infer.rs`), which also assigns the types.
+
+use super::nat::{Nat, NatAtom};
+use super::syntax::{Expr, ExprKind};
+use super::term::{Node, Term};
+use super::types::{fresh_nat_name, Type};
+use std::rc::Rc;
+
+/// How many lambda parameters get a type annotation when printing back to named form.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Annotate {
+    /// Only the leading parameters of the program (enough to read it; the rest is inferred
+    /// in the common case).
+    Leading,
+    /// Every parameter: the result always re-elaborates to the same typed term.
+    All,
+}
+
+/// Converts a named-free nat (indices) into named form given binder names, innermost last.
+fn name_nat(n: &Nat, depth: u32, names: &[String]) -> Nat {
+    n.substitute(&mut |a| match a {
+        NatAtom::Index(i) if *i >= depth => {
+            let k = (*i - depth) as usize;
+            names
+                .len()
+                .checked_sub(k + 1)
+                .map(|pos| Nat::var(&names[pos]))
+        }
+        _ => None,
+    })
+}
+
+/// The type with free nat indices replaced by the given names (innermost last).
+pub fn name_type(t: &Type, names: &[String]) -> Type {
+    t.map_nats(0, &mut |n, depth| name_nat(n, depth, names))
+}
+
+fn var_name(i: usize) -> String {
+    const BASE: [&str; 6] = ["x", "y", "z", "u", "v", "w"];
+    if i < BASE.len() {
+        BASE[i].to_string()
+    } else {
+        format!("x{i}")
+    }
+}
+
+/// Converts a typed De Bruijn term to named Rise with generated names.
+pub fn to_named(t: &Term, annotate: Annotate) -> Expr {
+    to_named_in(t, annotate, &mut vec![], &mut vec![], true)
+}
+
+fn to_named_in(
+    t: &Term,
+    annotate: Annotate,
+    vars: &mut Vec<String>,
+    nats: &mut Vec<String>,
+    leading: bool,
+) -> Expr {
+    let kind = match &t.node {
+        Node::Var(i) => ExprKind::Var(vars[vars.len() - 1 - *i as usize].clone()),
+        Node::Prim(p) => ExprKind::Var(p.name().to_string()),
+        Node::F32(x) => ExprKind::F32(*x),
+        Node::Int(i) => ExprKind::Int(*i),
+        Node::App(f, x) => ExprKind::App(
+            Box::new(to_named_in(f, annotate, vars, nats, false)),
+            Box::new(to_named_in(x, annotate, vars, nats, false)),
+        ),
+        Node::NatApp(f, n) => ExprKind::NatApp(
+            Box::new(to_named_in(f, annotate, vars, nats, false)),
+            name_nat(n, 0, nats),
+        ),
+        Node::Lam(b) => {
+            let name = var_name(vars.len());
+            let Type::Fun(param, _) = &t.ty else {
+                unreachable!("lambda without a function type")
+            };
+            let ann = (leading || annotate == Annotate::All).then(|| name_type(param, nats));
+            vars.push(name.clone());
+            let body = to_named_in(b, annotate, vars, nats, leading);
+            vars.pop();
+            ExprKind::Lam(name, ann, Box::new(body))
+        }
+        Node::NatLam(b) => {
+            let name = fresh_nat_name(nats);
+            nats.push(name.clone());
+            let body = to_named_in(b, annotate, vars, nats, leading);
+            nats.pop();
+            ExprKind::NatLam(name, Box::new(body))
+        }
+    };
+    Expr::new(kind)
+}
+
+/// Shifts free variables (indices >= `cutoff`) of a term by `by`.
+pub fn shift(t: &Rc<Term>, cutoff: u32, by: i64) -> Rc<Term> {
+    match &t.node {
+        Node::Var(i) if *i >= cutoff => {
+            Term::new(Node::Var((*i as i64 + by) as u32), t.ty.clone())
+        }
+        Node::Lam(b) => Term::new(Node::Lam(shift(b, cutoff + 1, by)), t.ty.clone()),
+        Node::App(..) | Node::NatApp(..) | Node::NatLam(_) => {
+            Term::new(t.node.map(|c| shift(c, cutoff, by)), t.ty.clone())
+        }
+        _ => t.clone(),
+    }
+}
+
+/// The free variable indices of a term.
+pub fn free_vars(t: &Term) -> Vec<u32> {
+    fn go(t: &Term, depth: u32, out: &mut Vec<u32>) {
+        match &t.node {
+            Node::Var(i) if *i >= depth => out.push(i - depth),
+            Node::Lam(b) => go(b, depth + 1, out),
+            n => n.children().iter().for_each(|c| go(c, depth, out)),
+        }
+    }
+    let mut out = vec![];
+    go(t, 0, &mut out);
+    out.sort();
+    out.dedup();
+    out
+}

@@ -1,0 +1,465 @@
+//! Type inference and elaboration: named Rise -> typed De Bruijn [`Term`].
+//!
+//! Unification over types with metavariables; sizes are unified as canonical polynomials.
+//! A size equation that has no solution yet (`?m * 32 = ?k`) is deferred and retried once
+//! more is known; what is left at the end is an error. Every subterm gets a monotype, and
+//! every error names the expected and the found type and where.
+
+use super::nat::{Nat, NatAtom};
+use super::primitives::{Fresh, Prim};
+use super::syntax::{Expr, ExprKind, Program};
+use super::term::{Node, Term};
+use super::types::{fun, nat_fun, Type};
+use crate::error::{Error, Result, Span};
+use std::rc::Rc;
+
+/// A term during inference: types may still hold metavariables; nat variables are named.
+struct Pre {
+    node: Node<Box<Pre>>,
+    ty: Type,
+    span: Span,
+    /// For `NatLam`: the internal name of the bound size.
+    binder: Option<String>,
+}
+
+#[derive(Default)]
+struct Solver {
+    metas: Vec<Option<Type>>,
+    meta_is_data: Vec<bool>,
+    nat_metas: Vec<Option<Nat>>,
+    deferred: Vec<(Nat, Nat, Span)>,
+}
+
+impl Fresh for Solver {
+    fn data(&mut self) -> Type {
+        self.metas.push(None);
+        self.meta_is_data.push(true);
+        Type::Meta(self.metas.len() as u32 - 1)
+    }
+    fn nat(&mut self) -> Nat {
+        self.nat_metas.push(None);
+        Nat::meta(self.nat_metas.len() as u32 - 1)
+    }
+}
+
+impl Solver {
+    fn any(&mut self) -> Type {
+        let t = self.data();
+        *self.meta_is_data.last_mut().unwrap() = false;
+        t
+    }
+
+    fn zonk_nat(&self, n: &Nat) -> Nat {
+        n.substitute(&mut |a| match a {
+            NatAtom::Meta(i) => self.nat_metas[*i as usize]
+                .as_ref()
+                .map(|v| self.zonk_nat(v)),
+            _ => None,
+        })
+    }
+
+    fn zonk(&self, t: &Type) -> Type {
+        let t = self.shallow(t);
+        let t = match &t {
+            Type::Arr(n, e) => Type::Arr(n.clone(), Box::new(self.zonk(e))),
+            Type::Vector(e, n) => Type::Vector(Box::new(self.zonk(e)), n.clone()),
+            Type::Pair(a, b) => Type::Pair(Box::new(self.zonk(a)), Box::new(self.zonk(b))),
+            Type::Fun(a, b) => Type::Fun(Box::new(self.zonk(a)), Box::new(self.zonk(b))),
+            Type::NatFun(b) => Type::NatFun(Box::new(self.zonk(b))),
+            _ => t,
+        };
+        // Metavariables never stand for bound sizes, so no shifting is needed here.
+        t.map_nats(0, &mut |n, _| self.zonk_nat(n))
+    }
+
+    fn shallow(&self, t: &Type) -> Type {
+        let mut t = t.clone();
+        while let Type::Meta(i) = t {
+            match &self.metas[i as usize] {
+                Some(v) => t = v.clone(),
+                None => break,
+            }
+        }
+        t
+    }
+
+    fn bind(&mut self, i: u32, t: &Type) -> Result<(), ()> {
+        let t = self.zonk(t);
+        if t == Type::Meta(i) {
+            return Ok(());
+        }
+        let mut occurs = false;
+        t.for_each_type(&mut |s| occurs |= *s == Type::Meta(i));
+        if occurs {
+            return Err(());
+        }
+        if self.meta_is_data[i as usize] {
+            if !t.is_data() {
+                return Err(());
+            }
+            if let Type::Meta(j) = t {
+                self.meta_is_data[j as usize] = true;
+            }
+        }
+        self.metas[i as usize] = Some(t);
+        Ok(())
+    }
+
+    fn unify(&mut self, a: &Type, b: &Type, span: &Span) -> Result<(), ()> {
+        let (a, b) = (self.shallow(a), self.shallow(b));
+        match (&a, &b) {
+            (Type::Meta(i), _) => self.bind(*i, &b),
+            (_, Type::Meta(j)) => self.bind(*j, &a),
+            (Type::F32, Type::F32) | (Type::Int, Type::Int) => Ok(()),
+            (Type::Idx(n), Type::Idx(m)) => self.unify_nat(n, m, span),
+            (Type::Arr(n, s), Type::Arr(m, t)) | (Type::Vector(s, n), Type::Vector(t, m)) => {
+                self.unify_nat(n, m, span)?;
+                self.unify(s, t, span)
+            }
+            (Type::Pair(a1, a2), Type::Pair(b1, b2)) | (Type::Fun(a1, a2), Type::Fun(b1, b2)) => {
+                self.unify(a1, b1, span)?;
+                self.unify(a2, b2, span)
+            }
+            (Type::NatFun(s), Type::NatFun(t)) => self.unify(s, t, span),
+            _ => Err(()),
+        }
+    }
+
+    fn unify_nat(&mut self, a: &Nat, b: &Nat, span: &Span) -> Result<(), ()> {
+        let d = self.zonk_nat(&a.sub(b));
+        if d.is_zero() {
+            Ok(())
+        } else if let Some((id, v)) = d.solve() {
+            self.nat_metas[id as usize] = Some(v);
+            Ok(())
+        } else if d.has_metas() {
+            self.deferred.push((a.clone(), b.clone(), span.clone()));
+            Ok(())
+        } else {
+            Err(())
+        }
+    }
+
+    /// Retries deferred size equations until none makes progress.
+    fn solve_deferred(&mut self) -> Result<()> {
+        loop {
+            let pending = std::mem::take(&mut self.deferred);
+            let before = pending.len();
+            for (a, b, span) in pending {
+                if self.unify_nat(&a, &b, &span).is_err() {
+                    return Err(Error::at(
+                        &span,
+                        format!(
+                            "size mismatch: {} is not equal to {}",
+                            self.zonk_nat(&a),
+                            self.zonk_nat(&b)
+                        ),
+                    ));
+                }
+            }
+            if self.deferred.is_empty() {
+                return Ok(());
+            }
+            if self.deferred.len() >= before {
+                let (a, b, span) = &self.deferred[0];
+                return Err(Error::at(
+                    span,
+                    format!(
+                        "cannot determine sizes from the equation {} = {}; add a type annotation",
+                        self.zonk_nat(a),
+                        self.zonk_nat(b)
+                    ),
+                ));
+            }
+        }
+    }
+}
+
+struct Elaborator<'p> {
+    program: Option<&'p Program>,
+    solver: Solver,
+    /// Value variables in scope, innermost last.
+    env: Vec<(String, Type)>,
+    /// Size variables in scope, innermost last: (surface name, internal name).
+    nat_env: Vec<(String, String)>,
+    next_nat: usize,
+}
+
+impl<'p> Elaborator<'p> {
+    fn mismatch(&self, span: &Span, what: &str, expected: &Type, found: &Type) -> Error {
+        Error::at(
+            span,
+            format!(
+                "type mismatch {what}: expected {}, found {}",
+                self.solver.zonk(expected),
+                self.solver.zonk(found)
+            ),
+        )
+    }
+
+    /// Renames surface size variables to their internal names; unknown ones are errors.
+    fn resolve_nat(&self, n: &Nat, span: &Span) -> Result<Nat> {
+        let mut err = None;
+        let out = n.substitute(&mut |a| match a {
+            NatAtom::Var(v) => match self.nat_env.iter().rev().find(|(s, _)| s == v) {
+                Some((_, internal)) => Some(Nat::var(internal)),
+                None => {
+                    err = Some(Error::at(span, format!("unknown size variable `{v}`")));
+                    None
+                }
+            },
+            _ => None,
+        });
+        err.map_or(Ok(out), Err)
+    }
+
+    fn resolve_type(&self, t: &Type, span: &Span) -> Result<Type> {
+        let mut err = None;
+        let out = t.map_nats(0, &mut |n, _| {
+            self.resolve_nat(n, span).unwrap_or_else(|e| {
+                err.get_or_insert(e);
+                n.clone()
+            })
+        });
+        err.map_or(Ok(out), Err)
+    }
+
+    fn infer(&mut self, e: &Expr, fallback: &Span) -> Result<Pre> {
+        let span = e.span.clone().unwrap_or_else(|| fallback.clone());
+        let pre = |node, ty, span: &Span| Pre {
+            node,
+            ty,
+            span: span.clone(),
+            binder: None,
+        };
+        Ok(match &e.kind {
+            ExprKind::Var(x) => {
+                if let Some(pos) = self.env.iter().rposition(|(n, _)| n == x) {
+                    let idx = (self.env.len() - 1 - pos) as u32;
+                    pre(Node::Var(idx), self.env[pos].1.clone(), &span)
+                } else if let Some(def) = self.program.and_then(|p| p.get(x)) {
+                    // An earlier definition: inline it (it is closed).
+                    let env = std::mem::take(&mut self.env);
+                    let nat_env = std::mem::take(&mut self.nat_env);
+                    let r = self.infer(&def.expr, &def.span);
+                    self.env = env;
+                    self.nat_env = nat_env;
+                    r?
+                } else if let Some(p) = Prim::from_name(x) {
+                    let ty = p.instantiate(&mut self.solver);
+                    pre(Node::Prim(p), ty, &span)
+                } else {
+                    return Err(Error::at(
+                        &span,
+                        format!("unknown identifier `{x}`: not a variable, definition or primitive"),
+                    ));
+                }
+            }
+            ExprKind::F32(x) => pre(Node::F32(*x), Type::F32, &span),
+            ExprKind::Int(i) => pre(Node::Int(*i), Type::Int, &span),
+            ExprKind::Lam(x, ann, body) => {
+                let a = match ann {
+                    Some(t) => self.resolve_type(t, &span)?,
+                    None => self.solver.any(),
+                };
+                self.env.push((x.clone(), a.clone()));
+                let b = self.infer(body, &span);
+                self.env.pop();
+                let b = b?;
+                let ty = fun(a, b.ty.clone());
+                pre(Node::Lam(Box::new(b)), ty, &span)
+            }
+            ExprKind::App(f, x) => {
+                let f = self.infer(f, &span)?;
+                let x = self.infer(x, &span)?;
+                let ret = self.solver.any();
+                match self.solver.shallow(&f.ty) {
+                    Type::Fun(param, r) => {
+                        self.solver
+                            .unify(&param, &x.ty, &x.span)
+                            .map_err(|_| self.mismatch(&x.span, "in argument", &param, &x.ty))?;
+                        let _ = self.solver.unify(&ret, &r, &span);
+                    }
+                    other => {
+                        let want = fun(x.ty.clone(), ret.clone());
+                        self.solver.unify(&other, &want, &f.span).map_err(|_| {
+                            Error::at(
+                                &f.span,
+                                format!(
+                                    "expected a function, found an expression of type {}",
+                                    self.solver.zonk(&other)
+                                ),
+                            )
+                        })?;
+                    }
+                }
+                pre(Node::App(Box::new(f), Box::new(x)), ret, &span)
+            }
+            ExprKind::NatLam(n, body) => {
+                let taken = |c: &str| self.nat_env.iter().any(|(_, i)| i == c);
+                let mut internal = n.clone();
+                while taken(&internal) {
+                    self.next_nat += 1;
+                    internal = format!("{n}{}", self.next_nat);
+                }
+                self.nat_env.push((n.clone(), internal.clone()));
+                let b = self.infer(body, &span);
+                self.nat_env.pop();
+                let b = b?;
+                let ty = nat_fun(self.solver.zonk(&b.ty).close(&internal));
+                Pre {
+                    node: Node::NatLam(Box::new(b)),
+                    ty,
+                    span,
+                    binder: Some(internal),
+                }
+            }
+            ExprKind::NatApp(f, n) => {
+                let n = self.resolve_nat(n, &span)?;
+                let f = self.infer(f, &span)?;
+                let body = match self.solver.shallow(&f.ty) {
+                    Type::NatFun(body) => *body,
+                    other => {
+                        return Err(Error::at(
+                            &f.span,
+                            format!(
+                                "expected a size-dependent function (taking `<n>`), found an expression of type {}",
+                                self.solver.zonk(&other)
+                            ),
+                        ))
+                    }
+                };
+                let ty = Type::instantiate(&body, &n);
+                pre(Node::NatApp(Box::new(f), n), ty, &span)
+            }
+            ExprKind::Annot(inner, t) => {
+                let t = self.resolve_type(t, &span)?;
+                let inner = self.infer(inner, &span)?;
+                self.solver
+                    .unify(&t, &inner.ty, &inner.span)
+                    .map_err(|_| self.mismatch(&inner.span, "in annotation", &t, &inner.ty))?;
+                inner
+            }
+        })
+    }
+
+    /// Resolves metavariables and turns named sizes into De Bruijn indices.
+    fn finish(&self, p: &Pre, nats: &mut Vec<String>) -> Result<Rc<Term>> {
+        let mut ty = self.solver.zonk(&p.ty);
+        if let Some(b) = &p.binder {
+            nats.push(b.clone());
+        }
+        let node = match &p.node {
+            Node::NatLam(b) => {
+                let body = self.finish(b, nats)?;
+                ty = nat_fun(self.solver.zonk(&b.ty).close(nats.last().unwrap()));
+                Node::NatLam(body)
+            }
+            node => {
+                let mut err = None;
+                let node = node.map(|c| {
+                    self.finish(c, nats).unwrap_or_else(|e| {
+                        err.get_or_insert(e);
+                        Term::new(Node::Int(0), Type::Int)
+                    })
+                });
+                if let Some(e) = err {
+                    return Err(e);
+                }
+                node
+            }
+        };
+        if p.binder.is_some() {
+            nats.pop();
+        }
+        if ty.has_metas() {
+            return Err(Error::at(
+                &p.span,
+                format!("cannot infer a complete type for this expression (got {ty}); add a type annotation"),
+            ));
+        }
+        let node = match node {
+            Node::NatApp(f, n) => Node::NatApp(f, names_to_indices(&self.solver.zonk_nat(&n), 0, nats)),
+            n => n,
+        };
+        let ty = ty.map_nats(0, &mut |n, depth| names_to_indices(n, depth, nats));
+        Ok(Term::new(node, ty))
+    }
+}
+
+/// Replaces internal nat names by De Bruijn indices, given the binders in scope (innermost last).
+fn names_to_indices(n: &Nat, depth: u32, nats: &[String]) -> Nat {
+    n.substitute(&mut |a| match a {
+        NatAtom::Var(v) => nats
+            .iter()
+            .rposition(|x| x == v)
+            .map(|pos| Nat::index(depth + (nats.len() - 1 - pos) as u32)),
+        _ => None,
+    })
+}
+
+fn elaborate_with(program: Option<&Program>, e: &Expr, fallback: &Span) -> Result<Rc<Term>> {
+    let mut el = Elaborator {
+        program,
+        solver: Solver::default(),
+        env: vec![],
+        nat_env: vec![],
+        next_nat: 0,
+    };
+    let pre = el.infer(e, fallback)?;
+    el.solver.solve_deferred()?;
+    el.finish(&pre, &mut vec![])
+}
+
+/// Elaborates a closed expression (which may use the definitions of `program`).
+pub fn elaborate(program: Option<&Program>, e: &Expr) -> Result<Rc<Term>> {
+    let fallback = e.span.clone().unwrap_or_else(|| {
+        Span::new(&crate::error::Source::new("<generated>", ""), 0, 0)
+    });
+    elaborate_with(program, e, &fallback)
+}
+
+/// Elaborates the definition `name` of `program`.
+pub fn elaborate_def(program: &Program, name: &str) -> Result<Rc<Term>> {
+    let def = program
+        .get(name)
+        .ok_or_else(|| Error::bad_input(format!("no definition named `{name}`")))?;
+    elaborate_with(Some(program), &def.expr, &def.span)
+}
+
+/// The type of definition `name`, printed with the definition's own size-variable names.
+/// A helper definition whose type stays generic (it is inlined where used, like `dot`)
+/// prints with its unsolved parts as `?t` and `?n` variables.
+pub fn def_type(program: &Program, name: &str) -> Result<String> {
+    let def = program
+        .get(name)
+        .ok_or_else(|| Error::bad_input(format!("no definition named `{name}`")))?;
+    let mut hints = vec![];
+    let mut e = &def.expr;
+    loop {
+        match &e.kind {
+            ExprKind::NatLam(n, b) => {
+                hints.push(n.clone());
+                e = b;
+            }
+            ExprKind::Annot(b, _) => e = b,
+            _ => break,
+        }
+    }
+    match elaborate_def(program, name) {
+        Ok(t) => Ok(t.ty.show_hinted(&[], &hints)),
+        Err(err) if err.message.starts_with("cannot infer a complete type") => {
+            let mut el = Elaborator {
+                program: Some(program),
+                solver: Solver::default(),
+                env: vec![],
+                nat_env: vec![],
+                next_nat: 0,
+            };
+            let pre = el.infer(&def.expr, &def.span)?;
+            let _ = el.solver.solve_deferred();
+            Ok(format!("{} (generic; inlined where used)", el.solver.zonk(&pre.ty)))
+        }
+        Err(err) => Err(err),
+    }
+}

@@ -1,0 +1,313 @@
+//! Natural-number size expressions in canonical form.
+//!
+//! A [`Nat`] is a polynomial with rational coefficients over atoms (named nat variables,
+//! De Bruijn nat indices and inference metavariables). Every operation returns the canonical
+//! polynomial, so sizes that are equal by arithmetic (`(m/32)*32` and `m`, `n+2-2` and `n`)
+//! are equal as Rust values, as printed strings, and as hash-consed e-graph terms.
+//! Division is only by constants, which is all Rise's size expressions need (`m/32`);
+//! like Rise's `arithexpr`, `m/32` assumes divisibility.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+/// A variable position in a size expression.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum NatAtom {
+    /// A named nat variable (surface syntax, or the internal name of a binder).
+    Var(String),
+    /// A De Bruijn nat index: 0 is the innermost enclosing nat binder.
+    Index(u32),
+    /// An inference metavariable.
+    Meta(u32),
+}
+
+/// An exact rational number, `num/den` with `den > 0` and `gcd(num, den) = 1`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Ratio {
+    pub num: i64,
+    pub den: i64,
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    let (mut a, mut b) = (a.abs(), b.abs());
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a.max(1)
+}
+
+impl Ratio {
+    pub fn new(num: i64, den: i64) -> Ratio {
+        assert!(den != 0, "zero denominator");
+        let g = gcd(num, den) * den.signum();
+        Ratio {
+            num: num / g,
+            den: den / g,
+        }
+    }
+    pub fn int(n: i64) -> Ratio {
+        Ratio { num: n, den: 1 }
+    }
+    fn add(self, o: Ratio) -> Ratio {
+        Ratio::new(self.num * o.den + o.num * self.den, self.den * o.den)
+    }
+    fn mul(self, o: Ratio) -> Ratio {
+        Ratio::new(self.num * o.num, self.den * o.den)
+    }
+    fn is_zero(self) -> bool {
+        self.num == 0
+    }
+}
+
+/// A monomial: a sorted multiset of atoms (repetition is a power). Empty = the constant 1.
+pub type Monomial = Vec<NatAtom>;
+
+/// A size expression in canonical form: monomials with non-zero coefficients.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct Nat {
+    terms: BTreeMap<Monomial, Ratio>,
+}
+
+impl Nat {
+    pub fn cst(n: i64) -> Nat {
+        Nat::ratio(Ratio::int(n))
+    }
+    pub fn ratio(r: Ratio) -> Nat {
+        let mut terms = BTreeMap::new();
+        if !r.is_zero() {
+            terms.insert(vec![], r);
+        }
+        Nat { terms }
+    }
+    pub fn atom(a: NatAtom) -> Nat {
+        Nat {
+            terms: BTreeMap::from([(vec![a], Ratio::int(1))]),
+        }
+    }
+    pub fn var(name: &str) -> Nat {
+        Nat::atom(NatAtom::Var(name.to_string()))
+    }
+    pub fn index(i: u32) -> Nat {
+        Nat::atom(NatAtom::Index(i))
+    }
+    pub fn meta(i: u32) -> Nat {
+        Nat::atom(NatAtom::Meta(i))
+    }
+
+    /// The canonical terms: monomials with their non-zero coefficients, in order.
+    pub fn terms(&self) -> impl Iterator<Item = (&Monomial, Ratio)> {
+        self.terms.iter().map(|(m, r)| (m, *r))
+    }
+
+    /// Builds a polynomial from (monomial, coefficient) pairs, normalising each monomial.
+    pub fn from_terms(terms: impl IntoIterator<Item = (Monomial, Ratio)>) -> Nat {
+        let mut out = Nat::default();
+        for (mut m, r) in terms {
+            m.sort();
+            out.add_term(m, r);
+        }
+        out
+    }
+
+    fn add_term(&mut self, m: Monomial, r: Ratio) {
+        let entry = self.terms.entry(m).or_insert(Ratio::int(0));
+        *entry = entry.add(r);
+        if entry.is_zero() {
+            self.terms.retain(|_, c| !c.is_zero());
+        }
+    }
+
+    pub fn add(&self, o: &Nat) -> Nat {
+        let mut out = self.clone();
+        for (m, r) in &o.terms {
+            out.add_term(m.clone(), *r);
+        }
+        out
+    }
+    pub fn neg(&self) -> Nat {
+        self.scale(Ratio::int(-1))
+    }
+    pub fn sub(&self, o: &Nat) -> Nat {
+        self.add(&o.neg())
+    }
+    pub fn scale(&self, r: Ratio) -> Nat {
+        Nat::from_terms(self.terms.iter().map(|(m, c)| (m.clone(), c.mul(r))))
+    }
+    pub fn mul(&self, o: &Nat) -> Nat {
+        let mut out = Nat::default();
+        for (m1, c1) in &self.terms {
+            for (m2, c2) in &o.terms {
+                let mut m: Monomial = m1.iter().chain(m2).cloned().collect();
+                m.sort();
+                out.add_term(m, c1.mul(*c2));
+            }
+        }
+        out
+    }
+    /// Division by a non-zero constant; `None` for any other divisor.
+    pub fn div(&self, o: &Nat) -> Option<Nat> {
+        let c = o.as_const()?;
+        (!c.is_zero()).then(|| self.scale(Ratio::new(c.den, c.num)))
+    }
+
+    /// The value if the polynomial is constant.
+    pub fn as_const(&self) -> Option<Ratio> {
+        match self.terms.len() {
+            0 => Some(Ratio::int(0)),
+            1 => self.terms.get(&vec![]).copied(),
+            _ => None,
+        }
+    }
+    pub fn is_zero(&self) -> bool {
+        self.terms.is_empty()
+    }
+
+    pub fn atoms(&self) -> BTreeSet<&NatAtom> {
+        self.terms.keys().flatten().collect()
+    }
+    pub fn has_metas(&self) -> bool {
+        self.atoms().iter().any(|a| matches!(a, NatAtom::Meta(_)))
+    }
+
+    /// Replaces atoms: `f` returns the replacement, or `None` to keep the atom.
+    pub fn substitute(&self, f: &mut impl FnMut(&NatAtom) -> Option<Nat>) -> Nat {
+        let mut out = Nat::default();
+        for (m, c) in &self.terms {
+            let mut prod = Nat::ratio(*c);
+            for a in m {
+                let factor = f(a).unwrap_or_else(|| Nat::atom(a.clone()));
+                prod = prod.mul(&factor);
+            }
+            out = out.add(&prod);
+        }
+        out
+    }
+
+    /// Evaluates to an integer, given values for the atoms.
+    pub fn eval(&self, f: &impl Fn(&NatAtom) -> Option<i64>) -> Result<i64, String> {
+        let mut num = Ratio::int(0);
+        for (m, c) in &self.terms {
+            let mut t = *c;
+            for a in m {
+                let v = f(a).ok_or_else(|| format!("no value for size variable {a:?}"))?;
+                t = t.mul(Ratio::int(v));
+            }
+            num = num.add(t);
+        }
+        if num.den != 1 {
+            return Err(format!("size {self} is not an integer ({}/{})", num.num, num.den));
+        }
+        Ok(num.num)
+    }
+
+    /// Solves `self = 0` for one metavariable that occurs linearly, alone in its monomial.
+    pub fn solve(&self) -> Option<(u32, Nat)> {
+        for atom in self.atoms() {
+            let NatAtom::Meta(id) = atom else { continue };
+            let mut with: Vec<(&Monomial, Ratio)> =
+                self.terms().filter(|(m, _)| m.contains(atom)).collect();
+            if with.len() == 1 && with[0].0.len() == 1 {
+                let (m, c) = with.pop().unwrap();
+                let rest = self.sub(&Nat::from_terms([(m.clone(), c)]));
+                return Some((*id, rest.scale(Ratio::new(-c.den, c.num))));
+            }
+        }
+        None
+    }
+
+    /// Prints with a naming function for atoms.
+    pub fn show(&self, name: &impl Fn(&NatAtom) -> String) -> String {
+        if self.terms.is_empty() {
+            return "0".into();
+        }
+        let show_term = |m: &Monomial, c: Ratio| {
+            let c = Ratio::new(c.num.abs(), c.den);
+            let mut parts: Vec<String> = m.iter().map(name).collect();
+            if c.num != 1 || parts.is_empty() {
+                parts.insert(0, c.num.to_string());
+            }
+            let mut s = parts.join("*");
+            if c.den != 1 {
+                s = format!("{s}/{}", c.den);
+            }
+            s
+        };
+        // Variable terms first, the constant last; positive terms before negative ones.
+        let ordered: Vec<(&Monomial, Ratio)> = self
+            .terms()
+            .filter(|(m, _)| !m.is_empty())
+            .chain(self.terms().filter(|(m, _)| m.is_empty()))
+            .collect();
+        let pos: Vec<String> = ordered
+            .iter()
+            .filter(|(_, c)| c.num > 0)
+            .map(|(m, c)| show_term(m, *c))
+            .collect();
+        let neg: Vec<String> = ordered
+            .iter()
+            .filter(|(_, c)| c.num < 0)
+            .map(|(m, c)| show_term(m, *c))
+            .collect();
+        let mut s = if pos.is_empty() {
+            "0".to_string()
+        } else {
+            pos.join(" + ")
+        };
+        for n in neg {
+            s = format!("{s} - {n}");
+        }
+        s
+    }
+
+    /// True if the printed form needs parentheses in a tight context (`n.t`, `f<n>`).
+    pub fn is_atomic(&self) -> bool {
+        match self.terms.len() {
+            0 => true,
+            1 => {
+                let (m, c) = self.terms.iter().next().unwrap();
+                (c.den == 1 && c.num >= 0 && m.is_empty()) || (*c == Ratio::int(1) && m.len() == 1)
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Default naming: variables by name, indices as `#i`, metas as `?ni`.
+pub fn default_atom_name(a: &NatAtom) -> String {
+    match a {
+        NatAtom::Var(v) => v.clone(),
+        NatAtom::Index(i) => format!("#{i}"),
+        NatAtom::Meta(i) => format!("?n{i}"),
+    }
+}
+
+impl fmt::Display for Nat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.show(&default_atom_name))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_forms_compare_equal() {
+        let m = Nat::var("m");
+        let m32 = m.div(&Nat::cst(32)).unwrap();
+        assert_eq!(m32.mul(&Nat::cst(32)), m);
+        assert_eq!(m.add(&Nat::cst(2)).sub(&Nat::cst(2)), m);
+        assert_eq!(m32.to_string(), "m/32");
+        assert_eq!(Nat::var("n").add(&Nat::cst(2)).to_string(), "n + 2");
+        assert_eq!(Nat::cst(3).sub(&m).to_string(), "3 - m");
+    }
+
+    #[test]
+    fn solves_linear_metavariable() {
+        // 32 * ?0 - m = 0  =>  ?0 = m/32
+        let eq = Nat::meta(0).mul(&Nat::cst(32)).sub(&Nat::var("m"));
+        let (id, v) = eq.solve().unwrap();
+        assert_eq!(id, 0);
+        assert_eq!(v, Nat::var("m").div(&Nat::cst(32)).unwrap());
+    }
+}

@@ -1,0 +1,553 @@
+//! Parser for named Rise (`.rise` files), with located errors.
+//!
+//! ```text
+//! program := ("def" IDENT (":" type)? "=" expr)*
+//! expr    := "fun" binder+ "=>" expr | "nfun" IDENT+ "=>" expr
+//!          | "let" IDENT "=" expr "in" expr | app
+//! binder  := IDENT | "(" IDENT ":" type ")"
+//! app     := postfix+                       (left-associative application)
+//! postfix := atom ("<" nat ("," nat)* ">")* (nat application)
+//! atom    := IDENT | INT | FLOAT | "(" expr ")" | "(" expr ":" type ")"
+//! type    := btype ("->" type)? | "(" IDENT ":" "nat" ")" "->" type
+//! btype   := natfactor "." btype | "f32" | "int" | "idx" "[" nat "]"
+//!          | "vec" "[" type "," nat "]" | "(" type "," type ")" | "(" type ")"
+//! nat     := nterm (("+" | "-") nterm)*;  nterm := nfactor (("*" | "/") nfactor)*
+//! nfactor := INT | IDENT | "(" nat ")"
+//! ```
+//! Comments run from `//` to the end of the line.
+
+use super::nat::Nat;
+use super::syntax::{Def, Expr, ExprKind, Float, Program};
+use super::types::{arr, fun, nat_fun, pair, vector, Type};
+use crate::error::{Error, Result, Source, Span};
+use std::sync::Arc;
+
+#[derive(Clone, Debug, PartialEq)]
+enum Tok {
+    Ident(String),
+    Int(String),
+    Sym(&'static str),
+    Eof,
+}
+
+#[derive(Clone, Debug)]
+struct Token {
+    tok: Tok,
+    start: usize,
+    end: usize,
+}
+
+const SYMBOLS: &[&str] = &[
+    "=>", "->", "(", ")", "[", "]", "<", ">", ",", ":", ".", "=", "+", "-", "*", "/",
+];
+
+fn lex(src: &Arc<Source>) -> Result<Vec<Token>> {
+    let text = &src.text;
+    let bytes = text.as_bytes();
+    let mut toks = vec![];
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if c.is_ascii_whitespace() {
+            i += 1;
+        } else if text[i..].starts_with("//") {
+            i = text[i..].find('\n').map_or(bytes.len(), |k| i + k);
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            let start = i;
+            while i < bytes.len()
+                && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_' || bytes[i] == b'\'')
+            {
+                i += 1;
+            }
+            toks.push(Token {
+                tok: Tok::Ident(text[start..i].to_string()),
+                start,
+                end: i,
+            });
+        } else if c.is_ascii_digit() {
+            let start = i;
+            while i < bytes.len() && bytes[i].is_ascii_digit() {
+                i += 1;
+            }
+            toks.push(Token {
+                tok: Tok::Int(text[start..i].to_string()),
+                start,
+                end: i,
+            });
+        } else if let Some(sym) = SYMBOLS.iter().find(|s| text[i..].starts_with(**s)) {
+            toks.push(Token {
+                tok: Tok::Sym(sym),
+                start: i,
+                end: i + sym.len(),
+            });
+            i += sym.len();
+        } else {
+            let ch = text[i..].chars().next().unwrap();
+            return Err(Error::at(
+                &Span::new(src, i, i + ch.len_utf8()),
+                format!("unexpected character `{ch}`"),
+            ));
+        }
+    }
+    toks.push(Token {
+        tok: Tok::Eof,
+        start: bytes.len(),
+        end: bytes.len(),
+    });
+    Ok(toks)
+}
+
+const KEYWORDS: &[&str] = &["fun", "nfun", "in", "def", "nat"];
+
+struct Parser {
+    src: Arc<Source>,
+    toks: Vec<Token>,
+    pos: usize,
+}
+
+impl Parser {
+    fn peek(&self) -> &Tok {
+        &self.toks[self.pos].tok
+    }
+    fn peek_at(&self, k: usize) -> &Tok {
+        &self.toks[(self.pos + k).min(self.toks.len() - 1)].tok
+    }
+    fn span_of(&self, i: usize) -> Span {
+        let t = &self.toks[i.min(self.toks.len() - 1)];
+        Span::new(&self.src, t.start, t.end)
+    }
+    fn here(&self) -> Span {
+        self.span_of(self.pos)
+    }
+    /// Span from token `start` to the last consumed token.
+    fn since(&self, start: usize) -> Span {
+        self.span_of(start).to(&self.span_of(self.pos.saturating_sub(1).max(start)))
+    }
+    fn is_sym(&self, s: &str) -> bool {
+        matches!(self.peek(), Tok::Sym(x) if *x == s)
+    }
+    fn is_kw(&self, k: &str) -> bool {
+        matches!(self.peek(), Tok::Ident(x) if x == k)
+    }
+    fn eat_sym(&mut self, s: &str) -> bool {
+        let yes = self.is_sym(s);
+        if yes {
+            self.pos += 1;
+        }
+        yes
+    }
+    fn describe(&self) -> String {
+        match self.peek() {
+            Tok::Ident(x) => format!("`{x}`"),
+            Tok::Int(x) => format!("`{x}`"),
+            Tok::Sym(s) => format!("`{s}`"),
+            Tok::Eof => "end of input".into(),
+        }
+    }
+    fn expected<T>(&self, what: &str) -> Result<T> {
+        Err(Error::at(
+            &self.here(),
+            format!("expected {what}, found {}", self.describe()),
+        ))
+    }
+    fn expect_sym(&mut self, s: &str) -> Result<()> {
+        if self.eat_sym(s) {
+            Ok(())
+        } else {
+            self.expected(&format!("`{s}`"))
+        }
+    }
+    fn expect_kw(&mut self, k: &str) -> Result<()> {
+        if self.is_kw(k) {
+            self.pos += 1;
+            Ok(())
+        } else {
+            self.expected(&format!("`{k}`"))
+        }
+    }
+    fn ident(&mut self) -> Result<String> {
+        match self.peek().clone() {
+            Tok::Ident(x) if !KEYWORDS.contains(&x.as_str()) => {
+                self.pos += 1;
+                Ok(x)
+            }
+            _ => self.expected("an identifier"),
+        }
+    }
+    fn int(&mut self) -> Result<i64> {
+        match self.peek().clone() {
+            Tok::Int(x) => {
+                let span = self.here();
+                self.pos += 1;
+                x.parse()
+                    .map_err(|_| Error::at(&span, format!("integer `{x}` is too large")))
+            }
+            _ => self.expected("an integer"),
+        }
+    }
+    /// Are tokens `i` and `i+1` adjacent (no whitespace between)?
+    fn adjacent(&self, i: usize) -> bool {
+        self.toks[i].end == self.toks[i + 1].start
+    }
+
+    // ---- programs ----
+
+    fn program(&mut self) -> Result<Program> {
+        let mut prog = Program::default();
+        while *self.peek() != Tok::Eof {
+            let start = self.pos;
+            self.expect_kw("def")?;
+            let name_span = self.here();
+            let name = self.ident()?;
+            if prog.get(&name).is_some() {
+                return Err(Error::at(
+                    &name_span,
+                    format!("`{name}` is already defined"),
+                ));
+            }
+            let ann = if self.eat_sym(":") {
+                Some(self.ty()?)
+            } else {
+                None
+            };
+            self.expect_sym("=")?;
+            let mut expr = self.expr()?;
+            if let Some(t) = ann {
+                let span = expr.span.clone();
+                expr = Expr {
+                    kind: ExprKind::Annot(Box::new(expr), t),
+                    span,
+                };
+            }
+            prog.defs.push(Def {
+                name,
+                expr,
+                span: self.since(start),
+            });
+        }
+        Ok(prog)
+    }
+
+    // ---- expressions ----
+
+    fn expr(&mut self) -> Result<Expr> {
+        let start = self.pos;
+        if self.is_kw("fun") {
+            self.pos += 1;
+            let mut binders = vec![];
+            while !self.is_sym("=>") {
+                let bstart = self.pos;
+                if self.eat_sym("(") {
+                    let x = self.ident()?;
+                    self.expect_sym(":")?;
+                    let t = self.ty()?;
+                    self.expect_sym(")")?;
+                    binders.push((x, Some(t), bstart));
+                } else {
+                    binders.push((self.ident()?, None, bstart));
+                }
+            }
+            if binders.is_empty() {
+                return self.expected("a parameter");
+            }
+            self.expect_sym("=>")?;
+            let mut body = self.expr()?;
+            for (x, t, bstart) in binders.into_iter().rev() {
+                body = Expr::new(ExprKind::Lam(x, t, Box::new(body)))
+                    .with_span(self.since(bstart.min(start)));
+            }
+            return Ok(body);
+        }
+        if self.is_kw("nfun") {
+            self.pos += 1;
+            let mut names = vec![self.ident()?];
+            while !self.is_sym("=>") {
+                names.push(self.ident()?);
+            }
+            self.expect_sym("=>")?;
+            let mut body = self.expr()?;
+            for n in names.into_iter().rev() {
+                body = Expr::new(ExprKind::NatLam(n, Box::new(body))).with_span(self.since(start));
+            }
+            return Ok(body);
+        }
+        if self.is_kw("let")
+            && matches!(self.peek_at(1), Tok::Ident(_))
+            && matches!(self.peek_at(2), Tok::Sym("="))
+        {
+            let let_span = self.here();
+            self.pos += 1;
+            let x = self.ident()?;
+            self.expect_sym("=")?;
+            let value = self.expr()?;
+            self.expect_kw("in")?;
+            let body = self.expr()?;
+            let span = self.since(start);
+            let f = Expr::var("let").with_span(let_span);
+            let lam = Expr::lam(&x, body).with_span(span.clone());
+            return Ok(Expr::app(Expr::app(f, value).with_span(span.clone()), lam).with_span(span));
+        }
+        let mut e = self.postfix()?;
+        while self.starts_atom() {
+            let x = self.postfix()?;
+            e = Expr::app(e, x).with_span(self.since(start));
+        }
+        Ok(e)
+    }
+
+    fn starts_atom(&self) -> bool {
+        match self.peek() {
+            Tok::Ident(x) => !KEYWORDS.contains(&x.as_str()) || x == "fun" || x == "nfun",
+            Tok::Int(_) => true,
+            Tok::Sym("(") => true,
+            Tok::Sym("-") => matches!(self.peek_at(1), Tok::Int(_)) && self.adjacent(self.pos),
+            _ => false,
+        }
+    }
+
+    fn postfix(&mut self) -> Result<Expr> {
+        let start = self.pos;
+        // A lambda in argument position extends as far as possible, as in `map fun x => e`.
+        if self.is_kw("fun") || self.is_kw("nfun") {
+            return self.expr();
+        }
+        let mut e = self.atom()?;
+        while self.is_sym("<") {
+            self.pos += 1;
+            loop {
+                let n = self.nat()?;
+                e = Expr::new(ExprKind::NatApp(Box::new(e), n)).with_span(self.since(start));
+                if !self.eat_sym(",") {
+                    break;
+                }
+            }
+            self.expect_sym(">")?;
+            e.span = Some(self.since(start));
+        }
+        Ok(e)
+    }
+
+    fn atom(&mut self) -> Result<Expr> {
+        let start = self.pos;
+        match self.peek().clone() {
+            Tok::Ident(x) if !KEYWORDS.contains(&x.as_str()) => {
+                self.pos += 1;
+                Ok(Expr::var(&x).with_span(self.since(start)))
+            }
+            Tok::Int(_) => self.number(false),
+            Tok::Sym("-") if matches!(self.peek_at(1), Tok::Int(_)) && self.adjacent(self.pos) => {
+                self.pos += 1;
+                self.number(true)
+            }
+            Tok::Sym("(") => {
+                self.pos += 1;
+                let e = self.expr()?;
+                if self.eat_sym(":") {
+                    let t = self.ty()?;
+                    self.expect_sym(")")?;
+                    return Ok(
+                        Expr::new(ExprKind::Annot(Box::new(e), t)).with_span(self.since(start))
+                    );
+                }
+                self.expect_sym(")")?;
+                Ok(e)
+            }
+            _ => self.expected("an expression"),
+        }
+    }
+
+    /// An integer literal, or an f32 literal `d.d` written without spaces.
+    fn number(&mut self, negative: bool) -> Result<Expr> {
+        let start = if negative { self.pos - 1 } else { self.pos };
+        let is_float = self.is_sym_at(1, ".")
+            && matches!(self.peek_at(2), Tok::Int(_))
+            && self.adjacent(self.pos)
+            && self.adjacent(self.pos + 1);
+        let span = if is_float {
+            self.span_of(start).to(&self.span_of(self.pos + 2))
+        } else {
+            self.span_of(start).to(&self.here())
+        };
+        let text = span.text().to_string();
+        self.pos += if is_float { 3 } else { 1 };
+        let kind = if is_float {
+            let v: f32 = text
+                .parse()
+                .map_err(|_| Error::at(&span, format!("bad f32 literal `{text}`")))?;
+            ExprKind::F32(Float(v))
+        } else {
+            let v: i64 = text
+                .parse()
+                .map_err(|_| Error::at(&span, format!("integer `{text}` is too large")))?;
+            ExprKind::Int(v)
+        };
+        Ok(Expr::new(kind).with_span(span))
+    }
+
+    fn is_sym_at(&self, k: usize, s: &str) -> bool {
+        matches!(self.peek_at(k), Tok::Sym(x) if *x == s)
+    }
+
+    // ---- nats ----
+
+    fn nat(&mut self) -> Result<Nat> {
+        let mut n = self.nat_term()?;
+        loop {
+            if self.eat_sym("+") {
+                n = n.add(&self.nat_term()?);
+            } else if self.eat_sym("-") {
+                n = n.sub(&self.nat_term()?);
+            } else {
+                return Ok(n);
+            }
+        }
+    }
+
+    fn nat_term(&mut self) -> Result<Nat> {
+        let mut n = self.nat_factor()?;
+        loop {
+            if self.eat_sym("*") {
+                n = n.mul(&self.nat_factor()?);
+            } else if self.is_sym("/") {
+                let span = self.here();
+                self.pos += 1;
+                let d = self.nat_factor()?;
+                n = n.div(&d).ok_or_else(|| {
+                    Error::at(&span, "sizes can only be divided by non-zero constants")
+                })?;
+            } else {
+                return Ok(n);
+            }
+        }
+    }
+
+    fn nat_factor(&mut self) -> Result<Nat> {
+        match self.peek().clone() {
+            Tok::Int(_) => Ok(Nat::cst(self.int()?)),
+            Tok::Ident(_) => Ok(Nat::var(&self.ident()?)),
+            Tok::Sym("(") => {
+                self.pos += 1;
+                let n = self.nat()?;
+                self.expect_sym(")")?;
+                Ok(n)
+            }
+            _ => self.expected("a size"),
+        }
+    }
+
+    // ---- types ----
+
+    fn ty(&mut self) -> Result<Type> {
+        if self.is_sym("(")
+            && matches!(self.peek_at(1), Tok::Ident(_))
+            && self.is_sym_at(2, ":")
+            && matches!(self.peek_at(3), Tok::Ident(x) if x == "nat")
+        {
+            self.pos += 1;
+            let name = self.ident()?;
+            self.pos += 2;
+            self.expect_sym(")")?;
+            self.expect_sym("->")?;
+            return Ok(nat_fun(self.ty()?.close(&name)));
+        }
+        let a = self.btype()?;
+        if self.eat_sym("->") {
+            Ok(fun(a, self.ty()?))
+        } else {
+            Ok(a)
+        }
+    }
+
+    fn btype(&mut self) -> Result<Type> {
+        // Try `size . type` first, backtracking if it is not an array type.
+        let save = self.pos;
+        if let Ok(n) = self.nat_factor() {
+            if self.eat_sym(".") {
+                return Ok(arr(n, self.btype()?));
+            }
+        }
+        self.pos = save;
+        match self.peek().clone() {
+            Tok::Ident(x) if x == "f32" => {
+                self.pos += 1;
+                Ok(Type::F32)
+            }
+            Tok::Ident(x) if x == "int" => {
+                self.pos += 1;
+                Ok(Type::Int)
+            }
+            Tok::Ident(x) if x == "idx" => {
+                self.pos += 1;
+                self.expect_sym("[")?;
+                let n = self.nat()?;
+                self.expect_sym("]")?;
+                Ok(Type::Idx(n))
+            }
+            Tok::Ident(x) if x == "vec" => {
+                self.pos += 1;
+                self.expect_sym("[")?;
+                let t = self.ty()?;
+                self.expect_sym(",")?;
+                let n = self.nat()?;
+                self.expect_sym("]")?;
+                Ok(vector(t, n))
+            }
+            Tok::Sym("(") => {
+                self.pos += 1;
+                let a = self.ty()?;
+                if self.eat_sym(",") {
+                    let b = self.ty()?;
+                    self.expect_sym(")")?;
+                    Ok(pair(a, b))
+                } else {
+                    self.expect_sym(")")?;
+                    Ok(a)
+                }
+            }
+            _ => self.expected("a type"),
+        }
+    }
+}
+
+fn parser(src: &Arc<Source>) -> Result<Parser> {
+    Ok(Parser {
+        src: src.clone(),
+        toks: lex(src)?,
+        pos: 0,
+    })
+}
+
+fn finish<T>(p: &mut Parser, v: T) -> Result<T> {
+    if *p.peek() != Tok::Eof {
+        return p.expected("end of input");
+    }
+    Ok(v)
+}
+
+/// Parses a `.rise` file: a sequence of definitions.
+pub fn parse_program(src: &Arc<Source>) -> Result<Program> {
+    let mut p = parser(src)?;
+    let prog = p.program()?;
+    finish(&mut p, prog)
+}
+
+/// Parses a single expression.
+pub fn parse_expr(src: &Arc<Source>) -> Result<Expr> {
+    let mut p = parser(src)?;
+    let e = p.expr()?;
+    finish(&mut p, e)
+}
+
+/// Parses a single type.
+pub fn parse_type(src: &Arc<Source>) -> Result<Type> {
+    let mut p = parser(src)?;
+    let t = p.ty()?;
+    finish(&mut p, t)
+}
+
+/// Parses a single size expression.
+pub fn parse_nat(src: &Arc<Source>) -> Result<Nat> {
+    let mut p = parser(src)?;
+    let n = p.nat()?;
+    finish(&mut p, n)
+}

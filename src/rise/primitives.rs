@@ -1,0 +1,188 @@
+//! The Rise primitives sketchlog knows, with their polymorphic, nat-dependent types
+//! (see `reference-implementations.md` B.8).
+//!
+//! A primitive's type is a *scheme*: implicit parameters (`{n}{t}`) become fresh
+//! metavariables at each use, explicit nat parameters (`(n)`) are [`Type::NatFun`] binders
+//! that a nat application `split<32>` instantiates.
+
+use super::nat::Nat;
+use super::types::{arr, fun, nat_fun, pair, vector, Type};
+
+macro_rules! primitives {
+    ($($variant:ident = $name:literal),* $(,)?) => {
+        /// A Rise primitive.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Prim { $($variant),* }
+
+        impl Prim {
+            pub const ALL: &'static [Prim] = &[$(Prim::$variant),*];
+
+            /// The name used in source code and in the e-graph.
+            pub fn name(self) -> &'static str {
+                match self { $(Prim::$variant => $name),* }
+            }
+
+            pub fn from_name(name: &str) -> Option<Prim> {
+                match name { $($name => Some(Prim::$variant),)* _ => None }
+            }
+        }
+    };
+}
+
+primitives! {
+    Map = "map", MapSeq = "mapSeq", MapPar = "mapPar",
+    Reduce = "reduce", ReduceSeq = "reduceSeq", ReduceSeqUnroll = "reduceSeqUnroll",
+    Zip = "zip", Unzip = "unzip", Split = "split", Join = "join", Transpose = "transpose",
+    Slide = "slide", Generate = "generate", Fst = "fst", Snd = "snd", MakePair = "makePair",
+    Add = "add", Mul = "mul", Let = "let", ToMem = "toMem",
+    AsVector = "asVector", AsVectorAligned = "asVectorAligned", AsScalar = "asScalar",
+    VectorFromScalar = "vectorFromScalar", Id = "id",
+    Weights2d = "weights2d", WeightsH = "weightsH", WeightsV = "weightsV",
+}
+
+/// Supplies fresh metavariables when a scheme is instantiated.
+pub trait Fresh {
+    /// A fresh data-type metavariable.
+    fn data(&mut self) -> Type;
+    /// A fresh nat metavariable.
+    fn nat(&mut self) -> Nat;
+}
+
+impl Prim {
+    /// Number of nat arguments the primitive takes before its value arguments.
+    pub fn nat_arity(self) -> usize {
+        match self {
+            Prim::Split | Prim::AsVector | Prim::AsVectorAligned => 1,
+            Prim::Slide => 2,
+            _ => 0,
+        }
+    }
+
+    /// Number of value arguments after which the primitive computes.
+    pub fn arity(self) -> usize {
+        match self {
+            Prim::Weights2d | Prim::WeightsH | Prim::WeightsV => 0,
+            Prim::Reduce | Prim::ReduceSeq | Prim::ReduceSeqUnroll => 3,
+            Prim::Map
+            | Prim::MapSeq
+            | Prim::MapPar
+            | Prim::Zip
+            | Prim::Add
+            | Prim::Mul
+            | Prim::Let
+            | Prim::MakePair => 2,
+            _ => 1,
+        }
+    }
+
+    /// A fresh instance of the primitive's type scheme.
+    pub fn instantiate(self, fr: &mut impl Fresh) -> Type {
+        use Prim::*;
+        let three = || Nat::cst(3);
+        match self {
+            Map | MapSeq | MapPar => {
+                let (n, s, t) = (fr.nat(), fr.data(), fr.data());
+                fun(
+                    fun(s.clone(), t.clone()),
+                    fun(arr(n.clone(), s), arr(n, t)),
+                )
+            }
+            Reduce => {
+                let (n, t) = (fr.nat(), fr.data());
+                let op = fun(t.clone(), fun(t.clone(), t.clone()));
+                fun(op, fun(t.clone(), fun(arr(n, t.clone()), t)))
+            }
+            ReduceSeq | ReduceSeqUnroll => {
+                let (n, s, t) = (fr.nat(), fr.data(), fr.data());
+                let op = fun(t.clone(), fun(s.clone(), t.clone()));
+                fun(op, fun(t.clone(), fun(arr(n, s), t)))
+            }
+            Zip => {
+                let (n, s, t) = (fr.nat(), fr.data(), fr.data());
+                fun(
+                    arr(n.clone(), s.clone()),
+                    fun(arr(n.clone(), t.clone()), arr(n, pair(s, t))),
+                )
+            }
+            Unzip => {
+                let (n, s, t) = (fr.nat(), fr.data(), fr.data());
+                fun(
+                    arr(n.clone(), pair(s.clone(), t.clone())),
+                    pair(arr(n.clone(), s), arr(n, t)),
+                )
+            }
+            Split => {
+                // (n) {m} {t} (m*n).t -> m.n.t, with n as nat index 0
+                let (m, t) = (fr.nat(), fr.data());
+                let n = Nat::index(0);
+                nat_fun(fun(
+                    arr(m.mul(&n), t.clone()),
+                    arr(m, arr(n, t)),
+                ))
+            }
+            Join => {
+                let (n, m, t) = (fr.nat(), fr.nat(), fr.data());
+                fun(arr(n.clone(), arr(m.clone(), t.clone())), arr(n.mul(&m), t))
+            }
+            Transpose => {
+                let (n, m, t) = (fr.nat(), fr.nat(), fr.data());
+                fun(
+                    arr(n.clone(), arr(m.clone(), t.clone())),
+                    arr(m, arr(n, t)),
+                )
+            }
+            Slide => {
+                // {n} (sz) (sp) {t} (sp*n+sz).t -> (1+n).sz.t; sz is index 1, sp index 0
+                let (n, t) = (fr.nat(), fr.data());
+                let (sz, sp) = (Nat::index(1), Nat::index(0));
+                nat_fun(nat_fun(fun(
+                    arr(sp.mul(&n).add(&sz), t.clone()),
+                    arr(n.add(&Nat::cst(1)), arr(sz, t)),
+                )))
+            }
+            Generate => {
+                let (n, t) = (fr.nat(), fr.data());
+                fun(fun(Type::Idx(n.clone()), t.clone()), arr(n, t))
+            }
+            Fst | Snd => {
+                let (s, t) = (fr.data(), fr.data());
+                let out = if self == Fst { s.clone() } else { t.clone() };
+                fun(pair(s, t), out)
+            }
+            MakePair => {
+                let (s, t) = (fr.data(), fr.data());
+                fun(s.clone(), fun(t.clone(), pair(s, t)))
+            }
+            Add | Mul => {
+                let t = fr.data();
+                fun(t.clone(), fun(t.clone(), t))
+            }
+            Let => {
+                let (s, t) = (fr.data(), fr.data());
+                fun(s.clone(), fun(fun(s, t.clone()), t))
+            }
+            ToMem | Id => {
+                let t = fr.data();
+                fun(t.clone(), t)
+            }
+            AsVector | AsVectorAligned => {
+                let (m, t) = (fr.nat(), fr.data());
+                let n = Nat::index(0);
+                nat_fun(fun(
+                    arr(m.mul(&n), t.clone()),
+                    arr(m, vector(t, n)),
+                ))
+            }
+            AsScalar => {
+                let (n, m, t) = (fr.nat(), fr.nat(), fr.data());
+                fun(arr(m.clone(), vector(t.clone(), n.clone())), arr(m.mul(&n), t))
+            }
+            VectorFromScalar => {
+                let (n, t) = (fr.nat(), fr.data());
+                fun(t.clone(), vector(t, n))
+            }
+            Weights2d => arr(three(), arr(three(), Type::F32)),
+            WeightsH | WeightsV => arr(three(), Type::F32),
+        }
+    }
+}

@@ -1,0 +1,156 @@
+//! Pretty-printer for named Rise. `parse(print(e)) == e` for every expression
+//! (the property test in `tests/rise_frontend.rs` checks it).
+
+use super::nat::{default_atom_name, Nat};
+use super::syntax::{Expr, ExprKind, Program};
+use super::types::Type;
+
+#[derive(Clone, Copy, PartialEq)]
+enum Ctx {
+    /// Anywhere an `expr` may stand.
+    Top,
+    /// The function of an application: lambdas and lets need parentheses.
+    Fun,
+    /// An argument: applications need parentheses too.
+    Arg,
+}
+
+fn show_nat(n: &Nat) -> String {
+    n.show(&default_atom_name)
+}
+
+fn show_f32(x: f32) -> String {
+    // Display never uses an exponent and round-trips; make sure a dot is present.
+    let s = format!("{x}");
+    if s.contains('.') {
+        s
+    } else {
+        format!("{s}.0")
+    }
+}
+
+/// Prints an expression.
+pub fn print_expr(e: &Expr) -> String {
+    let mut out = String::new();
+    write_expr(e, Ctx::Top, &mut out);
+    out
+}
+
+/// Prints a type (free nat variables by name).
+pub fn print_type(t: &Type) -> String {
+    t.show(&[])
+}
+
+/// Prints a whole program, one definition per paragraph.
+pub fn print_program(p: &Program) -> String {
+    p.defs
+        .iter()
+        .map(|d| format!("def {} =\n  {}\n", d.name, print_expr(&d.expr)))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn let_sugar(e: &Expr) -> Option<(&Expr, &str, &Expr)> {
+    let ExprKind::App(f, lam) = &e.kind else {
+        return None;
+    };
+    let ExprKind::App(l, value) = &f.kind else {
+        return None;
+    };
+    match (&l.kind, &lam.kind) {
+        (ExprKind::Var(name), ExprKind::Lam(x, None, body)) if name == "let" => {
+            Some((value, x, body))
+        }
+        _ => None,
+    }
+}
+
+fn write_expr(e: &Expr, ctx: Ctx, out: &mut String) {
+    let paren = |open: bool, out: &mut String| {
+        if open {
+            out.push('(')
+        }
+    };
+    if let Some((value, x, body)) = let_sugar(e) {
+        paren(ctx != Ctx::Top, out);
+        out.push_str(&format!("let {x} = "));
+        write_expr(value, Ctx::Top, out);
+        out.push_str(" in ");
+        write_expr(body, Ctx::Top, out);
+        if ctx != Ctx::Top {
+            out.push(')');
+        }
+        return;
+    }
+    match &e.kind {
+        ExprKind::Var(x) => out.push_str(x),
+        ExprKind::Int(i) => out.push_str(&i.to_string()),
+        ExprKind::F32(x) => out.push_str(&show_f32(x.0)),
+        ExprKind::Annot(inner, t) => {
+            out.push('(');
+            write_expr(inner, Ctx::Top, out);
+            out.push_str(&format!(" : {})", print_type(t)));
+        }
+        ExprKind::Lam(..) => {
+            paren(ctx != Ctx::Top, out);
+            out.push_str("fun");
+            let mut cur = e;
+            while let ExprKind::Lam(x, t, body) = &cur.kind {
+                match t {
+                    Some(t) => out.push_str(&format!(" ({x} : {})", print_type(t))),
+                    None => out.push_str(&format!(" {x}")),
+                }
+                cur = body;
+            }
+            out.push_str(" => ");
+            write_expr(cur, Ctx::Top, out);
+            if ctx != Ctx::Top {
+                out.push(')');
+            }
+        }
+        ExprKind::NatLam(..) => {
+            paren(ctx != Ctx::Top, out);
+            out.push_str("nfun");
+            let mut cur = e;
+            while let ExprKind::NatLam(n, body) = &cur.kind {
+                out.push_str(&format!(" {n}"));
+                cur = body;
+            }
+            out.push_str(" => ");
+            write_expr(cur, Ctx::Top, out);
+            if ctx != Ctx::Top {
+                out.push(')');
+            }
+        }
+        ExprKind::NatApp(..) => {
+            let mut nats = vec![];
+            let mut cur = e;
+            while let ExprKind::NatApp(f, n) = &cur.kind {
+                nats.push(show_nat(n));
+                cur = f;
+            }
+            nats.reverse();
+            // The function of a nat application must be an atom.
+            let atomic = matches!(
+                cur.kind,
+                ExprKind::Var(_) | ExprKind::Int(_) | ExprKind::F32(_) | ExprKind::Annot(..)
+            ) && !matches!(&cur.kind, ExprKind::Int(i) if *i < 0)
+                && !matches!(&cur.kind, ExprKind::F32(x) if x.0.is_sign_negative());
+            paren(!atomic, out);
+            write_expr(cur, Ctx::Top, out);
+            if !atomic {
+                out.push(')');
+            }
+            out.push_str(&format!("<{}>", nats.join(", ")));
+        }
+        ExprKind::App(f, x) => {
+            paren(ctx == Ctx::Arg, out);
+            write_expr(f, Ctx::Fun, out);
+            out.push(' ');
+            write_expr(x, Ctx::Arg, out);
+            if ctx == Ctx::Arg {
+                out.push(')');
+            }
+        }
+    }
+}

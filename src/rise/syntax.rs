@@ -1,0 +1,93 @@
+//! Named Rise: the surface syntax tree that the parser produces and the printer prints.
+//!
+//! Variables are names; `let x = e in b` is sugar for the primitive application
+//! `let e (fun x => b)`. Equality ignores source spans.
+
+use super::nat::Nat;
+use super::types::Type;
+use crate::error::Span;
+
+/// An f32 literal, compared and hashed by its bits.
+#[derive(Clone, Copy, Debug)]
+pub struct Float(pub f32);
+
+impl PartialEq for Float {
+    fn eq(&self, o: &Float) -> bool {
+        self.0.to_bits() == o.0.to_bits()
+    }
+}
+impl Eq for Float {}
+impl std::hash::Hash for Float {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.0.to_bits().hash(h)
+    }
+}
+
+/// A named Rise expression with its source span (None for generated terms).
+#[derive(Clone, Debug)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Option<Span>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    /// A variable, a primitive or a reference to an earlier definition.
+    Var(String),
+    /// `fun (x : t) => body`; the annotation is optional.
+    Lam(String, Option<Type>, Box<Expr>),
+    App(Box<Expr>, Box<Expr>),
+    /// `nfun n => body`: abstraction over a size.
+    NatLam(String, Box<Expr>),
+    /// `f<n>`: application to a size.
+    NatApp(Box<Expr>, Nat),
+    F32(Float),
+    Int(i64),
+    /// `(e : t)`.
+    Annot(Box<Expr>, Type),
+}
+
+impl PartialEq for Expr {
+    fn eq(&self, o: &Expr) -> bool {
+        self.kind == o.kind
+    }
+}
+
+impl Expr {
+    pub fn new(kind: ExprKind) -> Expr {
+        Expr { kind, span: None }
+    }
+    pub fn var(x: &str) -> Expr {
+        Expr::new(ExprKind::Var(x.to_string()))
+    }
+    pub fn lam(x: &str, body: Expr) -> Expr {
+        Expr::new(ExprKind::Lam(x.to_string(), None, Box::new(body)))
+    }
+    pub fn app(f: Expr, x: Expr) -> Expr {
+        Expr::new(ExprKind::App(Box::new(f), Box::new(x)))
+    }
+    pub fn with_span(mut self, span: Span) -> Expr {
+        self.span = Some(span);
+        self
+    }
+}
+
+/// A named definition `def name = expr` in a `.rise` file.
+#[derive(Clone, Debug)]
+pub struct Def {
+    pub name: String,
+    pub expr: Expr,
+    pub span: Span,
+}
+
+/// The definitions of one `.rise` file, in order. A definition may use earlier ones.
+#[derive(Clone, Debug, Default)]
+pub struct Program {
+    pub defs: Vec<Def>,
+}
+
+impl Program {
+    pub fn get(&self, name: &str) -> Option<&Def> {
+        self.defs.iter().find(|d| d.name == name)
+    }
+}

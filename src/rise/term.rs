@@ -1,0 +1,70 @@
+//! Typed De Bruijn Rise terms: the form sketchlog reasons about.
+//!
+//! Variables are De Bruijn indices (0 = innermost `Lam`), sizes under `nfun` are nat indices
+//! (0 = innermost `NatLam`), and every node carries its monotype, with its free nat variables
+//! as indices relative to the node's position. Alpha-equivalent named programs elaborate to
+//! identical terms, and this is the form stored in the e-graph.
+
+use super::nat::Nat;
+use super::primitives::Prim;
+use super::syntax::Float;
+use super::types::Type;
+use std::rc::Rc;
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Node<C> {
+    Var(u32),
+    App(C, C),
+    Lam(C),
+    NatApp(C, Nat),
+    NatLam(C),
+    Prim(Prim),
+    F32(Float),
+    Int(i64),
+}
+
+impl<C> Node<C> {
+    /// The children, in order.
+    pub fn children(&self) -> Vec<&C> {
+        match self {
+            Node::App(f, x) => vec![f, x],
+            Node::Lam(b) | Node::NatApp(b, _) | Node::NatLam(b) => vec![b],
+            _ => vec![],
+        }
+    }
+
+    /// The same node with children mapped by `f`.
+    pub fn map<D>(&self, mut f: impl FnMut(&C) -> D) -> Node<D> {
+        match self {
+            Node::Var(i) => Node::Var(*i),
+            Node::App(a, b) => {
+                let a = f(a);
+                Node::App(a, f(b))
+            }
+            Node::Lam(b) => Node::Lam(f(b)),
+            Node::NatApp(b, n) => Node::NatApp(f(b), n.clone()),
+            Node::NatLam(b) => Node::NatLam(f(b)),
+            Node::Prim(p) => Node::Prim(*p),
+            Node::F32(x) => Node::F32(*x),
+            Node::Int(i) => Node::Int(*i),
+        }
+    }
+}
+
+/// A typed De Bruijn term.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Term {
+    pub node: Node<Rc<Term>>,
+    pub ty: Type,
+}
+
+impl Term {
+    pub fn new(node: Node<Rc<Term>>, ty: Type) -> Rc<Term> {
+        Rc::new(Term { node, ty })
+    }
+
+    /// Number of nodes.
+    pub fn size(&self) -> usize {
+        1 + self.node.children().iter().map(|c| c.size()).sum::<usize>()
+    }
+}

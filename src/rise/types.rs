@@ -1,0 +1,262 @@
+//! Rise types: data types (scalars, arrays `n.dt`, pairs, vectors, indices) and function types,
+//! including nat-dependent function types `(n: nat) -> t`.
+//!
+//! Types are *locally nameless*: a [`Type::NatFun`] binds De Bruijn nat index 0 in its body, so
+//! alpha-equivalent types are equal values. Free nat variables are named ([`NatAtom::Var`]) in
+//! the front end and become De Bruijn indices in elaborated terms (see `term.rs`).
+
+use super::nat::{default_atom_name, Nat, NatAtom};
+use std::fmt;
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Type {
+    F32,
+    Int,
+    /// An index into an array of the given size.
+    Idx(Nat),
+    /// An array `n.dt`.
+    Arr(Nat, Box<Type>),
+    Pair(Box<Type>, Box<Type>),
+    /// A vector `vec[dt, n]` of scalars.
+    Vector(Box<Type>, Nat),
+    Fun(Box<Type>, Box<Type>),
+    /// `(n: nat) -> t`: the body refers to the bound size as nat index 0.
+    NatFun(Box<Type>),
+    /// An inference metavariable.
+    Meta(u32),
+}
+
+pub fn arr(n: Nat, t: Type) -> Type {
+    Type::Arr(n, Box::new(t))
+}
+pub fn fun(a: Type, b: Type) -> Type {
+    Type::Fun(Box::new(a), Box::new(b))
+}
+pub fn pair(a: Type, b: Type) -> Type {
+    Type::Pair(Box::new(a), Box::new(b))
+}
+pub fn vector(t: Type, n: Nat) -> Type {
+    Type::Vector(Box::new(t), n)
+}
+pub fn nat_fun(body: Type) -> Type {
+    Type::NatFun(Box::new(body))
+}
+
+impl Type {
+    /// Is this a data type (something an array can hold)?
+    pub fn is_data(&self) -> bool {
+        !matches!(self, Type::Fun(..) | Type::NatFun(_))
+    }
+
+    /// Applies `f` to every nat in the type; `f` gets the number of nat binders passed.
+    pub fn map_nats(&self, depth: u32, f: &mut impl FnMut(&Nat, u32) -> Nat) -> Type {
+        match self {
+            Type::F32 | Type::Int | Type::Meta(_) => self.clone(),
+            Type::Idx(n) => Type::Idx(f(n, depth)),
+            Type::Arr(n, t) => arr(f(n, depth), t.map_nats(depth, f)),
+            Type::Pair(a, b) => pair(a.map_nats(depth, f), b.map_nats(depth, f)),
+            Type::Vector(t, n) => vector(t.map_nats(depth, f), f(n, depth)),
+            Type::Fun(a, b) => fun(a.map_nats(depth, f), b.map_nats(depth, f)),
+            Type::NatFun(b) => nat_fun(b.map_nats(depth + 1, f)),
+        }
+    }
+
+    /// Calls `f` on every nat in the type.
+    pub fn for_each_nat(&self, f: &mut impl FnMut(&Nat)) {
+        self.map_nats(0, &mut |n, _| {
+            f(n);
+            n.clone()
+        });
+    }
+
+    /// Instantiates the body of a `NatFun` with `arg` (De Bruijn substitution of index 0).
+    pub fn instantiate(body: &Type, arg: &Nat) -> Type {
+        body.map_nats(0, &mut |n, depth| subst_index(n, depth, arg))
+    }
+
+    /// Abstracts the named nat variable `name` into index 0 (inverse of `instantiate`).
+    pub fn close(&self, name: &str) -> Type {
+        self.map_nats(0, &mut |n, depth| {
+            n.substitute(&mut |a| match a {
+                NatAtom::Var(v) if v == name => Some(Nat::index(depth)),
+                NatAtom::Index(i) if *i >= depth => Some(Nat::index(i + 1)),
+                _ => None,
+            })
+        })
+    }
+
+    /// Shifts free nat indices (those >= `cutoff` in the type's own scope) by `by`.
+    pub fn shift_nats(&self, by: i64) -> Type {
+        self.map_nats(0, &mut |n, depth| shift_nat(n, depth, by))
+    }
+
+    /// Is any metavariable (type or nat) left?
+    pub fn has_metas(&self) -> bool {
+        let mut found = false;
+        self.for_each_type(&mut |t| found |= matches!(t, Type::Meta(_)));
+        self.for_each_nat(&mut |n| found |= n.has_metas());
+        found
+    }
+
+    /// Calls `f` on this type and every type inside it.
+    pub fn for_each_type(&self, f: &mut impl FnMut(&Type)) {
+        f(self);
+        match self {
+            Type::Arr(_, t) | Type::Vector(t, _) | Type::NatFun(t) => t.for_each_type(f),
+            Type::Pair(a, b) | Type::Fun(a, b) => {
+                a.for_each_type(f);
+                b.for_each_type(f);
+            }
+            _ => {}
+        }
+    }
+
+    /// Splits `a -> b -> ... -> r` into its argument types and result.
+    pub fn uncurry(&self) -> (Vec<&Type>, &Type) {
+        let mut args = vec![];
+        let mut t = self;
+        while let Type::Fun(a, b) = t {
+            args.push(&**a);
+            t = b;
+        }
+        (args, t)
+    }
+
+    /// Array nesting depth of a data type (`n.m.f32` has depth 2).
+    pub fn array_depth(&self) -> usize {
+        match self {
+            Type::Arr(_, t) => 1 + t.array_depth(),
+            Type::Pair(a, b) => a.array_depth().max(b.array_depth()),
+            Type::Fun(a, b) => a.array_depth().max(b.array_depth()),
+            Type::NatFun(t) | Type::Vector(t, _) => t.array_depth(),
+            _ => 0,
+        }
+    }
+
+    /// Prints the type; `nat_names[i]` names free nat index `i`.
+    pub fn show(&self, nat_names: &[String]) -> String {
+        self.show_hinted(nat_names, &[])
+    }
+
+    /// Like [`Type::show`]; nat-dependent binders take their names from `hints`, in order.
+    pub fn show_hinted(&self, nat_names: &[String], hints: &[String]) -> String {
+        let mut names: Vec<String> = nat_names.iter().rev().cloned().collect();
+        let mut out = String::new();
+        self.write(&mut names, &mut hints.iter(), 0, &mut out);
+        out
+    }
+
+    /// `names` holds nat binder names, innermost last. prec: 0 top, 1 left of arrow.
+    fn write(
+        &self,
+        names: &mut Vec<String>,
+        hints: &mut std::slice::Iter<String>,
+        prec: u8,
+        out: &mut String,
+    ) {
+        let nat = |n: &Nat, names: &Vec<String>| -> String {
+            let s = n.show(&|a| match a {
+                NatAtom::Index(i) => names
+                    .len()
+                    .checked_sub(*i as usize + 1)
+                    .map(|k| names[k].clone())
+                    .unwrap_or_else(|| format!("#{i}")),
+                a => default_atom_name(a),
+            });
+            if n.is_atomic() {
+                s
+            } else {
+                format!("({s})")
+            }
+        };
+        match self {
+            Type::F32 => out.push_str("f32"),
+            Type::Int => out.push_str("int"),
+            Type::Meta(i) => out.push_str(&format!("?t{i}")),
+            Type::Idx(n) => out.push_str(&format!("idx[{}]", nat(n, names))),
+            Type::Arr(n, t) => {
+                out.push_str(&nat(n, names));
+                out.push('.');
+                t.write(names, hints, 2, out);
+            }
+            Type::Pair(a, b) => {
+                out.push('(');
+                a.write(names, hints, 0, out);
+                out.push_str(", ");
+                b.write(names, hints, 0, out);
+                out.push(')');
+            }
+            Type::Vector(t, n) => {
+                out.push_str("vec[");
+                t.write(names, hints, 0, out);
+                out.push_str(&format!(", {}]", nat(n, names)));
+            }
+            Type::Fun(a, b) => {
+                if prec > 0 {
+                    out.push('(');
+                }
+                a.write(names, hints, 1, out);
+                out.push_str(" -> ");
+                b.write(names, hints, 0, out);
+                if prec > 0 {
+                    out.push(')');
+                }
+            }
+            Type::NatFun(b) => {
+                let name = match hints.next() {
+                    Some(h) if !names.contains(h) => h.clone(),
+                    _ => fresh_nat_name(names),
+                };
+                if prec > 0 {
+                    out.push('(');
+                }
+                out.push_str(&format!("({name}: nat) -> "));
+                names.push(name);
+                b.write(names, hints, 0, out);
+                names.pop();
+                if prec > 0 {
+                    out.push(')');
+                }
+            }
+        }
+    }
+}
+
+/// A nat variable name not in `taken`: n, m, k, then n1, m1, ...
+pub fn fresh_nat_name(taken: &[String]) -> String {
+    (0..)
+        .flat_map(|i| {
+            ["n", "m", "k", "l"].map(move |b| {
+                if i == 0 {
+                    b.to_string()
+                } else {
+                    format!("{b}{i}")
+                }
+            })
+        })
+        .find(|c| !taken.contains(c))
+        .unwrap()
+}
+
+/// Substitutes `arg` for index `depth` (shifting `arg` under `depth` binders); higher indices drop by one.
+fn subst_index(n: &Nat, depth: u32, arg: &Nat) -> Nat {
+    n.substitute(&mut |a| match a {
+        NatAtom::Index(i) if *i == depth => Some(shift_nat(arg, 0, depth as i64)),
+        NatAtom::Index(i) if *i > depth => Some(Nat::index(i - 1)),
+        _ => None,
+    })
+}
+
+/// Shifts indices >= cutoff by `by`.
+pub fn shift_nat(n: &Nat, cutoff: u32, by: i64) -> Nat {
+    n.substitute(&mut |a| match a {
+        NatAtom::Index(i) if *i >= cutoff => Some(Nat::index((*i as i64 + by) as u32)),
+        _ => None,
+    })
+}
+
+impl fmt::Display for Type {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.show(&[]))
+    }
+}

@@ -1,0 +1,219 @@
+//! Running `.egg` programs: egglog, plus sketchlog's commands.
+//!
+//! A program written for egglog's own command-line tool runs here with the same printed
+//! output and the same success or failure. sketchlog's commands are registered with
+//! [`EGraph::add_command`]; the Rise schema is added the first time one of them needs it,
+//! so plain egglog programs see an untouched e-graph.
+//!
+//! | command | effect |
+//! |---|---|
+//! | `(rise-load $name "file.rise" "def")` | elaborate a definition, add it (with all types), bind `$name` |
+//! | `(rise-extract e)` | print the smallest term of `e`'s e-class as named Rise |
+
+use crate::egraph::{self, encode, extract};
+use crate::error::{Error, ErrorKind, Result};
+use crate::rise::{self, debruijn, print, term::Term};
+use egglog::ast::{Expr, Literal};
+use egglog::{CommandOutput, EGraph, UserDefinedCommand};
+use std::path::Path;
+use std::sync::Arc;
+
+/// Converts an egglog error into a located sketchlog error.
+pub fn from_egglog(e: egglog::Error) -> Error {
+    let kind = match e {
+        egglog::Error::CheckError(..) | egglog::Error::ExpectFail(_) => ErrorKind::CheckFailed,
+        _ => ErrorKind::BadInput,
+    };
+    let message = e.to_string();
+    // Our own commands report errors that already carry `file:line:col: error:`.
+    if let Some(rest) = message.strip_prefix("sketchlog: ") {
+        return Error {
+            kind,
+            location: None,
+            message: rest.to_string(),
+        };
+    }
+    Error {
+        kind,
+        location: egglog_location(&message),
+        message,
+    }
+}
+
+/// Finds `In L:C... of FILE:` (egglog's span format) and returns `FILE:L:C`.
+fn egglog_location(msg: &str) -> Option<String> {
+    let start = msg.find("In ")? + 3;
+    let rest = &msg[start..];
+    let (lc, rest) = rest.split_once(" of ")?;
+    let mut parts = lc.split(['-', ':']);
+    let (line, col) = (parts.next()?, parts.next()?);
+    if !line.chars().all(|c| c.is_ascii_digit()) || !col.chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let file = rest.split(": ").next()?.lines().next()?;
+    Some(format!("{file}:{line}:{col}"))
+}
+
+/// Wraps a sketchlog error for returning from an egglog command.
+fn to_egglog(e: Error) -> egglog::Error {
+    egglog::Error::BackendError(format!("sketchlog: {e}"))
+}
+
+fn string_arg(args: &[Expr], i: usize, cmd: &str) -> std::result::Result<String, egglog::Error> {
+    match args.get(i) {
+        Some(Expr::Lit(_, Literal::String(s))) => Ok(s.clone()),
+        Some(other) => Err(to_egglog(Error::bad_input(format!(
+            "{}: `{cmd}` expects a string as argument {}",
+            other.span(),
+            i + 1
+        )))),
+        None => Err(to_egglog(Error::bad_input(format!(
+            "`{cmd}` expects at least {} arguments",
+            i + 1
+        )))),
+    }
+}
+
+/// Adds the Rise schema unless the e-graph already has it.
+fn ensure_schema(eg: &mut EGraph) -> Result<()> {
+    if eg.get_sort_by_name("Expr").is_none() {
+        egraph::add_schema(eg)?;
+    }
+    Ok(())
+}
+
+/// Prints a term as an egglog expression over the schema's constructors.
+pub fn to_sexpr(t: &Term) -> String {
+    use crate::rise::term::Node;
+    let ty = type_sexpr(&t.ty);
+    match &t.node {
+        Node::Var(i) => format!("(Var {i} {ty})"),
+        Node::Prim(p) => format!("(Prim \"{}\" {ty})", p.name()),
+        Node::F32(x) => format!("(F32 {:?} {ty})", x.0 as f64),
+        Node::Int(i) => format!("(Int {i} {ty})"),
+        Node::App(f, x) => format!("(App {} {} {ty})", to_sexpr(f), to_sexpr(x)),
+        Node::Lam(b) => format!("(Lam {} {ty})", to_sexpr(b)),
+        Node::NatLam(b) => format!("(NatLam {} {ty})", to_sexpr(b)),
+        Node::NatApp(f, n) => format!("(NatApp {} {} {ty})", to_sexpr(f), nat_sexpr(n)),
+    }
+}
+
+/// Prints a type as an egglog expression.
+pub fn type_sexpr(t: &crate::rise::types::Type) -> String {
+    use crate::rise::types::Type;
+    match t {
+        Type::F32 => "(TF32)".into(),
+        Type::Int => "(TInt)".into(),
+        Type::Idx(n) => format!("(TIdx {})", nat_sexpr(n)),
+        Type::Arr(n, e) => format!("(TArr {} {})", nat_sexpr(n), type_sexpr(e)),
+        Type::Vector(e, n) => format!("(TVec {} {})", type_sexpr(e), nat_sexpr(n)),
+        Type::Pair(a, b) => format!("(TPair {} {})", type_sexpr(a), type_sexpr(b)),
+        Type::Fun(a, b) => format!("(TFun {} {})", type_sexpr(a), type_sexpr(b)),
+        Type::NatFun(b) => format!("(TNatFun {})", type_sexpr(b)),
+        Type::Meta(_) => "(TMeta)".into(),
+    }
+}
+
+fn nat_sexpr(n: &crate::rise::nat::Nat) -> String {
+    use crate::rise::nat::{NatAtom, Ratio};
+    let fold = |op: &str, items: Vec<String>| {
+        let mut it = items.into_iter().rev();
+        let last = it.next().unwrap_or_else(|| "(NNum 0 1)".into());
+        it.fold(last, |acc, x| format!("({op} {x} {acc})"))
+    };
+    let terms = n
+        .terms()
+        .map(|(m, c)| {
+            let mut f = vec![];
+            if c != Ratio::int(1) || m.is_empty() {
+                f.push(format!("(NNum {} {})", c.num, c.den));
+            }
+            for a in m {
+                if let NatAtom::Index(i) = a {
+                    f.push(format!("(NVar {i})"));
+                }
+            }
+            fold("NMul", f)
+        })
+        .collect();
+    fold("NAdd", terms)
+}
+
+struct RiseLoad;
+
+impl UserDefinedCommand for RiseLoad {
+    fn update(
+        &self,
+        eg: &mut EGraph,
+        args: &[Expr],
+    ) -> std::result::Result<Vec<CommandOutput>, egglog::Error> {
+        let name = match args.first() {
+            Some(Expr::Var(_, v)) => v.clone(),
+            _ => {
+                return Err(to_egglog(Error::bad_input(
+                    "usage: (rise-load $name \"file.rise\" \"definition\")",
+                )))
+            }
+        };
+        let file = string_arg(args, 1, "rise-load")?;
+        let def = string_arg(args, 2, "rise-load")?;
+        let term = rise::load_def(Path::new(&file), &def).map_err(to_egglog)?;
+        ensure_schema(eg).map_err(to_egglog)?;
+        encode::load_term(eg, &term).map_err(to_egglog)?;
+        eg.parse_and_run_program(None, &format!("(let {name} {})", to_sexpr(&term)))?;
+        Ok(vec![])
+    }
+}
+
+struct RiseExtract;
+
+impl UserDefinedCommand for RiseExtract {
+    fn update(
+        &self,
+        eg: &mut EGraph,
+        args: &[Expr],
+    ) -> std::result::Result<Vec<CommandOutput>, egglog::Error> {
+        let [e] = args else {
+            return Err(to_egglog(Error::bad_input("usage: (rise-extract expr)")));
+        };
+        let (_, value) = eg.eval_expr(e)?;
+        let graph = extract::ExprGraph::read(eg).map_err(to_egglog)?;
+        let term = extract::Extractor::new(&graph, &extract::AstSize)
+            .extract(value)
+            .map_err(to_egglog)?;
+        let named = debruijn::to_named(&term, debruijn::Annotate::Leading);
+        let text = format!("{}\n", print::print_expr(&named));
+        Ok(vec![CommandOutput::UserDefined(Arc::new(text))])
+    }
+}
+
+/// An e-graph with sketchlog's commands registered (and no schema yet).
+pub fn sketchlog_egraph() -> EGraph {
+    let mut eg = EGraph::default();
+    eg.add_command("rise-load".into(), Arc::new(RiseLoad))
+        .expect("fresh e-graph");
+    eg.add_command("rise-extract".into(), Arc::new(RiseExtract))
+        .expect("fresh e-graph");
+    eg
+}
+
+/// Runs `.egg` files in one e-graph, like egglog's CLI: each file's outputs are printed
+/// when it succeeds; the first failure stops the run.
+pub fn run_files(
+    files: &[std::path::PathBuf],
+    fact_directory: Option<&Path>,
+    out: &mut dyn std::io::Write,
+) -> Result<()> {
+    let mut eg = sketchlog_egraph();
+    eg.fact_directory = fact_directory.map(Path::to_path_buf);
+    for f in files {
+        let src = crate::error::read_source(f)?;
+        let outputs = eg
+            .parse_and_run_program(Some(src.name.clone()), &src.text)
+            .map_err(from_egglog)?;
+        for o in outputs {
+            write!(out, "{o}").map_err(|e| Error::bad_input(format!("writing output: {e}")))?;
+        }
+    }
+    Ok(())
+}
