@@ -12,10 +12,11 @@ use std::rc::Rc;
 /// How many lambda parameters get a type annotation when printing back to named form.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Annotate {
-    /// Only the leading parameters of the program (enough to read it; the rest is inferred
-    /// in the common case).
+    /// As few as needed: the leading parameters of the program; if that does not determine
+    /// every type, also the body's type; if still not, everything (as `All`).
     Leading,
-    /// Every parameter: the result always re-elaborates to the same typed term.
+    /// Every parameter and every primitive: the result always re-elaborates to the same
+    /// typed term.
     All,
 }
 
@@ -47,9 +48,37 @@ fn var_name(i: usize) -> String {
     }
 }
 
-/// Converts a typed De Bruijn term to named Rise with generated names.
+/// Converts a typed De Bruijn term to named Rise with generated names. The result always
+/// elaborates back to `t`.
 pub fn to_named(t: &Term, annotate: Annotate) -> Expr {
-    to_named_in(t, annotate, &mut vec![], &mut vec![], true)
+    if annotate == Annotate::All {
+        return to_named_in(t, annotate, &mut vec![], &mut vec![], true);
+    }
+    let leading = to_named_in(t, annotate, &mut vec![], &mut vec![], true);
+    let candidates = [leading.clone(), annotate_body(leading, t, &mut vec![])];
+    candidates
+        .into_iter()
+        .find(|e| super::infer::elaborate(None, e).is_ok_and(|back| *back == *t))
+        .unwrap_or_else(|| to_named(t, Annotate::All))
+}
+
+/// Annotates the body under the leading `nfun`/`fun` binders with its type.
+fn annotate_body(e: Expr, t: &Term, nats: &mut Vec<String>) -> Expr {
+    match (e.kind, &t.node) {
+        (ExprKind::Lam(x, ann, b), Node::Lam(tb)) => {
+            Expr::new(ExprKind::Lam(x, ann, Box::new(annotate_body(*b, tb, nats))))
+        }
+        (ExprKind::NatLam(n, b), Node::NatLam(tb)) => {
+            nats.push(n.clone());
+            let body = annotate_body(*b, tb, nats);
+            nats.pop();
+            Expr::new(ExprKind::NatLam(n, Box::new(body)))
+        }
+        (kind, _) => Expr::new(ExprKind::Annot(
+            Box::new(Expr::new(kind)),
+            name_type(&t.ty, nats),
+        )),
+    }
 }
 
 fn to_named_in(
@@ -61,6 +90,10 @@ fn to_named_in(
 ) -> Expr {
     let kind = match &t.node {
         Node::Var(i) => ExprKind::Var(vars[vars.len() - 1 - *i as usize].clone()),
+        Node::Prim(p) if annotate == Annotate::All => ExprKind::Annot(
+            Box::new(Expr::var(p.name())),
+            name_type(&t.ty, nats),
+        ),
         Node::Prim(p) => ExprKind::Var(p.name().to_string()),
         Node::F32(x) => ExprKind::F32(*x),
         Node::Int(i) => ExprKind::Int(*i),

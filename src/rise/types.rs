@@ -203,9 +203,18 @@ impl Type {
                 }
             }
             Type::NatFun(b) => {
+                // Avoid the binders in scope and the free size variables of the body.
+                let mut taken = names.clone();
+                b.for_each_nat(&mut |n| {
+                    for a in n.atoms() {
+                        if let NatAtom::Var(v) = a {
+                            taken.push(v.clone());
+                        }
+                    }
+                });
                 let name = match hints.next() {
-                    Some(h) if !names.contains(h) => h.clone(),
-                    _ => fresh_nat_name(names),
+                    Some(h) if !taken.contains(h) => h.clone(),
+                    _ => fresh_nat_name(&taken),
                 };
                 if prec > 0 {
                     out.push('(');
