@@ -27,10 +27,14 @@ pub fn from_egglog(e: egglog::Error) -> Error {
     let message = e.to_string();
     // Our own commands report errors that already carry `file:line:col: error:`.
     if let Some(rest) = message.strip_prefix("sketchlog: ") {
+        let (location, message) = match rest.split_once(": error: ") {
+            Some((loc, msg)) => (Some(loc.to_string()), msg.to_string()),
+            None => (None, rest.strip_prefix("error: ").unwrap_or(rest).to_string()),
+        };
         return Error {
             kind,
-            location: None,
-            message: rest.to_string(),
+            location,
+            message,
         };
     }
     Error {

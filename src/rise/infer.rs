@@ -113,8 +113,8 @@ impl Solver {
             (Type::F32, Type::F32) | (Type::Int, Type::Int) => Ok(()),
             (Type::Idx(n), Type::Idx(m)) => self.unify_nat(n, m, span),
             (Type::Arr(n, s), Type::Arr(m, t)) | (Type::Vector(s, n), Type::Vector(t, m)) => {
-                self.unify_nat(n, m, span)?;
-                self.unify(s, t, span)
+                self.unify(s, t, span)?;
+                self.unify_nat(n, m, span)
             }
             (Type::Pair(a1, a2), Type::Pair(b1, b2)) | (Type::Fun(a1, a2), Type::Fun(b1, b2)) => {
                 self.unify(a1, b1, span)?;
