@@ -10,7 +10,11 @@ use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 
 #[derive(Parser)]
-#[command(name = "sketchlog", version, about = "Sketch-guided equality saturation over Rise, on egglog")]
+#[command(
+    name = "sketchlog",
+    version,
+    about = "Sketch-guided equality saturation over Rise, on egglog"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -53,7 +57,12 @@ pub fn load_program_ref(spec: &str) -> Result<(PathBuf, String, std::rc::Rc<rise
         None => {
             return Err(Error::bad_input(format!(
                 "{file} has several definitions ({}); name one as {file}:NAME",
-                program.defs.iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join(", ")
+                program
+                    .defs
+                    .iter()
+                    .map(|d| d.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )))
         }
     };
@@ -77,9 +86,22 @@ fn show(spec: &str) -> Result<()> {
     let (nodes, classes) = graph.size();
     let back = extract::Extractor::new(&graph, &extract::AstSize).extract(root)?;
     println!("{name} : {}", back.ty);
-    println!("e-graph: {nodes} e-nodes, {classes} e-classes (term size {})", term.size());
-    println!("round trip: {}", if back == term { "identical" } else { "DIFFERENT" });
-    println!("{}", print::print_expr(&debruijn::to_named(&back, debruijn::Annotate::Leading)));
+    println!(
+        "e-graph: {nodes} e-nodes, {classes} e-classes (term size {})",
+        term.size()
+    );
+    println!(
+        "round trip: {}",
+        if back == term {
+            "identical"
+        } else {
+            "DIFFERENT"
+        }
+    );
+    println!(
+        "{}",
+        print::print_expr(&debruijn::to_named(&back, debruijn::Annotate::Leading))
+    );
     Ok(())
 }
 

@@ -29,7 +29,10 @@ pub fn from_egglog(e: egglog::Error) -> Error {
     if let Some(rest) = message.strip_prefix("sketchlog: ") {
         let (location, message) = match rest.split_once(": error: ") {
             Some((loc, msg)) => (Some(loc.to_string()), msg.to_string()),
-            None => (None, rest.strip_prefix("error: ").unwrap_or(rest).to_string()),
+            None => (
+                None,
+                rest.strip_prefix("error: ").unwrap_or(rest).to_string(),
+            ),
         };
         return Error {
             kind,

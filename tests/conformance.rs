@@ -14,14 +14,23 @@ fn sketchlog_run_agrees_with_egglog_on_the_subset() {
     files.sort();
     for egg in files {
         let expected_out = std::fs::read_to_string(egg.with_extension("stdout")).unwrap();
-        let expected_ok = std::fs::read_to_string(egg.with_extension("status")).unwrap().trim() == "ok";
+        let expected_ok = std::fs::read_to_string(egg.with_extension("status"))
+            .unwrap()
+            .trim()
+            == "ok";
         let out = Command::new(env!("CARGO_BIN_EXE_sketchlog"))
             .arg("run")
             .arg(&egg)
             .output()
             .unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
-        assert_eq!(out.status.success(), expected_ok, "{}: success differs; stderr: {}", egg.display(), String::from_utf8_lossy(&out.stderr));
+        assert_eq!(
+            out.status.success(),
+            expected_ok,
+            "{}: success differs; stderr: {}",
+            egg.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
         assert_eq!(stdout, expected_out, "{}: output differs", egg.display());
         // No panic or backtrace, ever.
         assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));

@@ -10,11 +10,15 @@ fn every_program_round_trips_through_the_egraph() {
     for file in program_files() {
         let p = program(&file);
         for d in &p.defs {
-            let Ok(t) = infer::elaborate_def(&p, &d.name) else { continue };
+            let Ok(t) = infer::elaborate_def(&p, &d.name) else {
+                continue;
+            };
             let mut eg = rise_egraph().unwrap();
             let root = encode::load_term(&mut eg, &t).unwrap();
             let graph = extract::ExprGraph::read(&eg).unwrap();
-            let back = extract::Extractor::new(&graph, &extract::AstSize).extract(root).unwrap();
+            let back = extract::Extractor::new(&graph, &extract::AstSize)
+                .extract(root)
+                .unwrap();
             assert_eq!(back, t, "{file}:{}", d.name);
             // Loading again adds nothing and finds the same class.
             let before = eg.num_tuples();
@@ -50,7 +54,11 @@ fn extraction_picks_the_smallest_term_and_handles_cycles() {
     let a = encode::load_term(&mut eg, &big).unwrap();
     let b = encode::load_term(&mut eg, &small).unwrap();
     // Union the bodies: x = add (add x 0) 0 makes a cycle through x's class.
-    let (sketchlog::rise::term::Node::Lam(ba), sketchlog::rise::term::Node::Lam(bb)) = (&big.node, &small.node) else { panic!() };
+    let (sketchlog::rise::term::Node::Lam(ba), sketchlog::rise::term::Node::Lam(bb)) =
+        (&big.node, &small.node)
+    else {
+        panic!()
+    };
     let (va, vb) = (
         encode::load_term(&mut eg, ba).unwrap(),
         encode::load_term(&mut eg, bb).unwrap(),
@@ -63,6 +71,8 @@ fn extraction_picks_the_smallest_term_and_handles_cycles() {
     let _ = (a, b);
     let graph = extract::ExprGraph::read(&eg).unwrap();
     let root = encode::load_term(&mut eg, &small).unwrap();
-    let best = extract::Extractor::new(&graph, &extract::AstSize).extract(root).unwrap();
+    let best = extract::Extractor::new(&graph, &extract::AstSize)
+        .extract(root)
+        .unwrap();
     assert_eq!(best, small);
 }

@@ -29,7 +29,11 @@ fn arb_nat() -> impl Strategy<Value = Nat> {
 }
 
 fn arb_type() -> impl Strategy<Value = Type> {
-    let leaf = prop_oneof![Just(Type::F32), Just(Type::Int), arb_nat().prop_map(Type::Idx)];
+    let leaf = prop_oneof![
+        Just(Type::F32),
+        Just(Type::Int),
+        arb_nat().prop_map(Type::Idx)
+    ];
     leaf.prop_recursive(3, 10, 2, |inner| {
         prop_oneof![
             (arb_nat(), inner.clone()).prop_map(|(n, t)| arr(n, t)),
@@ -52,17 +56,25 @@ fn arb_expr() -> impl Strategy<Value = Expr> {
         let names = names.clone();
         prop_oneof![
             (inner.clone(), inner.clone()).prop_map(|(f, x)| Expr::app(f, x)),
-            (prop::sample::select(names.clone()), proptest::option::of(arb_type()), inner.clone())
-                .prop_map(|(x, t, b)| Expr::new(ExprKind::Lam(x.into(), t, Box::new(b)))),
+            (
+                prop::sample::select(names.clone()),
+                proptest::option::of(arb_type()),
+                inner.clone()
+            )
+                .prop_map(|(x, t, b)| Expr::new(ExprKind::Lam(
+                    x.into(),
+                    t,
+                    Box::new(b)
+                ))),
             (prop::sample::select(vec!["n", "m"]), inner.clone())
                 .prop_map(|(n, b)| Expr::new(ExprKind::NatLam(n.into(), Box::new(b)))),
-            (inner.clone(), arb_nat()).prop_map(|(f, n)| Expr::new(ExprKind::NatApp(Box::new(f), n))),
-            (inner.clone(), arb_type()).prop_map(|(e, t)| Expr::new(ExprKind::Annot(Box::new(e), t))),
+            (inner.clone(), arb_nat())
+                .prop_map(|(f, n)| Expr::new(ExprKind::NatApp(Box::new(f), n))),
+            (inner.clone(), arb_type())
+                .prop_map(|(e, t)| Expr::new(ExprKind::Annot(Box::new(e), t))),
             // let-sugar: let e (fun x => b)
-            (prop::sample::select(names), inner.clone(), inner).prop_map(|(x, e, b)| Expr::app(
-                Expr::app(Expr::var("let"), e),
-                Expr::lam(x, b)
-            )),
+            (prop::sample::select(names), inner.clone(), inner)
+                .prop_map(|(x, e, b)| Expr::app(Expr::app(Expr::var("let"), e), Expr::lam(x, b))),
         ]
     })
 }
@@ -111,13 +123,19 @@ fn every_program_has_its_expected_type() {
         ("programs/fission.rise", "goal", "(n: nat) -> (f32 -> f32) -> (f32 -> f32) -> (f32 -> f32) -> (f32 -> f32) -> (f32 -> f32) -> n.f32 -> n.f32"),
     ];
     for (file, name, ty) in expected {
-        assert_eq!(infer::def_type(&program(file), name).unwrap(), ty, "{file}:{name}");
+        assert_eq!(
+            infer::def_type(&program(file), name).unwrap(),
+            ty,
+            "{file}:{name}"
+        );
     }
     // Every definition in programs/ is covered above, or is a generic helper.
     for file in program_files() {
         for d in program(&file).defs {
             let covered = expected.iter().any(|(f, n, _)| *f == file && *n == d.name);
-            let generic = infer::def_type(&program(&file), &d.name).unwrap().contains("generic");
+            let generic = infer::def_type(&program(&file), &d.name)
+                .unwrap()
+                .contains("generic");
             assert!(covered || generic, "{file}:{} has no expected type", d.name);
         }
     }
@@ -165,7 +183,9 @@ fn de_bruijn_round_trip_of_every_program() {
     for file in program_files() {
         let p = program(&file);
         for d in &p.defs {
-            let Ok(t) = infer::elaborate_def(&p, &d.name) else { continue };
+            let Ok(t) = infer::elaborate_def(&p, &d.name) else {
+                continue;
+            };
             for annotate in [Annotate::All, Annotate::Leading] {
                 let named = to_named(&t, annotate);
                 let text = print::print_expr(&named);
@@ -185,7 +205,10 @@ fn matmul_of_3x4_and_4x2_matches_hand_computation() {
     let mm = def("programs/matmul.rise", "mm");
     let a = Value::matrix(3, 4, &[1., 2., 3., 4., 5., 6., 7., 8., 9., 10., 11., 12.]);
     let b = Value::matrix(4, 2, &[1., 0., 0., 1., 1., 1., 2., -1.]);
-    let c = run(&mm, &[3, 2, 4], &[a, b]).unwrap().flatten_f32().unwrap();
+    let c = run(&mm, &[3, 2, 4], &[a, b])
+        .unwrap()
+        .flatten_f32()
+        .unwrap();
     assert_eq!(c, vec![12., 1., 28., 5., 44., 9.]);
 }
 
@@ -223,8 +246,18 @@ fn start_and_goal_programs_agree_on_random_inputs() {
     let mut rng = Rng(11);
     // binomial on a non-square image
     let img = rng.f32s(6 * 9);
-    let s = run(&def("programs/binomial.rise", "start"), &[4, 7], &[Value::matrix(6, 9, &img)]).unwrap();
-    let g = run(&def("programs/binomial.rise", "goal"), &[4, 7], &[Value::matrix(6, 9, &img)]).unwrap();
+    let s = run(
+        &def("programs/binomial.rise", "start"),
+        &[4, 7],
+        &[Value::matrix(6, 9, &img)],
+    )
+    .unwrap();
+    let g = run(
+        &def("programs/binomial.rise", "goal"),
+        &[4, 7],
+        &[Value::matrix(6, 9, &img)],
+    )
+    .unwrap();
     assert_close(&s.flatten_f32().unwrap(), &g.flatten_f32().unwrap(), 1e-5);
     // reduction: both add 7
     for x in [0i64, 5, -3] {
@@ -234,13 +267,19 @@ fn start_and_goal_programs_agree_on_random_inputs() {
         }
     }
     // fission: with concrete functions for f1..f5
-    let fs: Vec<Value> = ["fun x => add x 1.0", "fun x => mul x 2.0", "fun x => mul x x", "fun x => add x -3.5", "fun x => mul x 0.5"]
-        .iter()
-        .map(|src| {
-            let t = term(&format!("({src} : f32 -> f32)"));
-            run(&t, &[], &[]).unwrap()
-        })
-        .collect();
+    let fs: Vec<Value> = [
+        "fun x => add x 1.0",
+        "fun x => mul x 2.0",
+        "fun x => mul x x",
+        "fun x => add x -3.5",
+        "fun x => mul x 0.5",
+    ]
+    .iter()
+    .map(|src| {
+        let t = term(&format!("({src} : f32 -> f32)"));
+        run(&t, &[], &[]).unwrap()
+    })
+    .collect();
     let xs = Value::f32s(&rng.f32s(10));
     let mut args = fs.clone();
     args.push(xs);
@@ -253,13 +292,30 @@ fn start_and_goal_programs_agree_on_random_inputs() {
 fn data_layout_primitives_evaluate_as_specified() {
     let t = term("fun (x : 6.f32) => join (split<2> x)");
     let xs = Value::f32s(&[1., 2., 3., 4., 5., 6.]);
-    assert_eq!(run(&t, &[], &[xs.clone()]).unwrap().flatten_f32().unwrap(), vec![1., 2., 3., 4., 5., 6.]);
+    assert_eq!(
+        run(&t, &[], std::slice::from_ref(&xs)).unwrap().flatten_f32().unwrap(),
+        vec![1., 2., 3., 4., 5., 6.]
+    );
     let t = term("fun (x : 6.f32) => transpose (split<2> x)");
-    assert_eq!(run(&t, &[], &[xs.clone()]).unwrap().flatten_f32().unwrap(), vec![1., 3., 5., 2., 4., 6.]);
+    assert_eq!(
+        run(&t, &[], std::slice::from_ref(&xs)).unwrap().flatten_f32().unwrap(),
+        vec![1., 3., 5., 2., 4., 6.]
+    );
     let t = term("fun (x : 6.f32) => slide<3, 1> x");
-    assert_eq!(run(&t, &[], &[xs.clone()]).unwrap().flatten_f32().unwrap(), vec![1., 2., 3., 2., 3., 4., 3., 4., 5., 4., 5., 6.]);
-    let t = term("fun (x : 6.f32) => asScalar (map (fun v => add v (vectorFromScalar 1.0)) (asVector<3> x))");
-    assert_eq!(run(&t, &[], &[xs]).unwrap().flatten_f32().unwrap(), vec![2., 3., 4., 5., 6., 7.]);
+    assert_eq!(
+        run(&t, &[], std::slice::from_ref(&xs)).unwrap().flatten_f32().unwrap(),
+        vec![1., 2., 3., 2., 3., 4., 3., 4., 5., 4., 5., 6.]
+    );
+    let t = term(
+        "fun (x : 6.f32) => asScalar (map (fun v => add v (vectorFromScalar 1.0)) (asVector<3> x))",
+    );
+    assert_eq!(
+        run(&t, &[], &[xs]).unwrap().flatten_f32().unwrap(),
+        vec![2., 3., 4., 5., 6., 7.]
+    );
     let t = term("(generate (fun i => 2.0) : 3.f32)");
-    assert_eq!(run(&t, &[], &[]).unwrap().flatten_f32().unwrap(), vec![2., 2., 2.]);
+    assert_eq!(
+        run(&t, &[], &[]).unwrap().flatten_f32().unwrap(),
+        vec![2., 2., 2.]
+    );
 }

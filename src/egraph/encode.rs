@@ -76,7 +76,11 @@ fn add_type(fs: &mut FullState, t: &Type, memo: &mut HashMap<Type, Value>) -> Re
         Type::Pair(a, b) | Type::Fun(a, b) => {
             let a = add_type(fs, a, memo)?;
             let b = add_type(fs, b, memo)?;
-            let name = if matches!(t, Type::Pair(..)) { "TPair" } else { "TFun" };
+            let name = if matches!(t, Type::Pair(..)) {
+                "TPair"
+            } else {
+                "TFun"
+            };
             add(fs, name, (a, b))
         }
         Type::NatFun(b) => {
@@ -145,7 +149,11 @@ impl TypeTable {
         for name in ["NNum", "NVar"] {
             eg.read(|rs| {
                 rs.constructor_enodes(name, |e| {
-                    let vals = e.children.iter().map(|v| rs.value_to_base::<i64>(*v)).collect();
+                    let vals = e
+                        .children
+                        .iter()
+                        .map(|v| rs.value_to_base::<i64>(*v))
+                        .collect();
                     raw.insert(e.eclass, (name, vec![]));
                     ints.insert(e.eclass, vals);
                 })
@@ -178,7 +186,9 @@ impl TypeTable {
             return Ok(());
         }
         let Some((name, ch)) = raw.get(&v) else {
-            return Err(Error::bad_input(format!("dangling size or type value {v:?}")));
+            return Err(Error::bad_input(format!(
+                "dangling size or type value {v:?}"
+            )));
         };
         for c in ch {
             self.decode(*c, raw, ints)?;

@@ -51,8 +51,12 @@ impl ExprGraph {
                     }
                 })
             };
-            scan("Var", &mut |c| Some(Node::Var(rs.value_to_base::<i64>(c[0]) as u32)))?;
-            scan("Int", &mut |c| Some(Node::Int(rs.value_to_base::<i64>(c[0]))))?;
+            scan("Var", &mut |c| {
+                Some(Node::Var(rs.value_to_base::<i64>(c[0]) as u32))
+            })?;
+            scan("Int", &mut |c| {
+                Some(Node::Int(rs.value_to_base::<i64>(c[0])))
+            })?;
             scan("F32", &mut |c| {
                 let x = rs.value_to_base::<egglog::sort::F>(c[0]);
                 Some(Node::F32(Float(x.0 .0 as f32)))
@@ -80,7 +84,10 @@ impl ExprGraph {
 
     /// Number of e-nodes and e-classes of Rise terms.
     pub fn size(&self) -> (usize, usize) {
-        (self.classes.values().map(Vec::len).sum(), self.classes.len())
+        (
+            self.classes.values().map(Vec::len).sum(),
+            self.classes.len(),
+        )
     }
 }
 

@@ -90,10 +90,9 @@ fn to_named_in(
 ) -> Expr {
     let kind = match &t.node {
         Node::Var(i) => ExprKind::Var(vars[vars.len() - 1 - *i as usize].clone()),
-        Node::Prim(p) if annotate == Annotate::All => ExprKind::Annot(
-            Box::new(Expr::var(p.name())),
-            name_type(&t.ty, nats),
-        ),
+        Node::Prim(p) if annotate == Annotate::All => {
+            ExprKind::Annot(Box::new(Expr::var(p.name())), name_type(&t.ty, nats))
+        }
         Node::Prim(p) => ExprKind::Var(p.name().to_string()),
         Node::F32(x) => ExprKind::F32(*x),
         Node::Int(i) => ExprKind::Int(*i),
@@ -130,9 +129,7 @@ fn to_named_in(
 /// Shifts free variables (indices >= `cutoff`) of a term by `by`.
 pub fn shift(t: &Rc<Term>, cutoff: u32, by: i64) -> Rc<Term> {
     match &t.node {
-        Node::Var(i) if *i >= cutoff => {
-            Term::new(Node::Var((*i as i64 + by) as u32), t.ty.clone())
-        }
+        Node::Var(i) if *i >= cutoff => Term::new(Node::Var((*i as i64 + by) as u32), t.ty.clone()),
         Node::Lam(b) => Term::new(Node::Lam(shift(b, cutoff + 1, by)), t.ty.clone()),
         Node::App(..) | Node::NatApp(..) | Node::NatLam(_) => {
             Term::new(t.node.map(|c| shift(c, cutoff, by)), t.ty.clone())

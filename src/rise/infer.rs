@@ -251,7 +251,9 @@ impl<'p> Elaborator<'p> {
                 } else {
                     return Err(Error::at(
                         &span,
-                        format!("unknown identifier `{x}`: not a variable, definition or primitive"),
+                        format!(
+                            "unknown identifier `{x}`: not a variable, definition or primitive"
+                        ),
                     ));
                 }
             }
@@ -379,7 +381,9 @@ impl<'p> Elaborator<'p> {
             ));
         }
         let node = match node {
-            Node::NatApp(f, n) => Node::NatApp(f, names_to_indices(&self.solver.zonk_nat(&n), 0, nats)),
+            Node::NatApp(f, n) => {
+                Node::NatApp(f, names_to_indices(&self.solver.zonk_nat(&n), 0, nats))
+            }
             n => n,
         };
         let ty = ty.map_nats(0, &mut |n, depth| names_to_indices(n, depth, nats));
@@ -413,9 +417,10 @@ fn elaborate_with(program: Option<&Program>, e: &Expr, fallback: &Span) -> Resul
 
 /// Elaborates a closed expression (which may use the definitions of `program`).
 pub fn elaborate(program: Option<&Program>, e: &Expr) -> Result<Rc<Term>> {
-    let fallback = e.span.clone().unwrap_or_else(|| {
-        Span::new(&crate::error::Source::new("<generated>", ""), 0, 0)
-    });
+    let fallback = e
+        .span
+        .clone()
+        .unwrap_or_else(|| Span::new(&crate::error::Source::new("<generated>", ""), 0, 0));
     elaborate_with(program, e, &fallback)
 }
 
@@ -458,7 +463,10 @@ pub fn def_type(program: &Program, name: &str) -> Result<String> {
             };
             let pre = el.infer(&def.expr, &def.span)?;
             let _ = el.solver.solve_deferred();
-            Ok(format!("{} (generic; inlined where used)", el.solver.zonk(&pre.ty)))
+            Ok(format!(
+                "{} (generic; inlined where used)",
+                el.solver.zonk(&pre.ty)
+            ))
         }
         Err(err) => Err(err),
     }

@@ -73,7 +73,11 @@ impl Value {
     }
     /// A row-major 2D array of f32.
     pub fn matrix(rows: usize, cols: usize, xs: &[f32]) -> Value {
-        Value::array((0..rows).map(|r| Value::f32s(&xs[r * cols..(r + 1) * cols])).collect())
+        Value::array(
+            (0..rows)
+                .map(|r| Value::f32s(&xs[r * cols..(r + 1) * cols]))
+                .collect(),
+        )
     }
     pub fn as_array(&self) -> EvalResult<&Rc<Vec<Value>>> {
         match self {
@@ -219,28 +223,35 @@ fn map_array(f: &Value, xs: &Value) -> EvalResult<Value> {
     ))
 }
 
-fn arith(a: &Value, b: &Value, op: fn(f32, f32) -> f32, iop: fn(i64, i64) -> i64) -> EvalResult<Value> {
+fn arith(
+    a: &Value,
+    b: &Value,
+    op: fn(f32, f32) -> f32,
+    iop: fn(i64, i64) -> i64,
+) -> EvalResult<Value> {
     match (a, b) {
         (Value::F32(x), Value::F32(y)) => Ok(Value::F32(op(*x, *y))),
         (Value::Int(x), Value::Int(y)) => Ok(Value::Int(iop(*x, *y))),
-        (Value::Vector(xs), Value::Vector(ys)) if xs.len() == ys.len() => Ok(Value::Vector(Rc::new(
-            xs.iter()
-                .zip(ys.iter())
-                .map(|(x, y)| arith(x, y, op, iop))
-                .collect::<EvalResult<_>>()?,
-        ))),
-        (a, b) => Err(format!("cannot do arithmetic on {} and {}", a.kind(), b.kind())),
+        (Value::Vector(xs), Value::Vector(ys)) if xs.len() == ys.len() => {
+            Ok(Value::Vector(Rc::new(
+                xs.iter()
+                    .zip(ys.iter())
+                    .map(|(x, y)| arith(x, y, op, iop))
+                    .collect::<EvalResult<_>>()?,
+            )))
+        }
+        (a, b) => Err(format!(
+            "cannot do arithmetic on {} and {}",
+            a.kind(),
+            b.kind()
+        )),
     }
 }
 
 fn binomial_weights(p: Prim) -> Value {
     let w = [1.0, 2.0, 1.0].map(|x: f32| x / 4.0);
     match p {
-        Prim::Weights2d => Value::array(
-            w.iter()
-                .map(|a| Value::f32s(&w.map(|b| a * b)))
-                .collect(),
-        ),
+        Prim::Weights2d => Value::array(w.iter().map(|a| Value::f32s(&w.map(|b| a * b))).collect()),
         _ => Value::f32s(&w),
     }
 }
@@ -260,7 +271,11 @@ fn run_prim(p: &Partial) -> EvalResult<Value> {
         Zip => {
             let (xs, ys) = (a[0].as_array()?, a[1].as_array()?);
             if xs.len() != ys.len() {
-                return Err(format!("zip of arrays of lengths {} and {}", xs.len(), ys.len()));
+                return Err(format!(
+                    "zip of arrays of lengths {} and {}",
+                    xs.len(),
+                    ys.len()
+                ));
             }
             Ok(Value::array(
                 xs.iter()
@@ -283,7 +298,10 @@ fn run_prim(p: &Partial) -> EvalResult<Value> {
             let n = p.nats[0] as usize;
             let xs = a[0].as_array()?;
             if n == 0 || xs.len() % n != 0 {
-                return Err(format!("cannot split an array of length {} into chunks of {n}", xs.len()));
+                return Err(format!(
+                    "cannot split an array of length {} into chunks of {n}",
+                    xs.len()
+                ));
             }
             let wrap = |c: &[Value]| {
                 if p.prim == Split {
@@ -303,7 +321,9 @@ fn run_prim(p: &Partial) -> EvalResult<Value> {
         }
         Transpose => {
             let rows = a[0].as_array()?;
-            let cols = rows.first().map_or(Ok(0), |r| r.as_array().map(|r| r.len()))?;
+            let cols = rows
+                .first()
+                .map_or(Ok(0), |r| r.as_array().map(|r| r.len()))?;
             let mut out = vec![vec![]; cols];
             for r in rows.iter() {
                 let r = r.as_array()?;
@@ -320,7 +340,10 @@ fn run_prim(p: &Partial) -> EvalResult<Value> {
             let (sz, sp) = (p.nats[0] as usize, p.nats[1] as usize);
             let xs = a[0].as_array()?;
             if sp == 0 || xs.len() < sz || (xs.len() - sz) % sp != 0 {
-                return Err(format!("slide<{sz}, {sp}> on an array of length {}", xs.len()));
+                return Err(format!(
+                    "slide<{sz}, {sp}> on an array of length {}",
+                    xs.len()
+                ));
             }
             Ok(Value::array(
                 (0..=(xs.len() - sz) / sp)
@@ -340,7 +363,10 @@ fn run_prim(p: &Partial) -> EvalResult<Value> {
         Mul => arith(&a[0], &a[1], |x, y| x * y, |x, y| x.wrapping_mul(y)),
         Let => apply(&a[1], a[0].clone()),
         ToMem | Id => Ok(a[0].clone()),
-        VectorFromScalar => Ok(Value::Vector(Rc::new(vec![a[0].clone(); p.nats[0] as usize]))),
+        VectorFromScalar => Ok(Value::Vector(Rc::new(vec![
+            a[0].clone();
+            p.nats[0] as usize
+        ]))),
         Weights2d | WeightsH | WeightsV => Ok(binomial_weights(p.prim)),
     }
 }

@@ -195,7 +195,10 @@ impl Nat {
             num = num.add(t);
         }
         if num.den != 1 {
-            return Err(format!("size {self} is not an integer ({}/{})", num.num, num.den));
+            return Err(format!(
+                "size {self} is not an integer ({}/{})",
+                num.num, num.den
+            ));
         }
         Ok(num.num)
     }

@@ -121,7 +121,8 @@ impl Parser {
     }
     /// Span from token `start` to the last consumed token.
     fn since(&self, start: usize) -> Span {
-        self.span_of(start).to(&self.span_of(self.pos.saturating_sub(1).max(start)))
+        self.span_of(start)
+            .to(&self.span_of(self.pos.saturating_sub(1).max(start)))
     }
     fn is_sym(&self, s: &str) -> bool {
         matches!(self.peek(), Tok::Sym(x) if *x == s)

@@ -82,10 +82,7 @@ impl Prim {
         match self {
             Map | MapSeq | MapPar => {
                 let (n, s, t) = (fr.nat(), fr.data(), fr.data());
-                fun(
-                    fun(s.clone(), t.clone()),
-                    fun(arr(n.clone(), s), arr(n, t)),
-                )
+                fun(fun(s.clone(), t.clone()), fun(arr(n.clone(), s), arr(n, t)))
             }
             Reduce => {
                 let (n, t) = (fr.nat(), fr.data());
@@ -115,10 +112,7 @@ impl Prim {
                 // (n) {m} {t} (m*n).t -> m.n.t, with n as nat index 0
                 let (m, t) = (fr.nat(), fr.data());
                 let n = Nat::index(0);
-                nat_fun(fun(
-                    arr(m.mul(&n), t.clone()),
-                    arr(m, arr(n, t)),
-                ))
+                nat_fun(fun(arr(m.mul(&n), t.clone()), arr(m, arr(n, t))))
             }
             Join => {
                 let (n, m, t) = (fr.nat(), fr.nat(), fr.data());
@@ -126,10 +120,7 @@ impl Prim {
             }
             Transpose => {
                 let (n, m, t) = (fr.nat(), fr.nat(), fr.data());
-                fun(
-                    arr(n.clone(), arr(m.clone(), t.clone())),
-                    arr(m, arr(n, t)),
-                )
+                fun(arr(n.clone(), arr(m.clone(), t.clone())), arr(m, arr(n, t)))
             }
             Slide => {
                 // {n} (sz) (sp) {t} (sp*n+sz).t -> (1+n).sz.t; sz is index 1, sp index 0
@@ -168,14 +159,14 @@ impl Prim {
             AsVector | AsVectorAligned => {
                 let (m, t) = (fr.nat(), fr.data());
                 let n = Nat::index(0);
-                nat_fun(fun(
-                    arr(m.mul(&n), t.clone()),
-                    arr(m, vector(t, n)),
-                ))
+                nat_fun(fun(arr(m.mul(&n), t.clone()), arr(m, vector(t, n))))
             }
             AsScalar => {
                 let (n, m, t) = (fr.nat(), fr.nat(), fr.data());
-                fun(arr(m.clone(), vector(t.clone(), n.clone())), arr(m.mul(&n), t))
+                fun(
+                    arr(m.clone(), vector(t.clone(), n.clone())),
+                    arr(m.mul(&n), t),
+                )
             }
             VectorFromScalar => {
                 let (n, t) = (fr.nat(), fr.data());
