@@ -3,6 +3,8 @@
 
 pub mod encode;
 pub mod extract;
+pub mod saturate;
+pub mod subst;
 
 use crate::error::{Error, Result};
 use egglog::EGraph;

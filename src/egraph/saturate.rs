@@ -1,0 +1,223 @@
+//! Driving equality saturation: one egglog iteration at a time, with sketchlog's limits.
+//!
+//! egglog 3.0 has no node limit, so the driver steps a ruleset (`EGraph::step_rules`),
+//! refreshes the extraction snapshot between iterations, asks whether the goal is found,
+//! and stops cleanly on a limit with a report of how far it got.
+
+use super::subst::{SharedSnapshot, Snapshot};
+use crate::error::{Error, Result};
+use crate::rise::term::{Node, Term};
+use egglog::{EGraph, Read, Value};
+use std::time::{Duration, Instant};
+
+/// When to give up.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    pub iterations: usize,
+    pub enodes: usize,
+    pub time: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            iterations: 50,
+            enodes: 10_000_000,
+            time: Duration::from_secs(240),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    Found,
+    Saturated,
+    IterationLimit,
+    NodeLimit,
+    TimeLimit,
+}
+
+impl StopReason {
+    pub fn name(self) -> &'static str {
+        match self {
+            StopReason::Found => "found",
+            StopReason::Saturated => "saturated",
+            StopReason::IterationLimit => "iteration-limit",
+            StopReason::NodeLimit => "node-limit",
+            StopReason::TimeLimit => "time-limit",
+        }
+    }
+}
+
+/// Figures after one iteration.
+#[derive(Clone, Debug)]
+pub struct IterationStats {
+    pub iteration: usize,
+    pub enodes: usize,
+    pub eclasses: usize,
+    pub rules_applied: usize,
+    pub seconds: f64,
+}
+
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    pub stop: StopReason,
+    pub iterations: Vec<IterationStats>,
+    /// Time spent in egglog's iterations and snapshots (not in `found` checks).
+    pub saturation: Duration,
+}
+
+impl Outcome {
+    pub fn found(&self) -> bool {
+        self.stop == StopReason::Found
+    }
+    pub fn rules_applied(&self) -> usize {
+        self.iterations.iter().map(|i| i.rules_applied).sum()
+    }
+    /// (e-nodes, e-classes) at the end.
+    pub fn size(&self) -> (usize, usize) {
+        self.iterations.last().map_or((0, 0), |i| (i.enodes, i.eclasses))
+    }
+}
+
+fn engine(e: egglog::Error) -> Error {
+    Error::bad_input(format!("e-graph: {e}"))
+}
+
+const EXPR_CONSTRUCTORS: [&str; 8] = ["Var", "App", "Lam", "NatApp", "NatLam", "Prim", "F32", "Int"];
+
+/// (e-nodes, e-classes) of Rise terms.
+pub fn expr_size(eg: &EGraph) -> Result<(usize, usize)> {
+    let mut nodes = 0;
+    let mut classes = std::collections::HashSet::new();
+    for c in EXPR_CONSTRUCTORS {
+        eg.constructor_enodes(c, |e| {
+            nodes += 1;
+            classes.insert(e.eclass);
+        })
+        .map_err(engine)?;
+    }
+    Ok((nodes, classes.len()))
+}
+
+/// Runs `ruleset` until `found` holds, nothing changes, or a limit is hit.
+pub fn saturate(
+    eg: &mut EGraph,
+    ruleset: &str,
+    snapshot: &SharedSnapshot,
+    limits: &Limits,
+    mut found: impl FnMut(&EGraph) -> bool,
+    mut on_iteration: impl FnMut(&IterationStats),
+) -> Result<Outcome> {
+    let start = Instant::now();
+    let mut saturation = Duration::ZERO;
+    let mut iterations = vec![];
+    let stop = loop {
+        if found(eg) {
+            break StopReason::Found;
+        }
+        if iterations.len() >= limits.iterations {
+            break StopReason::IterationLimit;
+        }
+        if start.elapsed() >= limits.time {
+            break StopReason::TimeLimit;
+        }
+        let t = Instant::now();
+        *snapshot.write().unwrap() = Snapshot::take(eg)?;
+        let report = eg.step_rules(ruleset).map_err(engine)?;
+        saturation += t.elapsed();
+        let (enodes, eclasses) = expr_size(eg)?;
+        let stats = IterationStats {
+            iteration: iterations.len() + 1,
+            enodes,
+            eclasses,
+            rules_applied: report.num_matches_per_rule.values().sum(),
+            seconds: t.elapsed().as_secs_f64(),
+        };
+        on_iteration(&stats);
+        iterations.push(stats);
+        if !report.updated {
+            break if found(eg) { StopReason::Found } else { StopReason::Saturated };
+        }
+        if enodes >= limits.enodes {
+            break if found(eg) { StopReason::Found } else { StopReason::NodeLimit };
+        }
+    };
+    Ok(Outcome {
+        stop,
+        iterations,
+        saturation,
+    })
+}
+
+/// The e-class of a term, if the e-graph holds it (nothing is added).
+pub fn find_term(eg: &EGraph, t: &Term) -> Option<Value> {
+    eg.read(|rs| find_in(&rs, t))
+}
+
+fn find_in<'a, 'db: 'a>(rs: &impl Read<'a, 'db>, t: &Term) -> Option<Value> {
+    let ty = find_type(rs, &t.ty)?;
+    match &t.node {
+        Node::Var(i) => rs.eclass_of("Var", (*i as i64, ty)).ok()?,
+        Node::Int(i) => rs.eclass_of("Int", (*i, ty)).ok()?,
+        Node::F32(x) => rs.eclass_of("F32", (x.0 as f64, ty)).ok()?,
+        Node::Prim(p) => rs.eclass_of("Prim", (p.name(), ty)).ok()?,
+        Node::App(f, x) => rs.eclass_of("App", (find_in(rs, f)?, find_in(rs, x)?, ty)).ok()?,
+        Node::Lam(b) => rs.eclass_of("Lam", (find_in(rs, b)?, ty)).ok()?,
+        Node::NatLam(b) => rs.eclass_of("NatLam", (find_in(rs, b)?, ty)).ok()?,
+        Node::NatApp(f, n) => rs
+            .eclass_of("NatApp", (find_in(rs, f)?, find_nat(rs, n)?, ty))
+            .ok()?,
+    }
+}
+
+fn find_nat<'a, 'db: 'a>(rs: &impl Read<'a, 'db>, n: &crate::rise::nat::Nat) -> Option<Value> {
+    use crate::rise::nat::{NatAtom, Ratio};
+    let fold = |op: &str, mut items: Vec<Value>| -> Option<Value> {
+        let mut acc = items.pop()?;
+        while let Some(x) = items.pop() {
+            acc = rs.eclass_of(op, (x, acc)).ok()??;
+        }
+        Some(acc)
+    };
+    let mut terms = vec![];
+    for (m, c) in n.terms() {
+        let mut f = vec![];
+        if c != Ratio::int(1) || m.is_empty() {
+            f.push(rs.eclass_of("NNum", (c.num, c.den)).ok()??);
+        }
+        for a in m {
+            let NatAtom::Index(i) = a else { return None };
+            f.push(rs.eclass_of("NVar", (*i as i64,)).ok()??);
+        }
+        terms.push(fold("NMul", f)?);
+    }
+    if terms.is_empty() {
+        return rs.eclass_of("NNum", (0i64, 1i64)).ok()?;
+    }
+    fold("NAdd", terms)
+}
+
+fn find_type<'a, 'db: 'a>(rs: &impl Read<'a, 'db>, t: &crate::rise::types::Type) -> Option<Value> {
+    use crate::rise::types::Type;
+    let none = egglog::RawValues(vec![]);
+    match t {
+        Type::F32 => rs.eclass_of("TF32", none).ok()?,
+        Type::Int => rs.eclass_of("TInt", none).ok()?,
+        Type::Idx(n) => rs.eclass_of("TIdx", (find_nat(rs, n)?,)).ok()?,
+        Type::Arr(n, e) => rs.eclass_of("TArr", (find_nat(rs, n)?, find_type(rs, e)?)).ok()?,
+        Type::Vector(e, n) => rs.eclass_of("TVec", (find_type(rs, e)?, find_nat(rs, n)?)).ok()?,
+        Type::Pair(a, b) => rs.eclass_of("TPair", (find_type(rs, a)?, find_type(rs, b)?)).ok()?,
+        Type::Fun(a, b) => rs.eclass_of("TFun", (find_type(rs, a)?, find_type(rs, b)?)).ok()?,
+        Type::NatFun(b) => rs.eclass_of("TNatFun", (find_type(rs, b)?,)).ok()?,
+        Type::Meta(_) => None,
+    }
+}
+
+/// Is `goal` in the same e-class as `start`?
+pub fn same_class(eg: &EGraph, start: &Term, goal: &Term) -> bool {
+    match (find_term(eg, start), find_term(eg, goal)) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    }
+}

@@ -1,0 +1,309 @@
+//! Extraction-based substitution and shifting for De Bruijn terms (paper section 4.2),
+//! run inside egglog's evaluation as semi-naive Rust rules.
+//!
+//! Before each iteration a [`Snapshot`] records, for every e-class, its representative
+//! e-node (the cheapest by fewer beta-redexes, then size) and the free variables of the
+//! class (the conservative "for all terms of the class" analysis). A rule such as beta,
+//! `(App (Lam body) arg)`, then substitutes on e-class ids: it walks the representative of
+//! `body`, reuses every class whose representative has no variable the substitution
+//! touches, and adds only the nodes on the paths to the substituted variables.
+
+use crate::error::{Error, Result};
+use egglog::{Core, EGraph, Read, Value, Write, WriteState};
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, RwLock};
+
+/// An e-node as stored: children are e-class ids; `payload` is the literal field (the
+/// index of a Var, the nat of a NatApp); `ty` the type value.
+#[derive(Clone, Copy, Debug)]
+pub enum Raw {
+    Var(i64),
+    App(Value, Value),
+    Lam(Value),
+    NatApp(Value, Value),
+    NatLam(Value),
+    /// Primitives and literals: closed, never rewritten by substitution.
+    Leaf,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Rep {
+    node: Raw,
+    ty: Value,
+    /// One more than the largest free variable index of the representative term (0 = closed).
+    free_bound: u32,
+}
+
+/// Representatives and free variables of every class, taken between iterations.
+#[derive(Default)]
+pub struct Snapshot {
+    reps: HashMap<Value, Rep>,
+    /// Free variables of every term of the class.
+    free: HashMap<Value, BTreeSet<u32>>,
+}
+
+fn engine(e: egglog::Error) -> Error {
+    Error::bad_input(format!("e-graph: {e}"))
+}
+
+/// All Rise e-nodes: (class, node, type).
+pub fn scan(eg: &EGraph) -> Result<Vec<(Value, Raw, Value)>> {
+    let mut out = vec![];
+    eg.read(|rs| -> std::result::Result<(), egglog::Error> {
+        let mut each = |name: &str, f: &dyn Fn(&[Value]) -> Raw| {
+            rs.constructor_enodes(name, |e| {
+                if !e.subsumed {
+                    out.push((e.eclass, f(e.children), *e.children.last().unwrap()));
+                }
+            })
+        };
+        each("Var", &|c| Raw::Var(rs.value_to_base::<i64>(c[0])))?;
+        each("App", &|c| Raw::App(c[0], c[1]))?;
+        each("Lam", &|c| Raw::Lam(c[0]))?;
+        each("NatApp", &|c| Raw::NatApp(c[0], c[1]))?;
+        each("NatLam", &|c| Raw::NatLam(c[0]))?;
+        for leaf in ["Prim", "F32", "Int"] {
+            each(leaf, &|_| Raw::Leaf)?;
+        }
+        Ok(())
+    })
+    .map_err(engine)?;
+    Ok(out)
+}
+
+fn children(n: &Raw) -> Vec<Value> {
+    match *n {
+        Raw::App(f, x) => vec![f, x],
+        Raw::Lam(b) | Raw::NatApp(b, _) | Raw::NatLam(b) => vec![b],
+        _ => vec![],
+    }
+}
+
+impl Snapshot {
+    /// Recomputes representatives (fewest beta-redexes, then smallest) and free variables.
+    pub fn take(eg: &EGraph) -> Result<Snapshot> {
+        let nodes = scan(eg)?;
+        let lam_classes: BTreeSet<Value> = nodes
+            .iter()
+            .filter(|(_, n, _)| matches!(n, Raw::Lam(_)))
+            .map(|(c, _, _)| *c)
+            .collect();
+        // Lexicographic cost (redexes, size) packed into one integer.
+        let node_cost = |n: &Raw| -> u64 {
+            match n {
+                Raw::App(f, _) if lam_classes.contains(f) => (1 << 32) + 1,
+                _ => 1,
+            }
+        };
+        let mut best: HashMap<Value, (u64, usize)> = HashMap::new();
+        let mut free: HashMap<Value, BTreeSet<u32>> = HashMap::new();
+        loop {
+            let mut changed = false;
+            for (i, (class, n, _)) in nodes.iter().enumerate() {
+                let kids = children(n);
+                if kids.iter().all(|k| best.contains_key(k)) {
+                    let c = kids.iter().fold(node_cost(n), |acc, k| acc.saturating_add(best[k].0));
+                    if best.get(class).is_none_or(|(b, _)| c < *b) {
+                        best.insert(*class, (c, i));
+                        changed = true;
+                    }
+                }
+                let mut fv: BTreeSet<u32> = match *n {
+                    Raw::Var(i) => BTreeSet::from([i as u32]),
+                    Raw::Lam(b) => free
+                        .get(&b)
+                        .map(|s| s.iter().filter(|&&v| v > 0).map(|v| v - 1).collect())
+                        .unwrap_or_default(),
+                    _ => kids.iter().flat_map(|k| free.get(k).into_iter().flatten().copied()).collect(),
+                };
+                let entry = free.entry(*class).or_default();
+                let before = entry.len();
+                entry.append(&mut fv);
+                changed |= entry.len() != before;
+            }
+            if !changed {
+                break;
+            }
+        }
+        let mut snap = Snapshot {
+            reps: HashMap::new(),
+            free,
+        };
+        for (class, (_, i)) in &best {
+            let (_, node, ty) = nodes[*i];
+            snap.reps.insert(*class, Rep { node, ty, free_bound: 0 });
+        }
+        let classes: Vec<Value> = snap.reps.keys().copied().collect();
+        let mut done = HashMap::new();
+        for c in classes {
+            snap.free_bound(c, &mut done);
+        }
+        for (c, b) in done {
+            snap.reps.get_mut(&c).unwrap().free_bound = b;
+        }
+        Ok(snap)
+    }
+
+    fn free_bound(&self, c: Value, done: &mut HashMap<Value, u32>) -> u32 {
+        if let Some(b) = done.get(&c) {
+            return *b;
+        }
+        let b = match self.reps[&c].node {
+            Raw::Var(i) => i as u32 + 1,
+            Raw::Lam(b) => self.free_bound(b, done).saturating_sub(1),
+            Raw::App(f, x) => self.free_bound(f, done).max(self.free_bound(x, done)),
+            Raw::NatApp(f, _) | Raw::NatLam(f) => self.free_bound(f, done),
+            Raw::Leaf => 0,
+        };
+        done.insert(c, b);
+        b
+    }
+
+    /// Is variable `v` free in some term of the class? (Unknown classes: conservatively yes.)
+    pub fn may_be_free(&self, class: Value, v: u32) -> bool {
+        self.free.get(&class).is_none_or(|s| s.contains(&v))
+    }
+}
+
+/// Builds new e-nodes during a rule's action.
+pub struct Builder<'s, 'w, 'a, 'db> {
+    snap: &'s Snapshot,
+    ws: &'w mut WriteState<'a, 'db>,
+}
+
+impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
+    fn add(&mut self, name: &str, inputs: Vec<Value>, ty: Value) -> Value {
+        let mut row = inputs;
+        row.push(ty);
+        let v = self
+            .ws
+            .add(name, egglog::RawValues(row))
+            .expect("schema constructor");
+        self.ws.set("ty", (v,), ty).expect("ty function");
+        v
+    }
+
+    fn var(&mut self, i: u32, ty: Value) -> Value {
+        let iv = self.ws.base_to_value::<i64>(i as i64);
+        self.add("Var", vec![iv], ty)
+    }
+
+    /// Shifts free variables >= `cutoff` of `class`'s representative by `by`.
+    /// `None` if a representative is missing or a variable would become negative.
+    pub fn shift(&mut self, class: Value, cutoff: u32, by: i64, memo: &mut HashMap<(Value, u32), Value>) -> Option<Value> {
+        let rep = *self.snap.reps.get(&class)?;
+        if rep.free_bound <= cutoff || by == 0 {
+            return Some(class);
+        }
+        if let Some(v) = memo.get(&(class, cutoff)) {
+            return Some(*v);
+        }
+        let v = match rep.node {
+            Raw::Var(i) => {
+                let j = i + by;
+                if j < 0 {
+                    return None;
+                }
+                self.var(j as u32, rep.ty)
+            }
+            Raw::App(f, x) => {
+                let (f, x) = (self.shift(f, cutoff, by, memo)?, self.shift(x, cutoff, by, memo)?);
+                self.add("App", vec![f, x], rep.ty)
+            }
+            Raw::Lam(b) => {
+                let b = self.shift(b, cutoff + 1, by, memo)?;
+                self.add("Lam", vec![b], rep.ty)
+            }
+            Raw::NatApp(f, n) => {
+                let f = self.shift(f, cutoff, by, memo)?;
+                self.add("NatApp", vec![f, n], rep.ty)
+            }
+            // Substituting under a size binder would also need the types shifted: not done.
+            Raw::NatLam(_) | Raw::Leaf => return None,
+        };
+        memo.insert((class, cutoff), v);
+        Some(v)
+    }
+
+    /// Beta-reduces `(λ.body) arg`: replaces variable `depth` of `body` by `arg` (shifted
+    /// under `depth` binders) and lowers the variables above it.
+    pub fn substitute(&mut self, body: Value, depth: u32, arg: Value, memo: &mut HashMap<(Value, u32), Value>) -> Option<Value> {
+        let rep = *self.snap.reps.get(&body)?;
+        if rep.free_bound <= depth {
+            return Some(body);
+        }
+        if let Some(v) = memo.get(&(body, depth)) {
+            return Some(*v);
+        }
+        let v = match rep.node {
+            Raw::Var(i) if i as u32 == depth => self.shift(arg, 0, depth as i64, &mut HashMap::new())?,
+            Raw::Var(i) => self.var(i as u32 - 1, rep.ty),
+            Raw::App(f, x) => {
+                let f = self.substitute(f, depth, arg, memo)?;
+                let x = self.substitute(x, depth, arg, memo)?;
+                self.add("App", vec![f, x], rep.ty)
+            }
+            Raw::Lam(b) => {
+                let b = self.substitute(b, depth + 1, arg, memo)?;
+                self.add("Lam", vec![b], rep.ty)
+            }
+            Raw::NatApp(f, n) => {
+                let f = self.substitute(f, depth, arg, memo)?;
+                self.add("NatApp", vec![f, n], rep.ty)
+            }
+            Raw::NatLam(_) | Raw::Leaf => return None,
+        };
+        memo.insert((body, depth), v);
+        Some(v)
+    }
+}
+
+/// The snapshot shared by the Rust rules and the driver that refreshes it.
+pub type SharedSnapshot = Arc<RwLock<Snapshot>>;
+
+/// Adds extraction-based beta and eta (De Bruijn) to `ruleset` (created if needed).
+pub fn add_beta_eta(eg: &mut EGraph, ruleset: &str, snap: &SharedSnapshot) -> Result<()> {
+    use egglog::prelude::*;
+    let expr = eg
+        .get_sort_by_name("Expr")
+        .ok_or_else(|| Error::bad_input("the Rise schema is not loaded"))?
+        .clone();
+    let ty = eg.get_sort_by_name("Type").unwrap().clone();
+    if add_ruleset(eg, ruleset).is_err() {
+        // The ruleset exists already: the rules are added to it.
+    }
+    let s = snap.clone();
+    rust_rule(
+        eg,
+        "beta-extract",
+        ruleset,
+        &[("e", expr.clone()), ("body", expr.clone()), ("arg", expr.clone()), ("lt", ty.clone()), ("at", ty.clone())],
+        facts![(= e (App (Lam body lt) arg at))],
+        move |mut ws, v| {
+            let snap = s.read().unwrap();
+            let mut b = Builder { snap: &snap, ws: &mut ws };
+            let r = b.substitute(v[1], 0, v[2], &mut HashMap::new())?;
+            ws.union(v[0], r).ok()
+        },
+    )
+    .map_err(engine)?;
+    let s = snap.clone();
+    rust_rule(
+        eg,
+        "eta-extract",
+        ruleset,
+        &[("e", expr.clone()), ("f", expr), ("vt", ty.clone()), ("at", ty.clone()), ("lt", ty)],
+        facts![(= e (Lam (App f (Var 0 vt) at) lt))],
+        move |mut ws, v| {
+            let snap = s.read().unwrap();
+            if snap.may_be_free(v[1], 0) {
+                return None;
+            }
+            let mut b = Builder { snap: &snap, ws: &mut ws };
+            let r = b.shift(v[1], 0, -1, &mut HashMap::new())?;
+            ws.union(v[0], r).ok()
+        },
+    )
+    .map_err(engine)?;
+    Ok(())
+}

@@ -1,0 +1,53 @@
+//! Extraction-based De Bruijn substitution inside egglog.
+
+mod common;
+use common::*;
+use sketchlog::egraph::saturate::{same_class, saturate, Limits, StopReason};
+use sketchlog::egraph::subst::{add_beta_eta, SharedSnapshot};
+use sketchlog::egraph::{encode, extract, rise_egraph};
+
+fn normalise(t: &std::rc::Rc<sketchlog::rise::term::Term>) -> (sketchlog::egraph::saturate::Outcome, std::rc::Rc<sketchlog::rise::term::Term>) {
+    let mut eg = rise_egraph().unwrap();
+    encode::load_term(&mut eg, t).unwrap();
+    let snap = SharedSnapshot::default();
+    add_beta_eta(&mut eg, "rw", &snap).unwrap();
+    let out = saturate(&mut eg, "rw", &snap, &Limits::default(), |_| false, |_| {}).unwrap();
+    let graph = extract::ExprGraph::read(&eg).unwrap();
+    let root = sketchlog::egraph::saturate::find_term(&eg, t).unwrap();
+    let best = extract::Extractor::new(&graph, &extract::AstSize).extract(root).unwrap();
+    (out, best)
+}
+
+#[test]
+fn reduction_goal_is_found_by_extraction_based_beta() {
+    let start = def("programs/reduction.rise", "start");
+    let goal = def("programs/reduction.rise", "goal");
+    let mut eg = rise_egraph().unwrap();
+    encode::load_term(&mut eg, &start).unwrap();
+    let snap = SharedSnapshot::default();
+    add_beta_eta(&mut eg, "rw", &snap).unwrap();
+    let out = saturate(&mut eg, "rw", &snap, &Limits::default(), |eg| same_class(eg, &start, &goal), |_| {}).unwrap();
+    assert_eq!(out.stop, StopReason::Found, "{out:?}");
+}
+
+#[test]
+fn beta_normal_form_of_binomial_inlines_dot() {
+    let start = def("programs/binomial.rise", "start");
+    let (out, best) = normalise(&start);
+    assert_eq!(out.stop, StopReason::Saturated);
+    // The normal form has no redex left and means the same.
+    fn redexes(t: &sketchlog::rise::term::Term) -> usize {
+        use sketchlog::rise::term::Node;
+        let here = matches!(&t.node, Node::App(f, _) if matches!(f.node, Node::Lam(_)));
+        here as usize + t.node.children().iter().map(|c| redexes(c)).sum::<usize>()
+    }
+    assert_eq!(redexes(&start), 1);
+    assert_eq!(redexes(&best), 0);
+    assert!(best.size() < start.size());
+    let mut rng = Rng(3);
+    let img = rng.f32s(25);
+    use sketchlog::rise::interp::{run, Value};
+    let a = run(&start, &[3, 3], &[Value::matrix(5, 5, &img)]).unwrap().flatten_f32().unwrap();
+    let b = run(&best, &[3, 3], &[Value::matrix(5, 5, &img)]).unwrap().flatten_f32().unwrap();
+    assert_close(&a, &b, 1e-6);
+}
