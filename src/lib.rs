@@ -7,4 +7,5 @@ pub mod cli;
 pub mod egraph;
 pub mod error;
 pub mod rise;
+pub mod rules;
 pub mod runner;

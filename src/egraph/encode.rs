@@ -7,19 +7,19 @@ use crate::error::{Error, Result};
 use crate::rise::nat::{Nat, NatAtom, Ratio};
 use crate::rise::term::{Node, Term};
 use crate::rise::types::{arr, fun, nat_fun, pair, vector, Type};
-use egglog::{Core, EGraph, FullState, Read, Value, Write};
+use egglog::{Core, EGraph, Read, Value, Write};
 use std::collections::HashMap;
 
 fn engine(e: egglog::Error) -> Error {
     Error::bad_input(format!("e-graph: {e}"))
 }
 
-fn add(fs: &mut FullState, name: &str, inputs: impl egglog::IntoValues) -> Value {
+fn add<'a, 'db: 'a>(fs: &mut impl Write<'a, 'db>, name: &str, inputs: impl egglog::IntoValues) -> Value {
     fs.add(name, inputs)
         .unwrap_or_else(|e| panic!("schema constructor {name}: {e}"))
 }
 
-fn add_nat(fs: &mut FullState, n: &Nat) -> Result<Value> {
+pub fn add_nat<'a, 'db: 'a>(fs: &mut impl Write<'a, 'db>, n: &Nat) -> Result<Value> {
     let mut terms = vec![];
     for (mono, c) in n.terms() {
         let mut factors = vec![];
@@ -44,7 +44,7 @@ fn add_nat(fs: &mut FullState, n: &Nat) -> Result<Value> {
     Ok(fold_right(fs, "NAdd", terms))
 }
 
-fn fold_right(fs: &mut FullState, op: &str, mut items: Vec<Value>) -> Value {
+fn fold_right<'a, 'db: 'a>(fs: &mut impl Write<'a, 'db>, op: &str, mut items: Vec<Value>) -> Value {
     let mut acc = items.pop().expect("non-empty");
     while let Some(x) = items.pop() {
         acc = add(fs, op, (x, acc));
@@ -52,7 +52,11 @@ fn fold_right(fs: &mut FullState, op: &str, mut items: Vec<Value>) -> Value {
     acc
 }
 
-fn add_type(fs: &mut FullState, t: &Type, memo: &mut HashMap<Type, Value>) -> Result<Value> {
+pub fn add_type<'a, 'db: 'a>(
+    fs: &mut impl Write<'a, 'db>,
+    t: &Type,
+    memo: &mut HashMap<Type, Value>,
+) -> Result<Value> {
     if let Some(v) = memo.get(t) {
         return Ok(*v);
     }
@@ -93,7 +97,11 @@ fn add_type(fs: &mut FullState, t: &Type, memo: &mut HashMap<Type, Value>) -> Re
     Ok(v)
 }
 
-fn add_term(fs: &mut FullState, t: &Term, memo: &mut HashMap<Type, Value>) -> Result<Value> {
+fn add_term<'a, 'db: 'a>(
+    fs: &mut impl Write<'a, 'db>,
+    t: &Term,
+    memo: &mut HashMap<Type, Value>,
+) -> Result<Value> {
     let ty = add_type(fs, &t.ty, memo)?;
     let v = match &t.node {
         Node::Var(i) => add(fs, "Var", (*i as i64, ty)),
@@ -132,7 +140,7 @@ pub fn load_term(eg: &mut EGraph, t: &Term) -> Result<Value> {
 }
 
 /// Reads the hash-consed Nat and Type tables back into Rust values.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct TypeTable {
     nats: HashMap<Value, Nat>,
     types: HashMap<Value, Type>,

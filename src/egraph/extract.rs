@@ -105,6 +105,32 @@ impl CostModel for AstSize {
     }
 }
 
+/// Fewest beta-redexes first, then smallest: the cost of beta-eta normal forms.
+pub struct RedexesThenSize {
+    lam_classes: std::collections::HashSet<Value>,
+}
+
+impl RedexesThenSize {
+    pub fn new(graph: &ExprGraph) -> RedexesThenSize {
+        let lam_classes = graph
+            .classes
+            .iter()
+            .filter(|(_, ns)| ns.iter().any(|n| matches!(n, Node::Lam(_))))
+            .map(|(c, _)| *c)
+            .collect();
+        RedexesThenSize { lam_classes }
+    }
+}
+
+impl CostModel for RedexesThenSize {
+    fn node_cost(&self, node: &ENode) -> u64 {
+        match node {
+            Node::App(f, _) if self.lam_classes.contains(f) => (1 << 32) + 1,
+            _ => 1,
+        }
+    }
+}
+
 /// Best costs of all classes, and extraction of best terms.
 pub struct Extractor<'g> {
     graph: &'g ExprGraph,

@@ -221,3 +221,17 @@ pub fn same_class(eg: &EGraph, start: &Term, goal: &Term) -> bool {
         _ => false,
     }
 }
+
+/// The beta-eta normal form of a term (BENF): saturate with extraction-based beta and eta,
+/// then extract with the fewest redexes, then the smallest size.
+pub fn normalise(t: &Term, limits: &Limits) -> Result<std::rc::Rc<Term>> {
+    use super::extract::{ExprGraph, Extractor, RedexesThenSize};
+    let mut eg = super::rise_egraph()?;
+    super::encode::load_term(&mut eg, t)?;
+    let snap = SharedSnapshot::default();
+    super::subst::add_beta_eta(&mut eg, "benf", &snap)?;
+    saturate(&mut eg, "benf", &snap, limits, |_| false, |_| {})?;
+    let root = find_term(&eg, t).ok_or_else(|| Error::bad_input("normalise: the term left the e-graph"))?;
+    let graph = ExprGraph::read(&eg)?;
+    Extractor::new(&graph, &RedexesThenSize::new(&graph)).extract(root)
+}

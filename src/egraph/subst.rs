@@ -8,7 +8,10 @@
 //! `body`, reuses every class whose representative has no variable the substitution
 //! touches, and adds only the nodes on the paths to the substituted variables.
 
+use super::encode::{self, TypeTable};
 use crate::error::{Error, Result};
+use crate::rise::nat::Nat;
+use crate::rise::types::Type;
 use egglog::{Core, EGraph, Read, Value, Write, WriteState};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, RwLock};
@@ -34,12 +37,15 @@ struct Rep {
     free_bound: u32,
 }
 
-/// Representatives and free variables of every class, taken between iterations.
+/// Representatives, types and free variables of every class, taken between iterations.
 #[derive(Default)]
 pub struct Snapshot {
     reps: HashMap<Value, Rep>,
     /// Free variables of every term of the class.
     free: HashMap<Value, BTreeSet<u32>>,
+    /// Each class's type value, and the decoded sizes and types.
+    class_ty: HashMap<Value, Value>,
+    table: TypeTable,
 }
 
 fn engine(e: egglog::Error) -> Error {
@@ -128,6 +134,8 @@ impl Snapshot {
         let mut snap = Snapshot {
             reps: HashMap::new(),
             free,
+            class_ty: nodes.iter().map(|(c, _, t)| (*c, *t)).collect(),
+            table: TypeTable::read(eg)?,
         };
         for (class, (_, i)) in &best {
             let (_, node, ty) = nodes[*i];
@@ -159,6 +167,16 @@ impl Snapshot {
         b
     }
 
+    /// The type of a class (None for classes added since the snapshot).
+    pub fn class_type(&self, class: Value) -> Option<&Type> {
+        self.table.ty(*self.class_ty.get(&class)?)
+    }
+
+    /// A size value decoded.
+    pub fn nat(&self, v: Value) -> Option<&Nat> {
+        self.table.nat(v)
+    }
+
     /// Is variable `v` free in some term of the class? (Unknown classes: conservatively yes.)
     pub fn may_be_free(&self, class: Value, v: u32) -> bool {
         self.free.get(&class).is_none_or(|s| s.contains(&v))
@@ -169,10 +187,35 @@ impl Snapshot {
 pub struct Builder<'s, 'w, 'a, 'db> {
     snap: &'s Snapshot,
     ws: &'w mut WriteState<'a, 'db>,
+    types: HashMap<Type, Value>,
 }
 
 impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
-    fn add(&mut self, name: &str, inputs: Vec<Value>, ty: Value) -> Value {
+    pub fn new(snap: &'s Snapshot, ws: &'w mut WriteState<'a, 'db>) -> Self {
+        Builder {
+            snap,
+            ws,
+            types: HashMap::new(),
+        }
+    }
+
+    /// The e-graph value of a type (added if new).
+    pub fn type_value(&mut self, t: &Type) -> Option<Value> {
+        encode::add_type(self.ws, t, &mut self.types).ok()
+    }
+
+    /// The e-graph value of a size (added if new).
+    pub fn nat_value(&mut self, n: &Nat) -> Option<Value> {
+        encode::add_nat(self.ws, n).ok()
+    }
+
+    /// A base value (index, string, float) as an e-graph value.
+    pub fn base<T: egglog::IntoValue>(&self, x: T) -> Value {
+        x.into_value(self.ws.base_values())
+    }
+
+    /// Adds an e-node (with its type as the last field) and sets its `ty`.
+    pub fn add(&mut self, name: &str, inputs: Vec<Value>, ty: Value) -> Value {
         let mut row = inputs;
         row.push(ty);
         let v = self
@@ -183,7 +226,7 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
         v
     }
 
-    fn var(&mut self, i: u32, ty: Value) -> Value {
+    pub fn var(&mut self, i: u32, ty: Value) -> Value {
         let iv = self.ws.base_to_value::<i64>(i as i64);
         self.add("Var", vec![iv], ty)
     }
@@ -191,8 +234,23 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
     /// Shifts free variables >= `cutoff` of `class`'s representative by `by`.
     /// `None` if a representative is missing or a variable would become negative.
     pub fn shift(&mut self, class: Value, cutoff: u32, by: i64, memo: &mut HashMap<(Value, u32), Value>) -> Option<Value> {
+        if by == 0 {
+            return Some(class);
+        }
+        self.reindex(class, cutoff, &|j| u32::try_from(j as i64 + by).ok(), memo)
+    }
+
+    /// Renumbers the free variables of `class`'s representative: free variable `j` (index
+    /// `cutoff + j` under `cutoff` binders) becomes `map(j)`; `None` from `map` fails.
+    pub fn reindex(
+        &mut self,
+        class: Value,
+        cutoff: u32,
+        map: &dyn Fn(u32) -> Option<u32>,
+        memo: &mut HashMap<(Value, u32), Value>,
+    ) -> Option<Value> {
         let rep = *self.snap.reps.get(&class)?;
-        if rep.free_bound <= cutoff || by == 0 {
+        if rep.free_bound <= cutoff {
             return Some(class);
         }
         if let Some(v) = memo.get(&(class, cutoff)) {
@@ -200,25 +258,23 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
         }
         let v = match rep.node {
             Raw::Var(i) => {
-                let j = i + by;
-                if j < 0 {
-                    return None;
-                }
-                self.var(j as u32, rep.ty)
+                let j = map(i as u32 - cutoff)?;
+                self.var(cutoff + j, rep.ty)
             }
             Raw::App(f, x) => {
-                let (f, x) = (self.shift(f, cutoff, by, memo)?, self.shift(x, cutoff, by, memo)?);
+                let f = self.reindex(f, cutoff, map, memo)?;
+                let x = self.reindex(x, cutoff, map, memo)?;
                 self.add("App", vec![f, x], rep.ty)
             }
             Raw::Lam(b) => {
-                let b = self.shift(b, cutoff + 1, by, memo)?;
+                let b = self.reindex(b, cutoff + 1, map, memo)?;
                 self.add("Lam", vec![b], rep.ty)
             }
             Raw::NatApp(f, n) => {
-                let f = self.shift(f, cutoff, by, memo)?;
+                let f = self.reindex(f, cutoff, map, memo)?;
                 self.add("NatApp", vec![f, n], rep.ty)
             }
-            // Substituting under a size binder would also need the types shifted: not done.
+            // Moving a term under a size binder would also need its types shifted: not done.
             Raw::NatLam(_) | Raw::Leaf => return None,
         };
         memo.insert((class, cutoff), v);
@@ -258,6 +314,15 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
     }
 }
 
+/// Unions `class` with the rewritten term, if the rewrite applied. Always `Some`: a Rust
+/// rule's `None` would abort the whole run.
+pub fn union_if(ws: &mut WriteState, class: Value, rewritten: Option<Value>) -> Option<()> {
+    if let Some(r) = rewritten {
+        ws.union(class, r).ok()?;
+    }
+    Some(())
+}
+
 /// The snapshot shared by the Rust rules and the driver that refreshes it.
 pub type SharedSnapshot = Arc<RwLock<Snapshot>>;
 
@@ -281,9 +346,8 @@ pub fn add_beta_eta(eg: &mut EGraph, ruleset: &str, snap: &SharedSnapshot) -> Re
         facts![(= e (App (Lam body lt) arg at))],
         move |mut ws, v| {
             let snap = s.read().unwrap();
-            let mut b = Builder { snap: &snap, ws: &mut ws };
-            let r = b.substitute(v[1], 0, v[2], &mut HashMap::new())?;
-            ws.union(v[0], r).ok()
+            let r = Builder::new(&snap, &mut ws).substitute(v[1], 0, v[2], &mut HashMap::new());
+            union_if(&mut ws, v[0], r)
         },
     )
     .map_err(engine)?;
@@ -296,12 +360,10 @@ pub fn add_beta_eta(eg: &mut EGraph, ruleset: &str, snap: &SharedSnapshot) -> Re
         facts![(= e (Lam (App f (Var 0 vt) at) lt))],
         move |mut ws, v| {
             let snap = s.read().unwrap();
-            if snap.may_be_free(v[1], 0) {
-                return None;
-            }
-            let mut b = Builder { snap: &snap, ws: &mut ws };
-            let r = b.shift(v[1], 0, -1, &mut HashMap::new())?;
-            ws.union(v[0], r).ok()
+            let r = (!snap.may_be_free(v[1], 0))
+                .then(|| Builder::new(&snap, &mut ws).shift(v[1], 0, -1, &mut HashMap::new()))
+                .flatten();
+            union_if(&mut ws, v[0], r)
         },
     )
     .map_err(engine)?;

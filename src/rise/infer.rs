@@ -22,7 +22,7 @@ struct Pre {
     binder: Option<String>,
 }
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Solver {
     metas: Vec<Option<Type>>,
     meta_is_data: Vec<bool>,
@@ -177,6 +177,8 @@ impl Solver {
 
 struct Elaborator<'p> {
     program: Option<&'p Program>,
+    /// Keep metavariables in the result (rule patterns) instead of reporting them.
+    allow_metas: bool,
     solver: Solver,
     /// Value variables in scope, innermost last.
     env: Vec<(String, Type)>,
@@ -374,7 +376,7 @@ impl<'p> Elaborator<'p> {
         if p.binder.is_some() {
             nats.pop();
         }
-        if ty.has_metas() {
+        if ty.has_metas() && !self.allow_metas {
             return Err(Error::at(
                 &p.span,
                 format!("cannot infer a complete type for this expression (got {ty}); add a type annotation"),
@@ -405,6 +407,7 @@ fn names_to_indices(n: &Nat, depth: u32, nats: &[String]) -> Nat {
 fn elaborate_with(program: Option<&Program>, e: &Expr, fallback: &Span) -> Result<Rc<Term>> {
     let mut el = Elaborator {
         program,
+        allow_metas: false,
         solver: Solver::default(),
         env: vec![],
         nat_env: vec![],
@@ -456,6 +459,7 @@ pub fn def_type(program: &Program, name: &str) -> Result<String> {
         Err(err) if err.message.starts_with("cannot infer a complete type") => {
             let mut el = Elaborator {
                 program: Some(program),
+                allow_metas: false,
                 solver: Solver::default(),
                 env: vec![],
                 nat_env: vec![],
@@ -469,5 +473,91 @@ pub fn def_type(program: &Program, name: &str) -> Result<String> {
             ))
         }
         Err(err) => Err(err),
+    }
+}
+
+/// The typed sides of a rewrite rule. Pattern variables are the outermost variables
+/// (pattern variable `k` of `n` is De Bruijn index `depth + n - 1 - k` at a node under
+/// `depth` binders); size pattern variables stay named. Types keep metavariables, which a
+/// match binds.
+pub struct RuleTyping {
+    pub lhs: Rc<Term>,
+    pub rhs: Rc<Term>,
+    /// The type of each pattern variable.
+    pub var_types: Vec<Type>,
+}
+
+/// Types both sides of a rule with shared metavariables, requiring equal types.
+pub fn type_rule(lhs: &Expr, rhs: &Expr, vars: &[String], nat_vars: &[String]) -> Result<RuleTyping> {
+    let fallback = lhs.span.clone().expect("parsed rule");
+    let mut el = Elaborator {
+        program: None,
+        allow_metas: true,
+        solver: Solver::default(),
+        env: vec![],
+        nat_env: nat_vars.iter().map(|n| (n.clone(), n.clone())).collect(),
+        next_nat: 0,
+    };
+    for v in vars {
+        let t = el.solver.any();
+        el.env.push((v.clone(), t));
+    }
+    let l = el.infer(lhs, &fallback)?;
+    let r = el.infer(rhs, &fallback)?;
+    el.solver
+        .unify(&l.ty, &r.ty, &r.span)
+        .map_err(|_| el.mismatch(&r.span, "between the sides of the rule", &l.ty, &r.ty))?;
+    el.solver.solve_deferred()?;
+    let var_types = el.env.iter().map(|(_, t)| el.solver.zonk(t)).collect();
+    Ok(RuleTyping {
+        lhs: el.finish(&l, &mut vec![])?,
+        rhs: el.finish(&r, &mut vec![])?,
+        var_types,
+    })
+}
+
+/// Unification for matching a rule's types against the types of matched e-classes.
+#[derive(Default, Clone)]
+pub struct Matcher {
+    solver: Solver,
+}
+
+impl Matcher {
+    /// Unifies a pattern type (with metavariables) with a concrete type.
+    pub fn unify(&mut self, pattern: &Type, actual: &Type) -> bool {
+        let span = Span::new(&crate::error::Source::new("<match>", ""), 0, 0);
+        self.ensure(pattern);
+        self.solver.unify(pattern, actual, &span).is_ok()
+    }
+
+    /// Solves what is left; false if some size equation has no solution.
+    pub fn solve(&mut self) -> bool {
+        self.solver.solve_deferred().is_ok()
+    }
+
+    /// The pattern type with the bindings applied.
+    pub fn resolve(&self, t: &Type) -> Type {
+        self.solver.zonk(t)
+    }
+
+    /// Makes room for every metavariable of `t`.
+    fn ensure(&mut self, t: &Type) {
+        t.for_each_type(&mut |s| {
+            if let Type::Meta(i) = s {
+                while self.solver.metas.len() <= *i as usize {
+                    self.solver.metas.push(None);
+                    self.solver.meta_is_data.push(false);
+                }
+            }
+        });
+        t.for_each_nat(&mut |n| {
+            for a in n.atoms() {
+                if let NatAtom::Meta(i) = a {
+                    while self.solver.nat_metas.len() <= *i as usize {
+                        self.solver.nat_metas.push(None);
+                    }
+                }
+            }
+        });
     }
 }

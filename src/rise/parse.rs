@@ -17,7 +17,7 @@
 //! Comments run from `//` to the end of the line.
 
 use super::nat::Nat;
-use super::syntax::{Def, Expr, ExprKind, Float, Program};
+use super::syntax::{Def, Expr, ExprKind, Float, Program, RuleDecl, RuleFile, RulesetDecl};
 use super::types::{arr, fun, nat_fun, pair, vector, Type};
 use crate::error::{Error, Result, Source, Span};
 use std::sync::Arc;
@@ -97,7 +97,9 @@ fn lex(src: &Arc<Source>) -> Result<Vec<Token>> {
     Ok(toks)
 }
 
-const KEYWORDS: &[&str] = &["fun", "nfun", "in", "def", "nat"];
+const KEYWORDS: &[&str] = &[
+    "fun", "nfun", "in", "def", "nat", "rule", "ruleset", "where", "notin",
+];
 
 struct Parser {
     src: Arc<Source>,
@@ -227,6 +229,69 @@ impl Parser {
             });
         }
         Ok(prog)
+    }
+
+    // ---- rule files ----
+
+    fn rule_file(&mut self) -> Result<RuleFile> {
+        let mut file = RuleFile::default();
+        while *self.peek() != Tok::Eof {
+            let start = self.pos;
+            if self.is_kw("ruleset") {
+                self.pos += 1;
+                let name = self.rule_name()?;
+                self.expect_sym("=")?;
+                let mut rules = vec![];
+                while matches!(self.peek(), Tok::Ident(x) if !KEYWORDS.contains(&x.as_str())) {
+                    let span = self.here();
+                    rules.push((self.rule_name()?, span));
+                }
+                file.rulesets.push(RulesetDecl { name, rules });
+                continue;
+            }
+            self.expect_kw("rule")?;
+            let name = self.rule_name()?;
+            self.expect_sym("=")?;
+            let lhs = self.expr()?;
+            self.expect_sym("=>")?;
+            let rhs = self.expr()?;
+            let mut not_free = vec![];
+            if self.is_kw("where") {
+                self.pos += 1;
+                loop {
+                    let x = self.ident()?;
+                    self.expect_kw("notin")?;
+                    not_free.push((x, self.ident()?));
+                    if !self.eat_sym(",") {
+                        break;
+                    }
+                }
+            }
+            file.rules.push(RuleDecl {
+                name,
+                lhs,
+                rhs,
+                not_free,
+                span: self.since(start),
+            });
+        }
+        Ok(file)
+    }
+
+    /// A rule name: identifiers joined by `-` (`map-fusion`).
+    fn rule_name(&mut self) -> Result<String> {
+        let mut name = self.ident()?;
+        while self.is_sym("-") && self.adjacent(self.pos - 1) {
+            self.pos += 1;
+            match self.peek().clone() {
+                Tok::Ident(x) | Tok::Int(x) => {
+                    self.pos += 1;
+                    name = format!("{name}-{x}");
+                }
+                _ => return self.expected("the rest of a rule name"),
+            }
+        }
+        Ok(name)
     }
 
     // ---- expressions ----
@@ -530,6 +595,13 @@ pub fn parse_program(src: &Arc<Source>) -> Result<Program> {
     let mut p = parser(src)?;
     let prog = p.program()?;
     finish(&mut p, prog)
+}
+
+/// Parses a `.rules` file.
+pub fn parse_rule_file(src: &Arc<Source>) -> Result<RuleFile> {
+    let mut p = parser(src)?;
+    let f = p.rule_file()?;
+    finish(&mut p, f)
 }
 
 /// Parses a single expression.

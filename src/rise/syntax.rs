@@ -91,3 +91,32 @@ impl Program {
         self.defs.iter().find(|d| d.name == name)
     }
 }
+
+/// A rewrite rule written with names: `rule NAME = LHS => RHS where x notin f, ...`.
+///
+/// Free identifiers that are not primitives are pattern variables; free size names in
+/// `<...>` are size pattern variables. `x notin f` requires the LHS binder `x` not to be free
+/// in what pattern variable `f` matches.
+#[derive(Clone, Debug)]
+pub struct RuleDecl {
+    pub name: String,
+    pub lhs: Expr,
+    pub rhs: Expr,
+    /// (binder, pattern variable) pairs.
+    pub not_free: Vec<(String, String)>,
+    pub span: Span,
+}
+
+/// A named group of rules: `ruleset NAME = rule1 rule2 ...`.
+#[derive(Clone, Debug)]
+pub struct RulesetDecl {
+    pub name: String,
+    pub rules: Vec<(String, Span)>,
+}
+
+/// The contents of a `.rules` file.
+#[derive(Clone, Debug, Default)]
+pub struct RuleFile {
+    pub rules: Vec<RuleDecl>,
+    pub rulesets: Vec<RulesetDecl>,
+}

@@ -1,0 +1,363 @@
+//! Compiling named rules to the De Bruijn, extraction-based encoding (paper section 4.5).
+//!
+//! The left-hand side becomes an egglog query over the schema's constructors. The
+//! right-hand side is built by a semi-naive Rust rule: pattern variables are re-indexed on
+//! their classes' representatives when they move between binders (`map-fusion`'s `f` goes
+//! under a new lambda), `notin` conditions are checked on the free-variable analysis, and the
+//! types of the new e-nodes come from unifying the rule's typed sides with the types of the
+//! matched e-classes (a rule whose types do not fit a match does not fire).
+
+use crate::egraph::subst::{union_if, Builder, SharedSnapshot};
+use crate::error::{Error, Result, Span};
+use crate::rise::infer::{type_rule, Matcher};
+use crate::rise::nat::{Nat, NatAtom};
+use crate::rise::syntax::{Expr, ExprKind, RuleDecl};
+use crate::rise::term::{Node, Term};
+use crate::rise::types::Type;
+use egglog::{EGraph, Value};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// A right-hand side template.
+#[derive(Debug, Clone)]
+enum Tmpl {
+    /// Pattern variable `var`, under the RHS binders `ctx` (outermost first).
+    Hole { var: usize, ctx: Vec<String> },
+    Bound(u32, Type),
+    Node(Node<Box<Tmpl>>, Type),
+}
+
+/// A rule compiled for the De Bruijn extraction encoding.
+#[derive(Debug)]
+pub struct CompiledRule {
+    pub name: String,
+    /// The egglog query (facts), binding `root`, the pattern variables and size variables.
+    pub query: String,
+    /// Callback variables: `root`, pattern variables `v0..`, size variables `n_<name>..`,
+    /// then the query's type variables.
+    vars: Vec<(String, &'static str)>,
+    var_types: Vec<Type>,
+    root_type: Type,
+    /// The LHS binders around each pattern variable (outermost first).
+    lhs_ctx: Vec<Vec<String>>,
+    /// (pattern variable, free index in its LHS context) that must not be free.
+    not_free: Vec<(usize, u32)>,
+    nat_vars: Vec<String>,
+    rhs: Tmpl,
+}
+
+fn strip(e: &Expr) -> &Expr {
+    match &e.kind {
+        ExprKind::Annot(inner, _) => strip(inner),
+        _ => e,
+    }
+}
+
+struct LhsCompiler<'r> {
+    nvars: usize,
+    nat_vars: &'r [String],
+    lhs_ctx: Vec<Option<Vec<String>>>,
+    type_vars: usize,
+    span: &'r Span,
+}
+
+impl LhsCompiler<'_> {
+    fn fresh_ty(&mut self) -> String {
+        self.type_vars += 1;
+        format!("ty{}", self.type_vars - 1)
+    }
+
+    fn nat(&self, n: &Nat) -> Result<String> {
+        if let Some(c) = n.as_const() {
+            return Ok(format!("(NNum {} {})", c.num, c.den));
+        }
+        let mut terms = n.terms();
+        if let (Some((m, c)), None) = (terms.next(), terms.next()) {
+            if let ([NatAtom::Var(v)], true) = (m.as_slice(), c == crate::rise::nat::Ratio::int(1)) {
+                if self.nat_vars.contains(v) {
+                    return Ok(format!("n_{v}"));
+                }
+            }
+        }
+        Err(Error::at(self.span, format!("size pattern `{n}` is not supported: use a constant or a single size variable")))
+    }
+
+    fn pattern(&mut self, e: &Expr, t: &Term, ctx: &mut Vec<String>) -> Result<String> {
+        let e = strip(e);
+        let depth = ctx.len() as u32;
+        let is_hole = matches!(t.node, Node::Var(i) if i >= depth);
+        let ty = if is_hole { String::new() } else { self.fresh_ty() };
+        Ok(match (&e.kind, &t.node) {
+            (_, Node::Var(i)) if *i < depth => format!("(Var {i} {ty})"),
+            (_, Node::Var(i)) => {
+                let k = self.nvars - 1 - (*i - depth) as usize;
+                match &self.lhs_ctx[k] {
+                    None => self.lhs_ctx[k] = Some(ctx.clone()),
+                    Some(c) if c == ctx => {}
+                    Some(_) => {
+                        return Err(Error::at(self.span, "a pattern variable used under different binders on the left-hand side is not supported"))
+                    }
+                }
+                format!("v{k}")
+            }
+            (ExprKind::App(f, x), Node::App(tf, tx)) => {
+                let f = self.pattern(f, tf, ctx)?;
+                let x = self.pattern(x, tx, ctx)?;
+                format!("(App {f} {x} {ty})")
+            }
+            (ExprKind::Lam(x, _, b), Node::Lam(tb)) => {
+                ctx.push(x.clone());
+                let b = self.pattern(b, tb, ctx);
+                ctx.pop();
+                format!("(Lam {} {ty})", b?)
+            }
+            (ExprKind::NatApp(f, _), Node::NatApp(tf, n)) => {
+                let f = self.pattern(f, tf, ctx)?;
+                format!("(NatApp {f} {} {ty})", self.nat(n)?)
+            }
+            (ExprKind::NatLam(_, b), Node::NatLam(tb)) => format!("(NatLam {} {ty})", self.pattern(b, tb, ctx)?),
+            (_, Node::Prim(p)) => format!("(Prim \"{}\" {ty})", p.name()),
+            (_, Node::F32(x)) => format!("(F32 {:?} {ty})", x.0 as f64),
+            (_, Node::Int(i)) => format!("(Int {i} {ty})"),
+            _ => return Err(Error::at(self.span, "internal: rule and its typed form differ in shape")),
+        })
+    }
+}
+
+fn rhs_template(e: &Expr, t: &Term, nvars: usize, ctx: &mut Vec<String>) -> Tmpl {
+    let e = strip(e);
+    let depth = ctx.len() as u32;
+    match (&e.kind, &t.node) {
+        (_, Node::Var(i)) if *i < depth => Tmpl::Bound(*i, t.ty.clone()),
+        (_, Node::Var(i)) => Tmpl::Hole {
+            var: nvars - 1 - (*i - depth) as usize,
+            ctx: ctx.clone(),
+        },
+        (ExprKind::Lam(x, _, b), Node::Lam(tb)) => {
+            ctx.push(x.clone());
+            let b = rhs_template(b, tb, nvars, ctx);
+            ctx.pop();
+            Tmpl::Node(Node::Lam(Box::new(b)), t.ty.clone())
+        }
+        (ExprKind::App(f, x), Node::App(tf, tx)) => Tmpl::Node(
+            Node::App(Box::new(rhs_template(f, tf, nvars, ctx)), Box::new(rhs_template(x, tx, nvars, ctx))),
+            t.ty.clone(),
+        ),
+        (ExprKind::NatApp(f, _), Node::NatApp(tf, n)) => {
+            Tmpl::Node(Node::NatApp(Box::new(rhs_template(f, tf, nvars, ctx)), n.clone()), t.ty.clone())
+        }
+        (ExprKind::NatLam(_, b), Node::NatLam(tb)) => {
+            Tmpl::Node(Node::NatLam(Box::new(rhs_template(b, tb, nvars, ctx))), t.ty.clone())
+        }
+        (_, n) => Tmpl::Node(n.map(|_| unreachable!("leaf")), t.ty.clone()),
+    }
+}
+
+/// Compiles one rule (type-checking it).
+pub fn compile(rule: &RuleDecl) -> Result<CompiledRule> {
+    let (vars, nat_vars) = super::pattern_vars(&rule.lhs);
+    let typing = type_rule(&rule.lhs, &rule.rhs, &vars, &nat_vars)?;
+    let mut lc = LhsCompiler {
+        nvars: vars.len(),
+        nat_vars: &nat_vars,
+        lhs_ctx: vec![None; vars.len()],
+        type_vars: 0,
+        span: &rule.span,
+    };
+    let pattern = lc.pattern(&rule.lhs, &typing.lhs, &mut vec![])?;
+    if !pattern.starts_with('(') {
+        return Err(Error::at(&rule.span, "the left-hand side must not be a lone pattern variable"));
+    }
+    let lhs_ctx: Vec<Vec<String>> = lc.lhs_ctx.iter().map(|c| c.clone().unwrap_or_default()).collect();
+    let rhs = rhs_template(&rule.rhs, &typing.rhs, vars.len(), &mut vec![]);
+
+    let mut not_free = vec![];
+    for (binder, var) in &rule.not_free {
+        let k = vars.iter().position(|v| v == var).ok_or_else(|| {
+            Error::at(&rule.span, format!("`{var}` in `where` is not a pattern variable"))
+        })?;
+        let pos = lhs_ctx[k].iter().rposition(|b| b == binder).ok_or_else(|| {
+            Error::at(&rule.span, format!("`{binder}` is not a binder around `{var}` on the left-hand side"))
+        })?;
+        not_free.push((k, (lhs_ctx[k].len() - 1 - pos) as u32));
+    }
+    // Every binder a pattern variable may use on the left must exist around it on the right.
+    check_holes(&rhs, &vars, &lhs_ctx, &rule.not_free, &rule.span)?;
+
+    let mut cb_vars = vec![("root".to_string(), "Expr")];
+    cb_vars.extend((0..vars.len()).map(|k| (format!("v{k}"), "Expr")));
+    cb_vars.extend(nat_vars.iter().map(|n| (format!("n_{n}"), "Nat")));
+    cb_vars.extend((0..lc.type_vars).map(|i| (format!("ty{i}"), "Type")));
+    Ok(CompiledRule {
+        name: rule.name.clone(),
+        query: format!("(= root {pattern})"),
+        vars: cb_vars,
+        var_types: typing.var_types,
+        root_type: typing.lhs.ty.clone(),
+        lhs_ctx,
+        not_free,
+        nat_vars,
+        rhs,
+    })
+}
+
+fn check_holes(t: &Tmpl, vars: &[String], lhs_ctx: &[Vec<String>], not_free: &[(String, String)], span: &Span) -> Result<()> {
+    match t {
+        Tmpl::Hole { var, ctx } => {
+            for b in &lhs_ctx[*var] {
+                let declared = not_free.iter().any(|(x, v)| x == b && *v == vars[*var]);
+                if !ctx.contains(b) && !declared {
+                    return Err(Error::at(span, format!(
+                        "pattern variable `{}` may use `{b}`, which the right-hand side does not bind around it; add `where {b} notin {}`",
+                        vars[*var], vars[*var]
+                    )));
+                }
+            }
+            Ok(())
+        }
+        Tmpl::Bound(..) => Ok(()),
+        Tmpl::Node(n, _) => n.children().iter().try_for_each(|c| check_holes(c, vars, lhs_ctx, not_free, span)),
+    }
+}
+
+struct Match<'m> {
+    values: &'m [Value],
+    matcher: Matcher,
+    nats: Vec<Nat>,
+}
+
+impl CompiledRule {
+    fn with_nats(&self, t: &Type, nats: &[Nat]) -> Type {
+        if self.nat_vars.is_empty() {
+            return t.clone();
+        }
+        t.map_nats(0, &mut |n, _| self.subst_nats(n, nats))
+    }
+
+    fn subst_nats(&self, n: &Nat, nats: &[Nat]) -> Nat {
+        n.substitute(&mut |a| match a {
+            NatAtom::Var(v) => self.nat_vars.iter().position(|x| x == v).map(|i| nats[i].clone()),
+            _ => None,
+        })
+    }
+
+    /// Fires on one match: checks types and conditions, builds the RHS, unions.
+    fn apply(&self, b: &mut Builder, snap: &crate::egraph::subst::Snapshot, values: &[Value]) -> Option<Value> {
+        let nvars = self.var_types.len();
+        let nats: Vec<Nat> = (0..self.nat_vars.len())
+            .map(|i| snap.nat(values[1 + nvars + i]).cloned())
+            .collect::<Option<_>>()?;
+        let mut m = Match {
+            values,
+            matcher: Matcher::default(),
+            nats,
+        };
+        for k in 0..nvars {
+            let actual = snap.class_type(values[1 + k])?;
+            if !m.matcher.unify(&self.with_nats(&self.var_types[k], &m.nats), actual) {
+                return None;
+            }
+        }
+        let root_ty = snap.class_type(values[0])?;
+        if !m.matcher.unify(&self.with_nats(&self.root_type, &m.nats), root_ty) || !m.matcher.solve() {
+            return None;
+        }
+        for (k, j) in &self.not_free {
+            if snap.may_be_free(values[1 + k], *j) {
+                return None;
+            }
+        }
+        self.build(&self.rhs, b, &m, &mut HashMap::new())
+    }
+
+    fn build(&self, t: &Tmpl, b: &mut Builder, m: &Match, memo: &mut HashMap<(Value, u32), Value>) -> Option<Value> {
+        let ty = |t: &Type| {
+            let t = m.matcher.resolve(&self.with_nats(t, &m.nats));
+            (!t.has_metas()).then_some(t)
+        };
+        match t {
+            Tmpl::Hole { var, ctx } => {
+                let class = m.values[1 + var];
+                let lhs = &self.lhs_ctx[*var];
+                if lhs == ctx {
+                    return Some(class);
+                }
+                let map = |j: u32| -> Option<u32> {
+                    let j = j as usize;
+                    if j < lhs.len() {
+                        let name = &lhs[lhs.len() - 1 - j];
+                        ctx.iter().rposition(|c| c == name).map(|p| (ctx.len() - 1 - p) as u32)
+                    } else {
+                        Some((j - lhs.len() + ctx.len()) as u32)
+                    }
+                };
+                b.reindex(class, 0, &map, &mut HashMap::new())
+            }
+            Tmpl::Bound(i, t) => {
+                let tv = b.type_value(&ty(t)?)?;
+                Some(b.var(*i, tv))
+            }
+            Tmpl::Node(n, t) => {
+                let tv = b.type_value(&ty(t)?)?;
+                let (name, inputs) = match n {
+                    Node::App(f, x) => ("App", vec![self.build(f, b, m, memo)?, self.build(x, b, m, memo)?]),
+                    Node::Lam(body) => ("Lam", vec![self.build(body, b, m, memo)?]),
+                    Node::NatLam(body) => ("NatLam", vec![self.build(body, b, m, memo)?]),
+                    Node::NatApp(f, n) => {
+                        let f = self.build(f, b, m, memo)?;
+                        let n = b.nat_value(&self.subst_nats(n, &m.nats))?;
+                        ("NatApp", vec![f, n])
+                    }
+                    Node::Prim(p) => ("Prim", vec![b.base(p.name())]),
+                    Node::F32(x) => ("F32", vec![b.base(x.0 as f64)]),
+                    Node::Int(i) => ("Int", vec![b.base(*i)]),
+                    Node::Var(_) => unreachable!("variables are holes or bound"),
+                };
+                Some(b.add(name, inputs, tv))
+            }
+        }
+    }
+}
+
+/// Adds compiled rules to `ruleset` as Rust rules reading `snapshot`.
+pub fn add_rules(eg: &mut EGraph, ruleset: &str, rules: Vec<CompiledRule>, snapshot: &SharedSnapshot) -> Result<()> {
+    use egglog::prelude::*;
+    let _ = add_ruleset(eg, ruleset);
+    for rule in rules {
+        let sorts: Vec<(String, egglog::ArcSort)> = rule
+            .vars
+            .iter()
+            .map(|(n, s)| (n.clone(), eg.get_sort_by_name(s).expect("Rise schema").clone()))
+            .collect();
+        let vars: Vec<(&str, egglog::ArcSort)> = sorts.iter().map(|(n, s)| (n.as_str(), s.clone())).collect();
+        let facts = parse_facts(eg, &rule.query)?;
+        let rule = Arc::new(rule);
+        let snap = snapshot.clone();
+        let r = rule.clone();
+        // A callback's `None` would abort the run: a match that does not fit returns `Some`.
+        rust_rule(eg, &rule.name, ruleset, &vars, facts, move |mut ws, values| {
+            let snap = snap.read().unwrap();
+            let rhs = r.apply(&mut Builder::new(&snap, &mut ws), &snap, values);
+            union_if(&mut ws, values[0], rhs)
+        })
+        .map_err(|e| Error::bad_input(format!("rule {}: {e}", rule.name)))?;
+    }
+    Ok(())
+}
+
+/// Parses egglog facts text into the AST `rust_rule` takes.
+fn parse_facts(eg: &mut EGraph, text: &str) -> Result<egglog::ast::Facts<String, String>> {
+    let cmds = eg
+        .parse_program(None, &format!("(rule ({text}) ())"))
+        .map_err(|e| Error::bad_input(format!("internal: compiled query does not parse: {e}")))?;
+    match cmds.into_iter().next() {
+        Some(egglog::ast::Command::Rule { rule, .. }) => Ok(egglog::ast::Facts(rule.body)),
+        _ => Err(Error::bad_input("internal: compiled query is not a rule")),
+    }
+}
+
+/// Compiles and adds rules; a rule that does not type-check is an error at its location.
+pub fn install(eg: &mut EGraph, ruleset: &str, rules: &[RuleDecl], snapshot: &SharedSnapshot) -> Result<()> {
+    let compiled = rules.iter().map(compile).collect::<Result<Vec<_>>>()?;
+    add_rules(eg, ruleset, compiled, snapshot)
+}

@@ -1,0 +1,80 @@
+//! Rewrite rules written with names (`rules/*.rules`), and their compilation to encodings.
+//!
+//! ```text
+//! rule map-fusion = map f (map g a) => map (fun x => f (g x)) a
+//! rule map-fission = map (fun x => f gx) => fun y => map f (map (fun x => gx) y) where x notin f
+//! ruleset fission = map-fusion map-fission
+//! ```
+//! Free identifiers that are not primitives are pattern variables; free size names in `<..>`
+//! are size pattern variables. Both sides are type-checked together when the file is loaded.
+
+pub mod debruijn;
+
+use crate::error::{read_source, Error, Result};
+use crate::rise::parse::parse_rule_file;
+use crate::rise::syntax::{Expr, ExprKind, RuleDecl, RuleFile};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// Reads a `.rules` file.
+pub fn load_rule_file(path: &Path) -> Result<RuleFile> {
+    parse_rule_file(&read_source(path)?)
+}
+
+/// The rules named by `FILE[:SET]`: the whole file, or one ruleset of it.
+pub fn select(file: &RuleFile, set: Option<&str>) -> Result<Vec<RuleDecl>> {
+    let Some(set) = set else {
+        return Ok(file.rules.clone());
+    };
+    let decl = file
+        .rulesets
+        .iter()
+        .find(|r| r.name == set)
+        .ok_or_else(|| Error::bad_input(format!("no ruleset named `{set}`")))?;
+    decl.rules
+        .iter()
+        .map(|(name, span)| {
+            file.rules
+                .iter()
+                .find(|r| &r.name == name)
+                .cloned()
+                .ok_or_else(|| Error::at(span, format!("no rule named `{name}`")))
+        })
+        .collect()
+}
+
+/// Pattern variables (value and size) of a rule, in order of first occurrence in the LHS.
+pub fn pattern_vars(lhs: &Expr) -> (Vec<String>, Vec<String>) {
+    fn go(e: &Expr, bound: &mut Vec<String>, vars: &mut Vec<String>, nats: &mut BTreeSet<String>) {
+        match &e.kind {
+            ExprKind::Var(x) => {
+                let prim = crate::rise::primitives::Prim::from_name(x).is_some();
+                if !bound.contains(x) && !prim && !vars.contains(x) {
+                    vars.push(x.clone());
+                }
+            }
+            ExprKind::Lam(x, _, b) => {
+                bound.push(x.clone());
+                go(b, bound, vars, nats);
+                bound.pop();
+            }
+            ExprKind::App(f, x) => {
+                go(f, bound, vars, nats);
+                go(x, bound, vars, nats);
+            }
+            ExprKind::NatLam(_, b) | ExprKind::Annot(b, _) => go(b, bound, vars, nats),
+            ExprKind::NatApp(f, n) => {
+                go(f, bound, vars, nats);
+                for a in n.atoms() {
+                    if let crate::rise::nat::NatAtom::Var(v) = a {
+                        nats.insert(v.clone());
+                    }
+                }
+            }
+            ExprKind::F32(_) | ExprKind::Int(_) => {}
+        }
+    }
+    let (mut vars, mut nats) = (vec![], BTreeSet::new());
+    go(lhs, &mut vec![], &mut vars, &mut nats);
+    (vars, nats.into_iter().collect())
+}
