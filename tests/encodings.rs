@@ -73,7 +73,6 @@ fn fission_goal_is_found_with_extraction_and_de_bruijn() {
 }
 
 #[test]
-#[ignore = "binomial is not found yet (issue 3 in progress)"]
 fn binomial_goal_is_found_with_extraction_and_de_bruijn() {
     let limits = Limits { iterations: 20, enodes: 200_000, ..Limits::default() };
     let out = search("programs/binomial.rise", "binomial", limits);

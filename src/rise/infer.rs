@@ -9,7 +9,7 @@ use super::nat::{Nat, NatAtom};
 use super::primitives::{Fresh, Prim};
 use super::syntax::{Expr, ExprKind, Program};
 use super::term::{Node, Term};
-use super::types::{fun, nat_fun, Type};
+use super::types::{fun, nat_fun, shift_nat, Type};
 use crate::error::{Error, Result, Span};
 use std::rc::Rc;
 
@@ -59,17 +59,34 @@ impl Solver {
     }
 
     fn zonk(&self, t: &Type) -> Type {
-        let t = self.shallow(t);
-        let t = match &t {
-            Type::Arr(n, e) => Type::Arr(n.clone(), Box::new(self.zonk(e))),
-            Type::Vector(e, n) => Type::Vector(Box::new(self.zonk(e)), n.clone()),
-            Type::Pair(a, b) => Type::Pair(Box::new(self.zonk(a)), Box::new(self.zonk(b))),
-            Type::Fun(a, b) => Type::Fun(Box::new(self.zonk(a)), Box::new(self.zonk(b))),
-            Type::NatFun(b) => Type::NatFun(Box::new(self.zonk(b))),
-            _ => t,
+        self.zonk_at(t, 0)
+    }
+
+    /// Resolves metavariables in `t`, which sits under `depth` size binders. Solutions are
+    /// found at depth 0, so their size indices are shifted past those binders (in
+    /// elaboration sizes are named and the shift does nothing).
+    fn zonk_at(&self, t: &Type, depth: u32) -> Type {
+        let nat = |n: &Nat| {
+            n.substitute(&mut |a| match a {
+                NatAtom::Meta(i) => self.nat_metas[*i as usize]
+                    .as_ref()
+                    .map(|v| shift_nat(&self.zonk_nat(v), 0, depth as i64)),
+                _ => None,
+            })
         };
-        // Metavariables never stand for bound sizes, so no shifting is needed here.
-        t.map_nats(0, &mut |n, _| self.zonk_nat(n))
+        match t {
+            Type::Meta(i) => match &self.metas[*i as usize] {
+                Some(v) => self.zonk_at(v, 0).shift_nats(depth as i64),
+                None => t.clone(),
+            },
+            Type::F32 | Type::Int => t.clone(),
+            Type::Idx(n) => Type::Idx(nat(n)),
+            Type::Arr(n, e) => Type::Arr(nat(n), Box::new(self.zonk_at(e, depth))),
+            Type::Vector(e, n) => Type::Vector(Box::new(self.zonk_at(e, depth)), nat(n)),
+            Type::Pair(a, b) => Type::Pair(Box::new(self.zonk_at(a, depth)), Box::new(self.zonk_at(b, depth))),
+            Type::Fun(a, b) => Type::Fun(Box::new(self.zonk_at(a, depth)), Box::new(self.zonk_at(b, depth))),
+            Type::NatFun(b) => Type::NatFun(Box::new(self.zonk_at(b, depth + 1))),
+        }
     }
 
     fn shallow(&self, t: &Type) -> Type {
