@@ -36,6 +36,29 @@ enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// Reproduce a table of the paper as CSV in `results/`.
+    Reproduce {
+        /// Which table: `table2`.
+        table: String,
+        /// Output file (default `results/<table>.csv`).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Memory cap per row, in MB (the paper used 2 GB).
+        #[arg(long, default_value_t = 2000)]
+        memory_mb: u64,
+        /// Time limit per row, in seconds.
+        #[arg(long, default_value_t = 240)]
+        time_s: u64,
+    },
+    /// One row of Table 2 (run by `reproduce table2` in a child process).
+    #[command(hide = true)]
+    Table2Row {
+        goal: String,
+        #[arg(long, default_value_t = 240)]
+        time_s: u64,
+    },
+    /// Print the compiled egglog form of rules: `FILE.rules[:SET]`.
+    Rules { rules: String },
     /// Load a definition into an e-graph and extract it back: `FILE.rise:NAME`.
     Show {
         /// `FILE.rise:NAME` (NAME may be omitted when the file has one definition).
@@ -105,6 +128,23 @@ fn show(spec: &str) -> Result<()> {
     Ok(())
 }
 
+fn print_rules(spec: &str) -> Result<()> {
+    let (file, set) = match spec.rsplit_once(':') {
+        Some((f, s)) if f.ends_with(".rules") => (f, Some(s)),
+        _ => (spec, None),
+    };
+    let rules = crate::rules::select(&crate::rules::load_rule_file(Path::new(file))?, set)?;
+    for r in &rules {
+        let c = crate::rules::debruijn::compile(r)?;
+        println!(
+            ";; {} (De Bruijn, extraction-based; right-hand side built in Rust)",
+            c.name
+        );
+        println!("(rule ({}) (({}-rhs root ...)))", c.query, c.name);
+    }
+    Ok(())
+}
+
 fn dispatch(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Run {
@@ -116,6 +156,27 @@ fn dispatch(cli: Cli) -> Result<()> {
         }
         Command::Typecheck { files } => files.iter().try_for_each(|f| typecheck(f)),
         Command::Show { program } => show(&program),
+        Command::Reproduce {
+            table,
+            out,
+            memory_mb,
+            time_s,
+        } => match table.as_str() {
+            "table2" => {
+                crate::experiments::table2::reproduce(&crate::experiments::table2::Table2Config {
+                    memory_mb,
+                    time: std::time::Duration::from_secs(time_s),
+                    out: out.unwrap_or_else(|| PathBuf::from("results/table2.csv")),
+                })
+            }
+            other => Err(Error::bad_input(format!(
+                "unknown table `{other}` (available: table2)"
+            ))),
+        },
+        Command::Table2Row { goal, time_s } => {
+            crate::experiments::table2::row_main(&goal, std::time::Duration::from_secs(time_s))
+        }
+        Command::Rules { rules } => print_rules(&rules),
     }
 }
 

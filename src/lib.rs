@@ -6,6 +6,7 @@
 pub mod cli;
 pub mod egraph;
 pub mod error;
+pub mod experiments;
 pub mod rise;
 pub mod rules;
 pub mod runner;

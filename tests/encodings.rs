@@ -6,7 +6,12 @@ use sketchlog::egraph::saturate::{same_class, saturate, Limits, StopReason};
 use sketchlog::egraph::subst::{add_beta_eta, SharedSnapshot};
 use sketchlog::egraph::{encode, extract, rise_egraph};
 
-fn normalise(t: &std::rc::Rc<sketchlog::rise::term::Term>) -> (sketchlog::egraph::saturate::Outcome, std::rc::Rc<sketchlog::rise::term::Term>) {
+fn normalise(
+    t: &std::rc::Rc<sketchlog::rise::term::Term>,
+) -> (
+    sketchlog::egraph::saturate::Outcome,
+    std::rc::Rc<sketchlog::rise::term::Term>,
+) {
     let mut eg = rise_egraph().unwrap();
     encode::load_term(&mut eg, t).unwrap();
     let snap = SharedSnapshot::default();
@@ -14,7 +19,9 @@ fn normalise(t: &std::rc::Rc<sketchlog::rise::term::Term>) -> (sketchlog::egraph
     let out = saturate(&mut eg, "rw", &snap, &Limits::default(), |_| false, |_| {}).unwrap();
     let graph = extract::ExprGraph::read(&eg).unwrap();
     let root = sketchlog::egraph::saturate::find_term(&eg, t).unwrap();
-    let best = extract::Extractor::new(&graph, &extract::AstSize).extract(root).unwrap();
+    let best = extract::Extractor::new(&graph, &extract::AstSize)
+        .extract(root)
+        .unwrap();
     (out, best)
 }
 
@@ -26,7 +33,15 @@ fn reduction_goal_is_found_by_extraction_based_beta() {
     encode::load_term(&mut eg, &start).unwrap();
     let snap = SharedSnapshot::default();
     add_beta_eta(&mut eg, "rw", &snap).unwrap();
-    let out = saturate(&mut eg, "rw", &snap, &Limits::default(), |eg| same_class(eg, &start, &goal), |_| {}).unwrap();
+    let out = saturate(
+        &mut eg,
+        "rw",
+        &snap,
+        &Limits::default(),
+        |eg| same_class(eg, &start, &goal),
+        |_| {},
+    )
+    .unwrap();
     assert_eq!(out.stop, StopReason::Found, "{out:?}");
 }
 
@@ -47,8 +62,14 @@ fn beta_normal_form_of_binomial_inlines_dot() {
     let mut rng = Rng(3);
     let img = rng.f32s(25);
     use sketchlog::rise::interp::{run, Value};
-    let a = run(&start, &[3, 3], &[Value::matrix(5, 5, &img)]).unwrap().flatten_f32().unwrap();
-    let b = run(&best, &[3, 3], &[Value::matrix(5, 5, &img)]).unwrap().flatten_f32().unwrap();
+    let a = run(&start, &[3, 3], &[Value::matrix(5, 5, &img)])
+        .unwrap()
+        .flatten_f32()
+        .unwrap();
+    let b = run(&best, &[3, 3], &[Value::matrix(5, 5, &img)])
+        .unwrap()
+        .flatten_f32()
+        .unwrap();
     assert_close(&a, &b, 1e-6);
 }
 
@@ -56,14 +77,23 @@ fn search(file: &str, set: &str, limits: Limits) -> sketchlog::egraph::saturate:
     use sketchlog::egraph::saturate::normalise;
     let start = normalise(&def(file, "start"), &Limits::default()).unwrap();
     let goal = normalise(&def(file, "goal"), &Limits::default()).unwrap();
-    let rules = sketchlog::rules::load_rule_file(std::path::Path::new("rules/table2.rules")).unwrap();
+    let rules =
+        sketchlog::rules::load_rule_file(std::path::Path::new("rules/table2.rules")).unwrap();
     let rules = sketchlog::rules::select(&rules, Some(set)).unwrap();
     let mut eg = rise_egraph().unwrap();
     encode::load_term(&mut eg, &start).unwrap();
     let snap = SharedSnapshot::default();
     add_beta_eta(&mut eg, "rw", &snap).unwrap();
     sketchlog::rules::debruijn::install(&mut eg, "rw", &rules, &snap).unwrap();
-    saturate(&mut eg, "rw", &snap, &limits, |eg| same_class(eg, &start, &goal), |s| eprintln!("{s:?}")).unwrap()
+    saturate(
+        &mut eg,
+        "rw",
+        &snap,
+        &limits,
+        |eg| same_class(eg, &start, &goal),
+        |s| eprintln!("{s:?}"),
+    )
+    .unwrap()
 }
 
 #[test]
@@ -74,7 +104,32 @@ fn fission_goal_is_found_with_extraction_and_de_bruijn() {
 
 #[test]
 fn binomial_goal_is_found_with_extraction_and_de_bruijn() {
-    let limits = Limits { iterations: 20, enodes: 200_000, ..Limits::default() };
+    let limits = Limits {
+        iterations: 20,
+        enodes: 200_000,
+        ..Limits::default()
+    };
     let out = search("programs/binomial.rise", "binomial", limits);
     assert_eq!(out.stop, StopReason::Found, "{out:?}");
+}
+
+#[test]
+fn reproduce_table2_writes_one_row_per_goal_from_child_processes() {
+    let out = std::env::temp_dir().join(format!("table2-{}.csv", std::process::id()));
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_sketchlog"))
+        .args(["reproduce", "table2", "--time-s", "120", "--out"])
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let csv = std::fs::read_to_string(&out).unwrap();
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    assert_eq!(rows.len(), 3, "{csv}");
+    for (row, goal) in rows.iter().zip(["reduction", "fission", "binomial"]) {
+        assert!(
+            row.starts_with(&format!("{goal},extraction,debruijn,true,")),
+            "{row}"
+        );
+        assert!(row.ends_with(",found"), "{row}");
+    }
 }

@@ -293,17 +293,26 @@ fn data_layout_primitives_evaluate_as_specified() {
     let t = term("fun (x : 6.f32) => join (split<2> x)");
     let xs = Value::f32s(&[1., 2., 3., 4., 5., 6.]);
     assert_eq!(
-        run(&t, &[], std::slice::from_ref(&xs)).unwrap().flatten_f32().unwrap(),
+        run(&t, &[], std::slice::from_ref(&xs))
+            .unwrap()
+            .flatten_f32()
+            .unwrap(),
         vec![1., 2., 3., 4., 5., 6.]
     );
     let t = term("fun (x : 6.f32) => transpose (split<2> x)");
     assert_eq!(
-        run(&t, &[], std::slice::from_ref(&xs)).unwrap().flatten_f32().unwrap(),
+        run(&t, &[], std::slice::from_ref(&xs))
+            .unwrap()
+            .flatten_f32()
+            .unwrap(),
         vec![1., 3., 5., 2., 4., 6.]
     );
     let t = term("fun (x : 6.f32) => slide<3, 1> x");
     assert_eq!(
-        run(&t, &[], std::slice::from_ref(&xs)).unwrap().flatten_f32().unwrap(),
+        run(&t, &[], std::slice::from_ref(&xs))
+            .unwrap()
+            .flatten_f32()
+            .unwrap(),
         vec![1., 2., 3., 2., 3., 4., 3., 4., 5., 4., 5., 6.]
     );
     let t = term(

@@ -14,7 +14,11 @@ fn engine(e: egglog::Error) -> Error {
     Error::bad_input(format!("e-graph: {e}"))
 }
 
-fn add<'a, 'db: 'a>(fs: &mut impl Write<'a, 'db>, name: &str, inputs: impl egglog::IntoValues) -> Value {
+fn add<'a, 'db: 'a>(
+    fs: &mut impl Write<'a, 'db>,
+    name: &str,
+    inputs: impl egglog::IntoValues,
+) -> Value {
     fs.add(name, inputs)
         .unwrap_or_else(|e| panic!("schema constructor {name}: {e}"))
 }

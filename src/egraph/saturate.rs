@@ -76,7 +76,9 @@ impl Outcome {
     }
     /// (e-nodes, e-classes) at the end.
     pub fn size(&self) -> (usize, usize) {
-        self.iterations.last().map_or((0, 0), |i| (i.enodes, i.eclasses))
+        self.iterations
+            .last()
+            .map_or((0, 0), |i| (i.enodes, i.eclasses))
     }
 }
 
@@ -84,7 +86,9 @@ fn engine(e: egglog::Error) -> Error {
     Error::bad_input(format!("e-graph: {e}"))
 }
 
-const EXPR_CONSTRUCTORS: [&str; 8] = ["Var", "App", "Lam", "NatApp", "NatLam", "Prim", "F32", "Int"];
+const EXPR_CONSTRUCTORS: [&str; 8] = [
+    "Var", "App", "Lam", "NatApp", "NatLam", "Prim", "F32", "Int",
+];
 
 /// (e-nodes, e-classes) of Rise terms.
 pub fn expr_size(eg: &EGraph) -> Result<(usize, usize)> {
@@ -137,10 +141,18 @@ pub fn saturate(
         on_iteration(&stats);
         iterations.push(stats);
         if !report.updated {
-            break if found(eg) { StopReason::Found } else { StopReason::Saturated };
+            break if found(eg) {
+                StopReason::Found
+            } else {
+                StopReason::Saturated
+            };
         }
         if enodes >= limits.enodes {
-            break if found(eg) { StopReason::Found } else { StopReason::NodeLimit };
+            break if found(eg) {
+                StopReason::Found
+            } else {
+                StopReason::NodeLimit
+            };
         }
     };
     Ok(Outcome {
@@ -162,7 +174,9 @@ fn find_in<'a, 'db: 'a>(rs: &impl Read<'a, 'db>, t: &Term) -> Option<Value> {
         Node::Int(i) => rs.eclass_of("Int", (*i, ty)).ok()?,
         Node::F32(x) => rs.eclass_of("F32", (x.0 as f64, ty)).ok()?,
         Node::Prim(p) => rs.eclass_of("Prim", (p.name(), ty)).ok()?,
-        Node::App(f, x) => rs.eclass_of("App", (find_in(rs, f)?, find_in(rs, x)?, ty)).ok()?,
+        Node::App(f, x) => rs
+            .eclass_of("App", (find_in(rs, f)?, find_in(rs, x)?, ty))
+            .ok()?,
         Node::Lam(b) => rs.eclass_of("Lam", (find_in(rs, b)?, ty)).ok()?,
         Node::NatLam(b) => rs.eclass_of("NatLam", (find_in(rs, b)?, ty)).ok()?,
         Node::NatApp(f, n) => rs
@@ -205,10 +219,18 @@ fn find_type<'a, 'db: 'a>(rs: &impl Read<'a, 'db>, t: &crate::rise::types::Type)
         Type::F32 => rs.eclass_of("TF32", none).ok()?,
         Type::Int => rs.eclass_of("TInt", none).ok()?,
         Type::Idx(n) => rs.eclass_of("TIdx", (find_nat(rs, n)?,)).ok()?,
-        Type::Arr(n, e) => rs.eclass_of("TArr", (find_nat(rs, n)?, find_type(rs, e)?)).ok()?,
-        Type::Vector(e, n) => rs.eclass_of("TVec", (find_type(rs, e)?, find_nat(rs, n)?)).ok()?,
-        Type::Pair(a, b) => rs.eclass_of("TPair", (find_type(rs, a)?, find_type(rs, b)?)).ok()?,
-        Type::Fun(a, b) => rs.eclass_of("TFun", (find_type(rs, a)?, find_type(rs, b)?)).ok()?,
+        Type::Arr(n, e) => rs
+            .eclass_of("TArr", (find_nat(rs, n)?, find_type(rs, e)?))
+            .ok()?,
+        Type::Vector(e, n) => rs
+            .eclass_of("TVec", (find_type(rs, e)?, find_nat(rs, n)?))
+            .ok()?,
+        Type::Pair(a, b) => rs
+            .eclass_of("TPair", (find_type(rs, a)?, find_type(rs, b)?))
+            .ok()?,
+        Type::Fun(a, b) => rs
+            .eclass_of("TFun", (find_type(rs, a)?, find_type(rs, b)?))
+            .ok()?,
         Type::NatFun(b) => rs.eclass_of("TNatFun", (find_type(rs, b)?,)).ok()?,
         Type::Meta(_) => None,
     }
@@ -231,7 +253,8 @@ pub fn normalise(t: &Term, limits: &Limits) -> Result<std::rc::Rc<Term>> {
     let snap = SharedSnapshot::default();
     super::subst::add_beta_eta(&mut eg, "benf", &snap)?;
     saturate(&mut eg, "benf", &snap, limits, |_| false, |_| {})?;
-    let root = find_term(&eg, t).ok_or_else(|| Error::bad_input("normalise: the term left the e-graph"))?;
+    let root = find_term(&eg, t)
+        .ok_or_else(|| Error::bad_input("normalise: the term left the e-graph"))?;
     let graph = ExprGraph::read(&eg)?;
     Extractor::new(&graph, &RedexesThenSize::new(&graph)).extract(root)
 }

@@ -108,7 +108,9 @@ impl Snapshot {
             for (i, (class, n, _)) in nodes.iter().enumerate() {
                 let kids = children(n);
                 if kids.iter().all(|k| best.contains_key(k)) {
-                    let c = kids.iter().fold(node_cost(n), |acc, k| acc.saturating_add(best[k].0));
+                    let c = kids
+                        .iter()
+                        .fold(node_cost(n), |acc, k| acc.saturating_add(best[k].0));
                     if best.get(class).is_none_or(|(b, _)| c < *b) {
                         best.insert(*class, (c, i));
                         changed = true;
@@ -120,7 +122,10 @@ impl Snapshot {
                         .get(&b)
                         .map(|s| s.iter().filter(|&&v| v > 0).map(|v| v - 1).collect())
                         .unwrap_or_default(),
-                    _ => kids.iter().flat_map(|k| free.get(k).into_iter().flatten().copied()).collect(),
+                    _ => kids
+                        .iter()
+                        .flat_map(|k| free.get(k).into_iter().flatten().copied())
+                        .collect(),
                 };
                 let entry = free.entry(*class).or_default();
                 let before = entry.len();
@@ -139,7 +144,14 @@ impl Snapshot {
         };
         for (class, (_, i)) in &best {
             let (_, node, ty) = nodes[*i];
-            snap.reps.insert(*class, Rep { node, ty, free_bound: 0 });
+            snap.reps.insert(
+                *class,
+                Rep {
+                    node,
+                    ty,
+                    free_bound: 0,
+                },
+            );
         }
         let classes: Vec<Value> = snap.reps.keys().copied().collect();
         let mut done = HashMap::new();
@@ -233,7 +245,13 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
 
     /// Shifts free variables >= `cutoff` of `class`'s representative by `by`.
     /// `None` if a representative is missing or a variable would become negative.
-    pub fn shift(&mut self, class: Value, cutoff: u32, by: i64, memo: &mut HashMap<(Value, u32), Value>) -> Option<Value> {
+    pub fn shift(
+        &mut self,
+        class: Value,
+        cutoff: u32,
+        by: i64,
+        memo: &mut HashMap<(Value, u32), Value>,
+    ) -> Option<Value> {
         if by == 0 {
             return Some(class);
         }
@@ -283,7 +301,13 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
 
     /// Beta-reduces `(λ.body) arg`: replaces variable `depth` of `body` by `arg` (shifted
     /// under `depth` binders) and lowers the variables above it.
-    pub fn substitute(&mut self, body: Value, depth: u32, arg: Value, memo: &mut HashMap<(Value, u32), Value>) -> Option<Value> {
+    pub fn substitute(
+        &mut self,
+        body: Value,
+        depth: u32,
+        arg: Value,
+        memo: &mut HashMap<(Value, u32), Value>,
+    ) -> Option<Value> {
         let rep = *self.snap.reps.get(&body)?;
         if rep.free_bound <= depth {
             return Some(body);
@@ -292,7 +316,9 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
             return Some(*v);
         }
         let v = match rep.node {
-            Raw::Var(i) if i as u32 == depth => self.shift(arg, 0, depth as i64, &mut HashMap::new())?,
+            Raw::Var(i) if i as u32 == depth => {
+                self.shift(arg, 0, depth as i64, &mut HashMap::new())?
+            }
             Raw::Var(i) => self.var(i as u32 - 1, rep.ty),
             Raw::App(f, x) => {
                 let f = self.substitute(f, depth, arg, memo)?;
@@ -342,7 +368,13 @@ pub fn add_beta_eta(eg: &mut EGraph, ruleset: &str, snap: &SharedSnapshot) -> Re
         eg,
         "beta-extract",
         ruleset,
-        &[("e", expr.clone()), ("body", expr.clone()), ("arg", expr.clone()), ("lt", ty.clone()), ("at", ty.clone())],
+        &[
+            ("e", expr.clone()),
+            ("body", expr.clone()),
+            ("arg", expr.clone()),
+            ("lt", ty.clone()),
+            ("at", ty.clone()),
+        ],
         facts![(= e (App (Lam body lt) arg at))],
         move |mut ws, v| {
             let snap = s.read().unwrap();
@@ -356,7 +388,13 @@ pub fn add_beta_eta(eg: &mut EGraph, ruleset: &str, snap: &SharedSnapshot) -> Re
         eg,
         "eta-extract",
         ruleset,
-        &[("e", expr.clone()), ("f", expr), ("vt", ty.clone()), ("at", ty.clone()), ("lt", ty)],
+        &[
+            ("e", expr.clone()),
+            ("f", expr),
+            ("vt", ty.clone()),
+            ("at", ty.clone()),
+            ("lt", ty),
+        ],
         facts![(= e (Lam (App f (Var 0 vt) at) lt))],
         move |mut ws, v| {
             let snap = s.read().unwrap();

@@ -83,8 +83,14 @@ impl Solver {
             Type::Idx(n) => Type::Idx(nat(n)),
             Type::Arr(n, e) => Type::Arr(nat(n), Box::new(self.zonk_at(e, depth))),
             Type::Vector(e, n) => Type::Vector(Box::new(self.zonk_at(e, depth)), nat(n)),
-            Type::Pair(a, b) => Type::Pair(Box::new(self.zonk_at(a, depth)), Box::new(self.zonk_at(b, depth))),
-            Type::Fun(a, b) => Type::Fun(Box::new(self.zonk_at(a, depth)), Box::new(self.zonk_at(b, depth))),
+            Type::Pair(a, b) => Type::Pair(
+                Box::new(self.zonk_at(a, depth)),
+                Box::new(self.zonk_at(b, depth)),
+            ),
+            Type::Fun(a, b) => Type::Fun(
+                Box::new(self.zonk_at(a, depth)),
+                Box::new(self.zonk_at(b, depth)),
+            ),
             Type::NatFun(b) => Type::NatFun(Box::new(self.zonk_at(b, depth + 1))),
         }
     }
@@ -505,7 +511,12 @@ pub struct RuleTyping {
 }
 
 /// Types both sides of a rule with shared metavariables, requiring equal types.
-pub fn type_rule(lhs: &Expr, rhs: &Expr, vars: &[String], nat_vars: &[String]) -> Result<RuleTyping> {
+pub fn type_rule(
+    lhs: &Expr,
+    rhs: &Expr,
+    vars: &[String],
+    nat_vars: &[String],
+) -> Result<RuleTyping> {
     let fallback = lhs.span.clone().expect("parsed rule");
     let mut el = Elaborator {
         program: None,

@@ -22,7 +22,10 @@ use std::sync::Arc;
 #[derive(Debug, Clone)]
 enum Tmpl {
     /// Pattern variable `var`, under the RHS binders `ctx` (outermost first).
-    Hole { var: usize, ctx: Vec<String> },
+    Hole {
+        var: usize,
+        ctx: Vec<String>,
+    },
     Bound(u32, Type),
     Node(Node<Box<Tmpl>>, Type),
 }
@@ -73,20 +76,30 @@ impl LhsCompiler<'_> {
         }
         let mut terms = n.terms();
         if let (Some((m, c)), None) = (terms.next(), terms.next()) {
-            if let ([NatAtom::Var(v)], true) = (m.as_slice(), c == crate::rise::nat::Ratio::int(1)) {
+            if let ([NatAtom::Var(v)], true) = (m.as_slice(), c == crate::rise::nat::Ratio::int(1))
+            {
                 if self.nat_vars.contains(v) {
                     return Ok(format!("n_{v}"));
                 }
             }
         }
-        Err(Error::at(self.span, format!("size pattern `{n}` is not supported: use a constant or a single size variable")))
+        Err(Error::at(
+            self.span,
+            format!(
+                "size pattern `{n}` is not supported: use a constant or a single size variable"
+            ),
+        ))
     }
 
     fn pattern(&mut self, e: &Expr, t: &Term, ctx: &mut Vec<String>) -> Result<String> {
         let e = strip(e);
         let depth = ctx.len() as u32;
         let is_hole = matches!(t.node, Node::Var(i) if i >= depth);
-        let ty = if is_hole { String::new() } else { self.fresh_ty() };
+        let ty = if is_hole {
+            String::new()
+        } else {
+            self.fresh_ty()
+        };
         Ok(match (&e.kind, &t.node) {
             (_, Node::Var(i)) if *i < depth => format!("(Var {i} {ty})"),
             (_, Node::Var(i)) => {
@@ -115,11 +128,18 @@ impl LhsCompiler<'_> {
                 let f = self.pattern(f, tf, ctx)?;
                 format!("(NatApp {f} {} {ty})", self.nat(n)?)
             }
-            (ExprKind::NatLam(_, b), Node::NatLam(tb)) => format!("(NatLam {} {ty})", self.pattern(b, tb, ctx)?),
+            (ExprKind::NatLam(_, b), Node::NatLam(tb)) => {
+                format!("(NatLam {} {ty})", self.pattern(b, tb, ctx)?)
+            }
             (_, Node::Prim(p)) => format!("(Prim \"{}\" {ty})", p.name()),
             (_, Node::F32(x)) => format!("(F32 {:?} {ty})", x.0 as f64),
             (_, Node::Int(i)) => format!("(Int {i} {ty})"),
-            _ => return Err(Error::at(self.span, "internal: rule and its typed form differ in shape")),
+            _ => {
+                return Err(Error::at(
+                    self.span,
+                    "internal: rule and its typed form differ in shape",
+                ))
+            }
         })
     }
 }
@@ -140,15 +160,20 @@ fn rhs_template(e: &Expr, t: &Term, nvars: usize, ctx: &mut Vec<String>) -> Tmpl
             Tmpl::Node(Node::Lam(Box::new(b)), t.ty.clone())
         }
         (ExprKind::App(f, x), Node::App(tf, tx)) => Tmpl::Node(
-            Node::App(Box::new(rhs_template(f, tf, nvars, ctx)), Box::new(rhs_template(x, tx, nvars, ctx))),
+            Node::App(
+                Box::new(rhs_template(f, tf, nvars, ctx)),
+                Box::new(rhs_template(x, tx, nvars, ctx)),
+            ),
             t.ty.clone(),
         ),
-        (ExprKind::NatApp(f, _), Node::NatApp(tf, n)) => {
-            Tmpl::Node(Node::NatApp(Box::new(rhs_template(f, tf, nvars, ctx)), n.clone()), t.ty.clone())
-        }
-        (ExprKind::NatLam(_, b), Node::NatLam(tb)) => {
-            Tmpl::Node(Node::NatLam(Box::new(rhs_template(b, tb, nvars, ctx))), t.ty.clone())
-        }
+        (ExprKind::NatApp(f, _), Node::NatApp(tf, n)) => Tmpl::Node(
+            Node::NatApp(Box::new(rhs_template(f, tf, nvars, ctx)), n.clone()),
+            t.ty.clone(),
+        ),
+        (ExprKind::NatLam(_, b), Node::NatLam(tb)) => Tmpl::Node(
+            Node::NatLam(Box::new(rhs_template(b, tb, nvars, ctx))),
+            t.ty.clone(),
+        ),
         (_, n) => Tmpl::Node(n.map(|_| unreachable!("leaf")), t.ty.clone()),
     }
 }
@@ -166,19 +191,35 @@ pub fn compile(rule: &RuleDecl) -> Result<CompiledRule> {
     };
     let pattern = lc.pattern(&rule.lhs, &typing.lhs, &mut vec![])?;
     if !pattern.starts_with('(') {
-        return Err(Error::at(&rule.span, "the left-hand side must not be a lone pattern variable"));
+        return Err(Error::at(
+            &rule.span,
+            "the left-hand side must not be a lone pattern variable",
+        ));
     }
-    let lhs_ctx: Vec<Vec<String>> = lc.lhs_ctx.iter().map(|c| c.clone().unwrap_or_default()).collect();
+    let lhs_ctx: Vec<Vec<String>> = lc
+        .lhs_ctx
+        .iter()
+        .map(|c| c.clone().unwrap_or_default())
+        .collect();
     let rhs = rhs_template(&rule.rhs, &typing.rhs, vars.len(), &mut vec![]);
 
     let mut not_free = vec![];
     for (binder, var) in &rule.not_free {
         let k = vars.iter().position(|v| v == var).ok_or_else(|| {
-            Error::at(&rule.span, format!("`{var}` in `where` is not a pattern variable"))
+            Error::at(
+                &rule.span,
+                format!("`{var}` in `where` is not a pattern variable"),
+            )
         })?;
-        let pos = lhs_ctx[k].iter().rposition(|b| b == binder).ok_or_else(|| {
-            Error::at(&rule.span, format!("`{binder}` is not a binder around `{var}` on the left-hand side"))
-        })?;
+        let pos = lhs_ctx[k]
+            .iter()
+            .rposition(|b| b == binder)
+            .ok_or_else(|| {
+                Error::at(
+                    &rule.span,
+                    format!("`{binder}` is not a binder around `{var}` on the left-hand side"),
+                )
+            })?;
         not_free.push((k, (lhs_ctx[k].len() - 1 - pos) as u32));
     }
     // Every binder a pattern variable may use on the left must exist around it on the right.
@@ -201,7 +242,13 @@ pub fn compile(rule: &RuleDecl) -> Result<CompiledRule> {
     })
 }
 
-fn check_holes(t: &Tmpl, vars: &[String], lhs_ctx: &[Vec<String>], not_free: &[(String, String)], span: &Span) -> Result<()> {
+fn check_holes(
+    t: &Tmpl,
+    vars: &[String],
+    lhs_ctx: &[Vec<String>],
+    not_free: &[(String, String)],
+    span: &Span,
+) -> Result<()> {
     match t {
         Tmpl::Hole { var, ctx } => {
             for b in &lhs_ctx[*var] {
@@ -216,7 +263,10 @@ fn check_holes(t: &Tmpl, vars: &[String], lhs_ctx: &[Vec<String>], not_free: &[(
             Ok(())
         }
         Tmpl::Bound(..) => Ok(()),
-        Tmpl::Node(n, _) => n.children().iter().try_for_each(|c| check_holes(c, vars, lhs_ctx, not_free, span)),
+        Tmpl::Node(n, _) => n
+            .children()
+            .iter()
+            .try_for_each(|c| check_holes(c, vars, lhs_ctx, not_free, span)),
     }
 }
 
@@ -236,13 +286,22 @@ impl CompiledRule {
 
     fn subst_nats(&self, n: &Nat, nats: &[Nat]) -> Nat {
         n.substitute(&mut |a| match a {
-            NatAtom::Var(v) => self.nat_vars.iter().position(|x| x == v).map(|i| nats[i].clone()),
+            NatAtom::Var(v) => self
+                .nat_vars
+                .iter()
+                .position(|x| x == v)
+                .map(|i| nats[i].clone()),
             _ => None,
         })
     }
 
     /// Fires on one match: checks types and conditions, builds the RHS, unions.
-    fn apply(&self, b: &mut Builder, snap: &crate::egraph::subst::Snapshot, values: &[Value]) -> Option<Value> {
+    fn apply(
+        &self,
+        b: &mut Builder,
+        snap: &crate::egraph::subst::Snapshot,
+        values: &[Value],
+    ) -> Option<Value> {
         let nvars = self.var_types.len();
         let nats: Vec<Nat> = (0..self.nat_vars.len())
             .map(|i| snap.nat(values[1 + nvars + i]).cloned())
@@ -254,12 +313,19 @@ impl CompiledRule {
         };
         for k in 0..nvars {
             let actual = snap.class_type(values[1 + k])?;
-            if !m.matcher.unify(&self.with_nats(&self.var_types[k], &m.nats), actual) {
+            if !m
+                .matcher
+                .unify(&self.with_nats(&self.var_types[k], &m.nats), actual)
+            {
                 return None;
             }
         }
         let root_ty = snap.class_type(values[0])?;
-        if !m.matcher.unify(&self.with_nats(&self.root_type, &m.nats), root_ty) || !m.matcher.solve() {
+        if !m
+            .matcher
+            .unify(&self.with_nats(&self.root_type, &m.nats), root_ty)
+            || !m.matcher.solve()
+        {
             return None;
         }
         for (k, j) in &self.not_free {
@@ -267,10 +333,10 @@ impl CompiledRule {
                 return None;
             }
         }
-        self.build(&self.rhs, b, &m, &mut HashMap::new())
+        self.build(&self.rhs, b, &m)
     }
 
-    fn build(&self, t: &Tmpl, b: &mut Builder, m: &Match, memo: &mut HashMap<(Value, u32), Value>) -> Option<Value> {
+    fn build(&self, t: &Tmpl, b: &mut Builder, m: &Match) -> Option<Value> {
         let ty = |t: &Type| {
             let t = m.matcher.resolve(&self.with_nats(t, &m.nats));
             (!t.has_metas()).then_some(t)
@@ -286,7 +352,9 @@ impl CompiledRule {
                     let j = j as usize;
                     if j < lhs.len() {
                         let name = &lhs[lhs.len() - 1 - j];
-                        ctx.iter().rposition(|c| c == name).map(|p| (ctx.len() - 1 - p) as u32)
+                        ctx.iter()
+                            .rposition(|c| c == name)
+                            .map(|p| (ctx.len() - 1 - p) as u32)
                     } else {
                         Some((j - lhs.len() + ctx.len()) as u32)
                     }
@@ -300,11 +368,11 @@ impl CompiledRule {
             Tmpl::Node(n, t) => {
                 let tv = b.type_value(&ty(t)?)?;
                 let (name, inputs) = match n {
-                    Node::App(f, x) => ("App", vec![self.build(f, b, m, memo)?, self.build(x, b, m, memo)?]),
-                    Node::Lam(body) => ("Lam", vec![self.build(body, b, m, memo)?]),
-                    Node::NatLam(body) => ("NatLam", vec![self.build(body, b, m, memo)?]),
+                    Node::App(f, x) => ("App", vec![self.build(f, b, m)?, self.build(x, b, m)?]),
+                    Node::Lam(body) => ("Lam", vec![self.build(body, b, m)?]),
+                    Node::NatLam(body) => ("NatLam", vec![self.build(body, b, m)?]),
                     Node::NatApp(f, n) => {
-                        let f = self.build(f, b, m, memo)?;
+                        let f = self.build(f, b, m)?;
                         let n = b.nat_value(&self.subst_nats(n, &m.nats))?;
                         ("NatApp", vec![f, n])
                     }
@@ -320,26 +388,44 @@ impl CompiledRule {
 }
 
 /// Adds compiled rules to `ruleset` as Rust rules reading `snapshot`.
-pub fn add_rules(eg: &mut EGraph, ruleset: &str, rules: Vec<CompiledRule>, snapshot: &SharedSnapshot) -> Result<()> {
+pub fn add_rules(
+    eg: &mut EGraph,
+    ruleset: &str,
+    rules: Vec<CompiledRule>,
+    snapshot: &SharedSnapshot,
+) -> Result<()> {
     use egglog::prelude::*;
     let _ = add_ruleset(eg, ruleset);
     for rule in rules {
         let sorts: Vec<(String, egglog::ArcSort)> = rule
             .vars
             .iter()
-            .map(|(n, s)| (n.clone(), eg.get_sort_by_name(s).expect("Rise schema").clone()))
+            .map(|(n, s)| {
+                (
+                    n.clone(),
+                    eg.get_sort_by_name(s).expect("Rise schema").clone(),
+                )
+            })
             .collect();
-        let vars: Vec<(&str, egglog::ArcSort)> = sorts.iter().map(|(n, s)| (n.as_str(), s.clone())).collect();
+        let vars: Vec<(&str, egglog::ArcSort)> =
+            sorts.iter().map(|(n, s)| (n.as_str(), s.clone())).collect();
         let facts = parse_facts(eg, &rule.query)?;
         let rule = Arc::new(rule);
         let snap = snapshot.clone();
         let r = rule.clone();
         // A callback's `None` would abort the run: a match that does not fit returns `Some`.
-        rust_rule(eg, &rule.name, ruleset, &vars, facts, move |mut ws, values| {
-            let snap = snap.read().unwrap();
-            let rhs = r.apply(&mut Builder::new(&snap, &mut ws), &snap, values);
-            union_if(&mut ws, values[0], rhs)
-        })
+        rust_rule(
+            eg,
+            &rule.name,
+            ruleset,
+            &vars,
+            facts,
+            move |mut ws, values| {
+                let snap = snap.read().unwrap();
+                let rhs = r.apply(&mut Builder::new(&snap, &mut ws), &snap, values);
+                union_if(&mut ws, values[0], rhs)
+            },
+        )
         .map_err(|e| Error::bad_input(format!("rule {}: {e}", rule.name)))?;
     }
     Ok(())
@@ -357,7 +443,12 @@ fn parse_facts(eg: &mut EGraph, text: &str) -> Result<egglog::ast::Facts<String,
 }
 
 /// Compiles and adds rules; a rule that does not type-check is an error at its location.
-pub fn install(eg: &mut EGraph, ruleset: &str, rules: &[RuleDecl], snapshot: &SharedSnapshot) -> Result<()> {
+pub fn install(
+    eg: &mut EGraph,
+    ruleset: &str,
+    rules: &[RuleDecl],
+    snapshot: &SharedSnapshot,
+) -> Result<()> {
     let compiled = rules.iter().map(compile).collect::<Result<Vec<_>>>()?;
     add_rules(eg, ruleset, compiled, snapshot)
 }

@@ -1,0 +1,158 @@
+//! The paper's Table 2 (section 5.1): can equality saturation prove a start term equal to a
+//! goal term, per goal and lambda-calculus encoding?
+//!
+//! Goals: `programs/{reduction,fission,binomial}.rise` (`start`, `goal`), rules from
+//! `rules/table2.rules`. "Found" means the goal's e-class is the start's (a query on the
+//! e-graph, checked before every iteration). Implemented encoding: extraction-based
+//! substitution with De Bruijn indices.
+
+use crate::egraph::saturate::{normalise, same_class, saturate, Limits};
+use crate::egraph::subst::{add_beta_eta, SharedSnapshot};
+use crate::egraph::{encode, rise_egraph};
+use crate::error::{Error, Result};
+use crate::rise::infer::elaborate_def;
+use crate::rules::{debruijn, load_rule_file, select};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub const GOALS: [&str; 3] = ["reduction", "fission", "binomial"];
+/// (substitution, binding) encodings sketchlog implements.
+pub const ENCODINGS: [(&str, &str); 1] = [("extraction", "debruijn")];
+
+pub const COLUMNS: &str = "goal,substitution,binding,found,iterations,saturation_s,wall_s,peak_rss_mb,rules_applied,enodes,eclasses,stop_reason";
+
+/// Runs one row in this process and returns its CSV line (without wall time and RSS,
+/// which the parent adds).
+pub fn run_row(goal: &str, limits: &Limits) -> Result<String> {
+    let program = crate::rise::load_program(Path::new(&format!("programs/{goal}.rise")))?;
+    // As in the reference, the reduction goal starts from the unnormalised term (the search
+    // itself must beta-reduce it); the other starts are in beta-eta normal form.
+    let start = elaborate_def(&program, "start")?;
+    let start = if goal == "reduction" {
+        start
+    } else {
+        normalise(&start, &Limits::default())?
+    };
+    let target = normalise(&*elaborate_def(&program, "goal")?, &Limits::default())?;
+    let rules = select(
+        &load_rule_file(Path::new("rules/table2.rules"))?,
+        Some(goal),
+    )?;
+    let mut eg = rise_egraph()?;
+    encode::load_term(&mut eg, &start)?;
+    let snap = SharedSnapshot::default();
+    add_beta_eta(&mut eg, "rw", &snap)?;
+    debruijn::install(&mut eg, "rw", &rules, &snap)?;
+    let out = saturate(
+        &mut eg,
+        "rw",
+        &snap,
+        limits,
+        |eg| same_class(eg, &start, &target),
+        |_| {},
+    )?;
+    let (enodes, eclasses) = out.size();
+    Ok(format!(
+        "{},{:.6},{},{},{},{},{}",
+        out.found(),
+        out.saturation.as_secs_f64(),
+        out.rules_applied(),
+        enodes,
+        eclasses,
+        out.stop.name(),
+        out.iterations.len()
+    ))
+}
+
+/// Settings of a table run.
+pub struct Table2Config {
+    pub memory_mb: u64,
+    pub time: Duration,
+    pub out: std::path::PathBuf,
+}
+
+/// Runs every row in a child process and writes the CSV.
+pub fn reproduce(cfg: &Table2Config) -> Result<()> {
+    let exe =
+        std::env::current_exe().map_err(|e| Error::bad_input(format!("own executable: {e}")))?;
+    let mut rows = vec![COLUMNS.to_string()];
+    for goal in GOALS {
+        for (subst, bind) in ENCODINGS {
+            let started = Instant::now();
+            let cmd = format!(
+                "ulimit -v {}; exec \"$0\" table2-row {goal} --time-s {}",
+                cfg.memory_mb * 1024,
+                cfg.time.as_secs()
+            );
+            let mut child = Command::new("bash")
+                .arg("-c")
+                .arg(&cmd)
+                .arg(&exe)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .map_err(|e| Error::bad_input(format!("starting a row: {e}")))?;
+            // The child stops itself at the time limit; this guards against a hang.
+            let deadline = cfg.time + Duration::from_secs(30);
+            let status = loop {
+                if let Some(s) = child
+                    .try_wait()
+                    .map_err(|e| Error::bad_input(e.to_string()))?
+                {
+                    break Some(s);
+                }
+                if started.elapsed() > deadline {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    break None;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            };
+            let wall = started.elapsed().as_secs_f64();
+            let output = child
+                .wait_with_output()
+                .map_err(|e| Error::bad_input(e.to_string()))?;
+            let stdout = String::from_utf8_lossy(&output.stdout);
+            let line = match (status, stdout.lines().last()) {
+                (Some(s), Some(l)) if s.success() => {
+                    // found,saturation,rules,enodes,eclasses,stop,iterations,peak_rss
+                    let f: Vec<&str> = l.split(',').collect();
+                    format!(
+                        "{goal},{subst},{bind},{},{},{},{wall:.6},{},{},{},{},{}",
+                        f[0], f[6], f[1], f[7], f[2], f[3], f[4], f[5]
+                    )
+                }
+                (None, _) => format!("{goal},{subst},{bind},false,,,{wall:.6},,,,,time-limit"),
+                _ => {
+                    let err = String::from_utf8_lossy(&output.stderr);
+                    let reason = if err.contains("memory allocation") || err.contains("alloc") {
+                        "memory-limit"
+                    } else {
+                        "error"
+                    };
+                    format!("{goal},{subst},{bind},false,,,{wall:.6},,,,,{reason}")
+                }
+            };
+            eprintln!("{line}");
+            rows.push(line);
+        }
+    }
+    super::write_atomically(&cfg.out, (rows.join("\n") + "\n").as_bytes())
+}
+
+/// What a child process prints: the row's figures and its peak RSS.
+pub fn row_main(goal: &str, time: Duration) -> Result<()> {
+    if !GOALS.contains(&goal) {
+        return Err(Error::bad_input(format!(
+            "unknown goal `{goal}` (reduction, fission, binomial)"
+        )));
+    }
+    let limits = Limits {
+        time,
+        ..Limits::default()
+    };
+    let line = run_row(goal, &limits)?;
+    println!("{line},{:.1}", super::peak_rss_mb());
+    Ok(())
+}
