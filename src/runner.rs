@@ -122,28 +122,7 @@ pub fn type_sexpr(t: &crate::rise::types::Type) -> String {
 }
 
 fn nat_sexpr(n: &crate::rise::nat::Nat) -> String {
-    use crate::rise::nat::{NatAtom, Ratio};
-    let fold = |op: &str, items: Vec<String>| {
-        let mut it = items.into_iter().rev();
-        let last = it.next().unwrap_or_else(|| "(NNum 0 1)".into());
-        it.fold(last, |acc, x| format!("({op} {x} {acc})"))
-    };
-    let terms = n
-        .terms()
-        .map(|(m, c)| {
-            let mut f = vec![];
-            if c != Ratio::int(1) || m.is_empty() {
-                f.push(format!("(NNum {} {})", c.num, c.den));
-            }
-            for a in m {
-                if let NatAtom::Index(i) = a {
-                    f.push(format!("(NVar {i})"));
-                }
-            }
-            fold("NMul", f)
-        })
-        .collect();
-    fold("NAdd", terms)
+    encode::nat_term(n).map_or_else(|| "(NNum 0 1)".into(), |t| t.sexpr())
 }
 
 struct RiseLoad;

@@ -23,37 +23,75 @@ fn add<'a, 'db: 'a>(
         .unwrap_or_else(|e| panic!("schema constructor {name}: {e}"))
 }
 
-pub fn add_nat<'a, 'db: 'a>(fs: &mut impl Write<'a, 'db>, n: &Nat) -> Result<Value> {
+/// The canonical e-graph term of a size: a right-nested `NAdd` of its terms, each a
+/// right-nested `NMul` of its coefficient (left out when it is 1) and its atoms. Every
+/// consumer (adding, printing, looking up) folds this one layout.
+#[derive(Clone, Debug, PartialEq)]
+pub enum NatTerm {
+    Num(i64, i64),
+    Var(i64),
+    Add(Box<NatTerm>, Box<NatTerm>),
+    Mul(Box<NatTerm>, Box<NatTerm>),
+}
+
+/// The layout of `n`, or `None` if a size variable is not a De Bruijn index.
+pub fn nat_term(n: &Nat) -> Option<NatTerm> {
+    fn fold(items: Vec<NatTerm>, op: fn(Box<NatTerm>, Box<NatTerm>) -> NatTerm) -> NatTerm {
+        let mut it = items.into_iter().rev();
+        let last = it.next().unwrap_or(NatTerm::Num(0, 1));
+        it.fold(last, |acc, x| op(Box::new(x), Box::new(acc)))
+    }
     let mut terms = vec![];
     for (mono, c) in n.terms() {
         let mut factors = vec![];
         if c != Ratio::int(1) || mono.is_empty() {
-            factors.push(add(fs, "NNum", (c.num, c.den)));
+            factors.push(NatTerm::Num(c.num, c.den));
         }
         for a in mono {
             match a {
-                NatAtom::Index(i) => factors.push(add(fs, "NVar", (*i as i64,))),
-                other => {
-                    return Err(Error::bad_input(format!(
-                        "size variable {other:?} is not bound by a `nfun`"
-                    )))
-                }
+                NatAtom::Index(i) => factors.push(NatTerm::Var(*i as i64)),
+                _ => return None,
             }
         }
-        terms.push(fold_right(fs, "NMul", factors));
+        terms.push(fold(factors, NatTerm::Mul));
     }
-    if terms.is_empty() {
-        return Ok(add(fs, "NNum", (0i64, 1i64)));
-    }
-    Ok(fold_right(fs, "NAdd", terms))
+    Some(fold(terms, NatTerm::Add))
 }
 
-fn fold_right<'a, 'db: 'a>(fs: &mut impl Write<'a, 'db>, op: &str, mut items: Vec<Value>) -> Value {
-    let mut acc = items.pop().expect("non-empty");
-    while let Some(x) = items.pop() {
-        acc = add(fs, op, (x, acc));
+impl NatTerm {
+    /// The term as egglog text.
+    pub fn sexpr(&self) -> String {
+        match self {
+            NatTerm::Num(n, d) => format!("(NNum {n} {d})"),
+            NatTerm::Var(i) => format!("(NVar {i})"),
+            NatTerm::Add(a, b) => format!("(NAdd {} {})", a.sexpr(), b.sexpr()),
+            NatTerm::Mul(a, b) => format!("(NMul {} {})", a.sexpr(), b.sexpr()),
+        }
     }
-    acc
+}
+
+pub fn add_nat<'a, 'db: 'a>(fs: &mut impl Write<'a, 'db>, n: &Nat) -> Result<Value> {
+    fn go<'a, 'db: 'a>(fs: &mut impl Write<'a, 'db>, t: &NatTerm) -> Value {
+        match t {
+            NatTerm::Num(n, d) => add(fs, "NNum", (*n, *d)),
+            NatTerm::Var(i) => add(fs, "NVar", (*i,)),
+            NatTerm::Add(a, b) | NatTerm::Mul(a, b) => {
+                let (a, b) = (go(fs, a), go(fs, b));
+                let op = if matches!(t, NatTerm::Add(..)) {
+                    "NAdd"
+                } else {
+                    "NMul"
+                };
+                add(fs, op, (a, b))
+            }
+        }
+    }
+    let t = nat_term(n).ok_or_else(|| {
+        Error::bad_input(format!(
+            "size {n} has a variable that is not bound by a `nfun`"
+        ))
+    })?;
+    Ok(go(fs, &t))
 }
 
 pub fn add_type<'a, 'db: 'a>(

@@ -186,30 +186,16 @@ fn find_in<'a, 'db: 'a>(rs: &impl Read<'a, 'db>, t: &Term) -> Option<Value> {
 }
 
 fn find_nat<'a, 'db: 'a>(rs: &impl Read<'a, 'db>, n: &crate::rise::nat::Nat) -> Option<Value> {
-    use crate::rise::nat::{NatAtom, Ratio};
-    let fold = |op: &str, mut items: Vec<Value>| -> Option<Value> {
-        let mut acc = items.pop()?;
-        while let Some(x) = items.pop() {
-            acc = rs.eclass_of(op, (x, acc)).ok()??;
+    use super::encode::{nat_term, NatTerm};
+    fn go<'a, 'db: 'a>(rs: &impl Read<'a, 'db>, t: &NatTerm) -> Option<Value> {
+        match t {
+            NatTerm::Num(n, d) => rs.eclass_of("NNum", (*n, *d)).ok()?,
+            NatTerm::Var(i) => rs.eclass_of("NVar", (*i,)).ok()?,
+            NatTerm::Add(a, b) => rs.eclass_of("NAdd", (go(rs, a)?, go(rs, b)?)).ok()?,
+            NatTerm::Mul(a, b) => rs.eclass_of("NMul", (go(rs, a)?, go(rs, b)?)).ok()?,
         }
-        Some(acc)
-    };
-    let mut terms = vec![];
-    for (m, c) in n.terms() {
-        let mut f = vec![];
-        if c != Ratio::int(1) || m.is_empty() {
-            f.push(rs.eclass_of("NNum", (c.num, c.den)).ok()??);
-        }
-        for a in m {
-            let NatAtom::Index(i) = a else { return None };
-            f.push(rs.eclass_of("NVar", (*i as i64,)).ok()??);
-        }
-        terms.push(fold("NMul", f)?);
     }
-    if terms.is_empty() {
-        return rs.eclass_of("NNum", (0i64, 1i64)).ok()?;
-    }
-    fold("NAdd", terms)
+    go(rs, &nat_term(n)?)
 }
 
 fn find_type<'a, 'db: 'a>(rs: &impl Read<'a, 'db>, t: &crate::rise::types::Type) -> Option<Value> {

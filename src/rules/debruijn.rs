@@ -71,8 +71,10 @@ impl LhsCompiler<'_> {
     }
 
     fn nat(&self, n: &Nat) -> Result<String> {
-        if let Some(c) = n.as_const() {
-            return Ok(format!("(NNum {} {})", c.num, c.den));
+        if n.as_const().is_some() {
+            return Ok(crate::egraph::encode::nat_term(n)
+                .expect("constant")
+                .sexpr());
         }
         let mut terms = n.terms();
         if let (Some((m, c)), None) = (terms.next(), terms.next()) {
