@@ -76,7 +76,7 @@ impl fmt::Display for Span {
 pub enum ErrorKind {
     /// Malformed or ill-typed input, a missing file, an unknown name.
     BadInput,
-    /// A `check` (or a sketch search) that did not hold.
+    /// A `check` that did not hold.
     CheckFailed,
 }
 
@@ -102,14 +102,6 @@ impl Error {
         Error {
             kind: ErrorKind::BadInput,
             location: None,
-            message: message.into(),
-        }
-    }
-
-    pub fn check_failed(location: Option<String>, message: impl Into<String>) -> Error {
-        Error {
-            kind: ErrorKind::CheckFailed,
-            location,
             message: message.into(),
         }
     }

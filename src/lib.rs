@@ -1,7 +1,9 @@
 //! sketchlog: sketch-guided equality saturation over the Rise array language, on egglog.
 //!
-//! Modules follow the pipeline: [`rise`] (language front end) -> [`egraph`] (Rise in egglog)
-//! -> [`runner`] (`.egg` programs with sketchlog's commands) -> [`cli`].
+//! Modules follow the pipeline: [`rise`] (language front end) -> [`egraph`] (Rise in egglog,
+//! substitution, saturation) -> [`rules`] (rule files compiled to encodings) ->
+//! [`experiments`] (the paper's tables) -> [`runner`] (`.egg` programs with sketchlog's
+//! commands) -> [`cli`].
 
 pub mod cli;
 pub mod egraph;

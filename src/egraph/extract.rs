@@ -165,10 +165,6 @@ impl<'g> Extractor<'g> {
         Extractor { graph, best }
     }
 
-    pub fn cost(&self, class: Value) -> Option<u64> {
-        self.best.get(&class).map(|b| b.0)
-    }
-
     /// The cheapest term of `class`.
     pub fn extract(&self, class: Value) -> Result<Rc<Term>> {
         let (_, i) = self

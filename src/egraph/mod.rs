@@ -1,5 +1,6 @@
-//! Rise in egglog: the schema (`schemas/rise.egg`), loading typed terms into an e-graph,
-//! and extracting them back.
+//! Rise in egglog: the schema (`schemas/rise.egg`), loading typed terms into an e-graph
+//! (`encode`), extracting them back (`extract`), extraction-based substitution as Rust rules
+//! (`subst`), and the saturation driver with its limits and "found" query (`saturate`).
 
 pub mod encode;
 pub mod extract;

@@ -1,13 +1,13 @@
-//! From typed De Bruijn terms back to named Rise, and De Bruijn index operations
-//! (shifting and substitution) on terms.
+//! From typed De Bruijn terms back to named Rise, with generated names and as few type
+//! annotations as still determine every type.
 //!
-//! Named -> De Bruijn is elaboration (`infer.rs`), which also assigns the types.
+//! Named -> De Bruijn is elaboration (`infer.rs`), which also assigns the types. Shifting and
+//! substitution happen in the e-graph, on e-class ids (`egraph/subst.rs`).
 
 use super::nat::{Nat, NatAtom};
 use super::syntax::{Expr, ExprKind};
 use super::term::{Node, Term};
 use super::types::{fresh_nat_name, Type};
-use std::rc::Rc;
 
 /// How many lambda parameters get a type annotation when printing back to named form.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -124,32 +124,4 @@ fn to_named_in(
         }
     };
     Expr::new(kind)
-}
-
-/// Shifts free variables (indices >= `cutoff`) of a term by `by`.
-pub fn shift(t: &Rc<Term>, cutoff: u32, by: i64) -> Rc<Term> {
-    match &t.node {
-        Node::Var(i) if *i >= cutoff => Term::new(Node::Var((*i as i64 + by) as u32), t.ty.clone()),
-        Node::Lam(b) => Term::new(Node::Lam(shift(b, cutoff + 1, by)), t.ty.clone()),
-        Node::App(..) | Node::NatApp(..) | Node::NatLam(_) => {
-            Term::new(t.node.map(|c| shift(c, cutoff, by)), t.ty.clone())
-        }
-        _ => t.clone(),
-    }
-}
-
-/// The free variable indices of a term.
-pub fn free_vars(t: &Term) -> Vec<u32> {
-    fn go(t: &Term, depth: u32, out: &mut Vec<u32>) {
-        match &t.node {
-            Node::Var(i) if *i >= depth => out.push(i - depth),
-            Node::Lam(b) => go(b, depth + 1, out),
-            n => n.children().iter().for_each(|c| go(c, depth, out)),
-        }
-    }
-    let mut out = vec![];
-    go(t, 0, &mut out);
-    out.sort();
-    out.dedup();
-    out
 }

@@ -85,12 +85,6 @@ impl Value {
             v => Err(format!("expected an array, found {}", v.kind())),
         }
     }
-    pub fn as_f32(&self) -> EvalResult<f32> {
-        match self {
-            Value::F32(x) => Ok(*x),
-            v => Err(format!("expected an f32, found {}", v.kind())),
-        }
-    }
     fn as_pair(&self) -> EvalResult<&(Value, Value)> {
         match self {
             Value::Pair(p) => Ok(p),

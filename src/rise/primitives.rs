@@ -15,8 +15,6 @@ macro_rules! primitives {
         pub enum Prim { $($variant),* }
 
         impl Prim {
-            pub const ALL: &'static [Prim] = &[$(Prim::$variant),*];
-
             /// The name used in source code and in the e-graph.
             pub fn name(self) -> &'static str {
                 match self { $(Prim::$variant => $name),* }

@@ -122,17 +122,6 @@ impl Type {
         (args, t)
     }
 
-    /// Array nesting depth of a data type (`n.m.f32` has depth 2).
-    pub fn array_depth(&self) -> usize {
-        match self {
-            Type::Arr(_, t) => 1 + t.array_depth(),
-            Type::Pair(a, b) => a.array_depth().max(b.array_depth()),
-            Type::Fun(a, b) => a.array_depth().max(b.array_depth()),
-            Type::NatFun(t) | Type::Vector(t, _) => t.array_depth(),
-            _ => 0,
-        }
-    }
-
     /// Prints the type; `nat_names[i]` names free nat index `i`.
     pub fn show(&self, nat_names: &[String]) -> String {
         self.show_hinted(nat_names, &[])
