@@ -20,7 +20,20 @@ pub const GOALS: [&str; 3] = ["reduction", "fission", "binomial"];
 /// (substitution, binding) encodings sketchlog implements.
 pub const ENCODINGS: [(&str, &str); 1] = [("extraction", "debruijn")];
 
-pub const COLUMNS: &str = "goal,substitution,binding,found,iterations,saturation_s,wall_s,peak_rss_mb,rules_applied,enodes,eclasses,stop_reason";
+pub const COLUMNS: [&str; 12] = [
+    "goal",
+    "substitution",
+    "binding",
+    "found",
+    "iterations",
+    "saturation_s",
+    "wall_s",
+    "peak_rss_mb",
+    "rules_applied",
+    "enodes",
+    "eclasses",
+    "stop_reason",
+];
 
 /// Runs one row in this process and returns its CSV line (without wall time and RSS,
 /// which the parent adds).
@@ -76,7 +89,12 @@ pub struct Table2Config {
 pub fn reproduce(cfg: &Table2Config) -> Result<()> {
     let exe =
         std::env::current_exe().map_err(|e| Error::bad_input(format!("own executable: {e}")))?;
-    let mut rows = vec![COLUMNS.to_string()];
+    let mut csv = csv::Writer::from_writer(vec![]);
+    let mut record = |fields: &[String]| {
+        csv.write_record(fields)
+            .map_err(|e| Error::bad_input(format!("writing CSV: {e}")))
+    };
+    record(&COLUMNS.map(String::from))?;
     for goal in GOALS {
         for (subst, bind) in ENCODINGS {
             let started = Instant::now();
@@ -114,31 +132,49 @@ pub fn reproduce(cfg: &Table2Config) -> Result<()> {
                 .wait_with_output()
                 .map_err(|e| Error::bad_input(e.to_string()))?;
             let stdout = String::from_utf8_lossy(&output.stdout);
-            let line = match (status, stdout.lines().last()) {
+            let empty = String::new;
+            let wall = format!("{wall:.6}");
+            // The child prints: found,saturation,rules,enodes,eclasses,stop,iterations,peak_rss
+            let fields: Vec<String> = match (status, stdout.lines().last()) {
                 (Some(s), Some(l)) if s.success() => {
-                    // found,saturation,rules,enodes,eclasses,stop,iterations,peak_rss
                     let f: Vec<&str> = l.split(',').collect();
-                    format!(
-                        "{goal},{subst},{bind},{},{},{},{wall:.6},{},{},{},{},{}",
-                        f[0], f[6], f[1], f[7], f[2], f[3], f[4], f[5]
-                    )
+                    [f[0], f[6], f[1], &wall, f[7], f[2], f[3], f[4], f[5]]
+                        .map(String::from)
+                        .to_vec()
                 }
-                (None, _) => format!("{goal},{subst},{bind},false,,,{wall:.6},,,,,time-limit"),
-                _ => {
+                (status, _) => {
                     let err = String::from_utf8_lossy(&output.stderr);
-                    let reason = if err.contains("memory allocation") || err.contains("alloc") {
-                        "memory-limit"
-                    } else {
-                        "error"
+                    let reason = match status {
+                        None => "time-limit",
+                        Some(_) if err.contains("alloc") => "memory-limit",
+                        Some(_) => "error",
                     };
-                    format!("{goal},{subst},{bind},false,,,{wall:.6},,,,,{reason}")
+                    vec![
+                        "false".into(),
+                        empty(),
+                        empty(),
+                        wall,
+                        empty(),
+                        empty(),
+                        empty(),
+                        empty(),
+                        reason.into(),
+                    ]
                 }
             };
-            eprintln!("{line}");
-            rows.push(line);
+            let row: Vec<String> = [goal, subst, bind]
+                .map(String::from)
+                .into_iter()
+                .chain(fields)
+                .collect();
+            eprintln!("{}", row.join(","));
+            record(&row)?;
         }
     }
-    super::write_atomically(&cfg.out, (rows.join("\n") + "\n").as_bytes())
+    let bytes = csv
+        .into_inner()
+        .map_err(|e| Error::bad_input(format!("writing CSV: {e}")))?;
+    super::write_atomically(&cfg.out, &bytes)
 }
 
 /// What a child process prints: the row's figures and its peak RSS.
