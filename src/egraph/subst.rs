@@ -267,36 +267,12 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
         map: &dyn Fn(u32) -> Option<u32>,
         memo: &mut HashMap<(Value, u32), Value>,
     ) -> Option<Value> {
-        let rep = *self.snap.reps.get(&class)?;
-        if rep.free_bound <= cutoff {
-            return Some(class);
-        }
-        if let Some(v) = memo.get(&(class, cutoff)) {
-            return Some(*v);
-        }
-        let v = match rep.node {
-            Raw::Var(i) => {
-                let j = map(i as u32 - cutoff)?;
-                self.var(cutoff + j, rep.ty)
-            }
-            Raw::App(f, x) => {
-                let f = self.reindex(f, cutoff, map, memo)?;
-                let x = self.reindex(x, cutoff, map, memo)?;
-                self.add("App", vec![f, x], rep.ty)
-            }
-            Raw::Lam(b) => {
-                let b = self.reindex(b, cutoff + 1, map, memo)?;
-                self.add("Lam", vec![b], rep.ty)
-            }
-            Raw::NatApp(f, n) => {
-                let f = self.reindex(f, cutoff, map, memo)?;
-                self.add("NatApp", vec![f, n], rep.ty)
-            }
-            // Moving a term under a size binder would also need its types shifted: not done.
-            Raw::NatLam(_) | Raw::Leaf => return None,
-        };
-        memo.insert((class, cutoff), v);
-        Some(v)
+        self.map_vars(
+            class,
+            cutoff,
+            &|b, i, depth, ty| Some(b.var(depth + map(i - depth)?, ty)),
+            memo,
+        )
     }
 
     /// Beta-reduces `(λ.body) arg`: replaces variable `depth` of `body` by `arg` (shifted
@@ -308,34 +284,56 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
         arg: Value,
         memo: &mut HashMap<(Value, u32), Value>,
     ) -> Option<Value> {
-        let rep = *self.snap.reps.get(&body)?;
+        self.map_vars(
+            body,
+            depth,
+            &|b, i, depth, ty| {
+                if i == depth {
+                    b.shift(arg, 0, depth as i64, &mut HashMap::new())
+                } else {
+                    Some(b.var(i - 1, ty))
+                }
+            },
+            memo,
+        )
+    }
+
+    /// Rebuilds the representative of `class` (under `depth` binders), replacing each
+    /// variable with index >= `depth` by `on_var(builder, index, depth, type)`. Classes whose
+    /// representative has no such variable are reused as they are. `None` if a representative
+    /// is missing or the walk would pass a size binder (whose types would need shifting too).
+    fn map_vars(
+        &mut self,
+        class: Value,
+        depth: u32,
+        on_var: &dyn Fn(&mut Self, u32, u32, Value) -> Option<Value>,
+        memo: &mut HashMap<(Value, u32), Value>,
+    ) -> Option<Value> {
+        let rep = *self.snap.reps.get(&class)?;
         if rep.free_bound <= depth {
-            return Some(body);
+            return Some(class);
         }
-        if let Some(v) = memo.get(&(body, depth)) {
+        if let Some(v) = memo.get(&(class, depth)) {
             return Some(*v);
         }
         let v = match rep.node {
-            Raw::Var(i) if i as u32 == depth => {
-                self.shift(arg, 0, depth as i64, &mut HashMap::new())?
-            }
-            Raw::Var(i) => self.var(i as u32 - 1, rep.ty),
+            Raw::Var(i) => on_var(self, i as u32, depth, rep.ty)?,
             Raw::App(f, x) => {
-                let f = self.substitute(f, depth, arg, memo)?;
-                let x = self.substitute(x, depth, arg, memo)?;
+                let f = self.map_vars(f, depth, on_var, memo)?;
+                let x = self.map_vars(x, depth, on_var, memo)?;
                 self.add("App", vec![f, x], rep.ty)
             }
             Raw::Lam(b) => {
-                let b = self.substitute(b, depth + 1, arg, memo)?;
+                let b = self.map_vars(b, depth + 1, on_var, memo)?;
                 self.add("Lam", vec![b], rep.ty)
             }
             Raw::NatApp(f, n) => {
-                let f = self.substitute(f, depth, arg, memo)?;
+                let f = self.map_vars(f, depth, on_var, memo)?;
                 self.add("NatApp", vec![f, n], rep.ty)
             }
             Raw::NatLam(_) | Raw::Leaf => return None,
         };
-        memo.insert((body, depth), v);
+        memo.insert((class, depth), v);
         Some(v)
     }
 }
