@@ -56,7 +56,10 @@ pub struct IterationStats {
     pub enodes: usize,
     pub eclasses: usize,
     pub rules_applied: usize,
+    /// Whole iteration: snapshot plus egglog's step.
     pub seconds: f64,
+    /// Of which: recomputing representatives and free variables.
+    pub snapshot_seconds: f64,
 }
 
 #[derive(Clone, Debug)]
@@ -128,7 +131,19 @@ pub fn saturate(
         }
         let t = Instant::now();
         *snapshot.write().unwrap() = Snapshot::take(eg)?;
+        let snapshot_seconds = t.elapsed().as_secs_f64();
         let report = eg.step_rules(ruleset).map_err(engine)?;
+        if std::env::var("SKETCHLOG_PROFILE").is_ok() {
+            let mut v: Vec<_> = report.search_and_apply_time_per_rule.iter().collect();
+            v.sort_by_key(|(_, t)| std::cmp::Reverse(**t));
+            for (r, t) in v.iter().take(4) {
+                eprintln!(
+                    "   {r}: {:.4}s, {} matches",
+                    t.as_secs_f64(),
+                    report.num_matches_per_rule.get(*r).unwrap_or(&0)
+                );
+            }
+        }
         saturation += t.elapsed();
         let (enodes, eclasses) = expr_size(eg)?;
         let stats = IterationStats {
@@ -137,6 +152,7 @@ pub fn saturate(
             eclasses,
             rules_applied: report.num_matches_per_rule.values().sum(),
             seconds: t.elapsed().as_secs_f64(),
+            snapshot_seconds,
         };
         on_iteration(&stats);
         iterations.push(stats);

@@ -184,6 +184,11 @@ impl Snapshot {
         self.table.ty(*self.class_ty.get(&class)?)
     }
 
+    /// The type value of a class (None for classes added since the snapshot).
+    pub fn class_type_value(&self, class: Value) -> Option<Value> {
+        self.class_ty.get(&class).copied()
+    }
+
     /// A size value decoded.
     pub fn nat(&self, v: Value) -> Option<&Nat> {
         self.table.nat(v)
@@ -195,25 +200,29 @@ impl Snapshot {
     }
 }
 
+/// Values of the types a search has added: types are hash-consed and never merged, so a
+/// type's value stays valid for the whole search.
+pub type TypeCache = Arc<std::sync::Mutex<HashMap<Type, Value>>>;
+
 /// Builds new e-nodes during a rule's action.
 pub struct Builder<'s, 'w, 'a, 'db> {
     snap: &'s Snapshot,
     ws: &'w mut WriteState<'a, 'db>,
-    types: HashMap<Type, Value>,
+    types: &'w mut HashMap<Type, Value>,
 }
 
 impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
-    pub fn new(snap: &'s Snapshot, ws: &'w mut WriteState<'a, 'db>) -> Self {
-        Builder {
-            snap,
-            ws,
-            types: HashMap::new(),
-        }
+    pub fn new(
+        snap: &'s Snapshot,
+        ws: &'w mut WriteState<'a, 'db>,
+        types: &'w mut HashMap<Type, Value>,
+    ) -> Self {
+        Builder { snap, ws, types }
     }
 
     /// The e-graph value of a type (added if new).
     pub fn type_value(&mut self, t: &Type) -> Option<Value> {
-        encode::add_type(self.ws, t, &mut self.types).ok()
+        encode::add_type(self.ws, t, self.types).ok()
     }
 
     /// The e-graph value of a size (added if new).
@@ -376,7 +385,12 @@ pub fn add_beta_eta(eg: &mut EGraph, ruleset: &str, snap: &SharedSnapshot) -> Re
         facts![(= e (App (Lam body lt) arg at))],
         move |mut ws, v| {
             let snap = s.read().unwrap();
-            let r = Builder::new(&snap, &mut ws).substitute(v[1], 0, v[2], &mut HashMap::new());
+            let r = Builder::new(&snap, &mut ws, &mut HashMap::new()).substitute(
+                v[1],
+                0,
+                v[2],
+                &mut HashMap::new(),
+            );
             union_if(&mut ws, v[0], r)
         },
     )
@@ -397,7 +411,14 @@ pub fn add_beta_eta(eg: &mut EGraph, ruleset: &str, snap: &SharedSnapshot) -> Re
         move |mut ws, v| {
             let snap = s.read().unwrap();
             let r = (!snap.may_be_free(v[1], 0))
-                .then(|| Builder::new(&snap, &mut ws).shift(v[1], 0, -1, &mut HashMap::new()))
+                .then(|| {
+                    Builder::new(&snap, &mut ws, &mut HashMap::new()).shift(
+                        v[1],
+                        0,
+                        -1,
+                        &mut HashMap::new(),
+                    )
+                })
                 .flatten();
             union_if(&mut ws, v[0], r)
         },

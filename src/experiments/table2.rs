@@ -38,6 +38,15 @@ pub const COLUMNS: [&str; 12] = [
 /// Runs one row in this process and returns its CSV line (without wall time and RSS,
 /// which the parent adds).
 pub fn run_row(goal: &str, limits: &Limits) -> Result<String> {
+    run_row_with(goal, limits, |_| {})
+}
+
+/// [`run_row`], calling `on_iteration` with each iteration's figures.
+pub fn run_row_with(
+    goal: &str,
+    limits: &Limits,
+    on_iteration: impl FnMut(&crate::egraph::saturate::IterationStats),
+) -> Result<String> {
     let program = crate::rise::load_program(Path::new(&format!("programs/{goal}.rise")))?;
     // As in the reference, the reduction goal starts from the unnormalised term (the search
     // itself must beta-reduce it); the other starts are in beta-eta normal form.
@@ -63,7 +72,7 @@ pub fn run_row(goal: &str, limits: &Limits) -> Result<String> {
         &snap,
         limits,
         |eg| same_class(eg, &start, &target),
-        |_| {},
+        on_iteration,
     )?;
     let (enodes, eclasses) = out.size();
     Ok(format!(

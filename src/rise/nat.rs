@@ -169,14 +169,34 @@ impl Nat {
         self.atoms().iter().any(|a| matches!(a, NatAtom::Meta(_)))
     }
 
-    /// Replaces atoms: `f` returns the replacement, or `None` to keep the atom.
+    /// Replaces atoms: `f` returns the replacement, or `None` to keep the atom. `f` is asked
+    /// once per distinct atom; when it replaces none, the polynomial is returned as it is.
     pub fn substitute(&self, f: &mut impl FnMut(&NatAtom) -> Option<Nat>) -> Nat {
+        let mut replaced: BTreeMap<&NatAtom, Nat> = BTreeMap::new();
+        for a in self.terms.keys().flatten() {
+            if !replaced.contains_key(a) {
+                if let Some(n) = f(a) {
+                    replaced.insert(a, n);
+                }
+            }
+        }
+        if replaced.is_empty() {
+            return self.clone();
+        }
         let mut out = Nat::default();
         for (m, c) in &self.terms {
             let mut prod = Nat::ratio(*c);
+            let mut kept: Monomial = vec![];
             for a in m {
-                let factor = f(a).unwrap_or_else(|| Nat::atom(a.clone()));
-                prod = prod.mul(&factor);
+                match replaced.get(a) {
+                    Some(n) => prod = prod.mul(n),
+                    None => kept.push(a.clone()),
+                }
+            }
+            if !kept.is_empty() {
+                prod = prod.mul(&Nat {
+                    terms: BTreeMap::from([(kept, Ratio::int(1))]),
+                });
             }
             out = out.add(&prod);
         }

@@ -7,7 +7,7 @@
 //! types of the new e-nodes come from unifying the rule's typed sides with the types of the
 //! matched e-classes (a rule whose types do not fit a match does not fire).
 
-use crate::egraph::subst::{union_if, Builder, SharedSnapshot};
+use crate::egraph::subst::{union_if, Builder, SharedSnapshot, Snapshot, TypeCache};
 use crate::error::{Error, Result, Span};
 use crate::rise::infer::{type_rule, Matcher};
 use crate::rise::nat::{Nat, NatAtom};
@@ -18,7 +18,7 @@ use egglog::{EGraph, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// A right-hand side template.
+/// A right-hand side template. Each typed node has a `slot` in the list of the RHS's types.
 #[derive(Debug, Clone)]
 enum Tmpl {
     /// Pattern variable `var`, under the RHS binders `ctx` (outermost first).
@@ -26,8 +26,8 @@ enum Tmpl {
         var: usize,
         ctx: Vec<String>,
     },
-    Bound(u32, Type),
-    Node(Node<Box<Tmpl>>, Type),
+    Bound(u32, usize),
+    Node(Node<Box<Tmpl>>, usize),
 }
 
 /// A rule compiled for the De Bruijn extraction encoding.
@@ -47,6 +47,11 @@ pub struct CompiledRule {
     not_free: Vec<(usize, u32)>,
     nat_vars: Vec<String>,
     rhs: Tmpl,
+    /// The type of each RHS slot, with the rule's metavariables.
+    slot_types: Vec<Type>,
+    /// Matched types (root, pattern variables) and sizes -> the RHS slots' type values, or
+    /// `None` when the rule's types do not fit. Types are hash-consed, so this is exact.
+    typings: std::sync::Mutex<HashMap<Vec<Value>, Option<Vec<Value>>>>,
 }
 
 fn strip(e: &Expr) -> &Expr {
@@ -146,37 +151,53 @@ impl LhsCompiler<'_> {
     }
 }
 
-fn rhs_template(e: &Expr, t: &Term, nvars: usize, ctx: &mut Vec<String>) -> Tmpl {
+fn rhs_template(
+    e: &Expr,
+    t: &Term,
+    nvars: usize,
+    ctx: &mut Vec<String>,
+    slots: &mut Vec<Type>,
+) -> Tmpl {
     let e = strip(e);
     let depth = ctx.len() as u32;
+    let mut slot = |ty: &Type| {
+        slots.push(ty.clone());
+        slots.len() - 1
+    };
     match (&e.kind, &t.node) {
-        (_, Node::Var(i)) if *i < depth => Tmpl::Bound(*i, t.ty.clone()),
+        (_, Node::Var(i)) if *i < depth => Tmpl::Bound(*i, slot(&t.ty)),
         (_, Node::Var(i)) => Tmpl::Hole {
             var: nvars - 1 - (*i - depth) as usize,
             ctx: ctx.clone(),
         },
         (ExprKind::Lam(x, _, b), Node::Lam(tb)) => {
+            let s = slot(&t.ty);
             ctx.push(x.clone());
-            let b = rhs_template(b, tb, nvars, ctx);
+            let b = rhs_template(b, tb, nvars, ctx, slots);
             ctx.pop();
-            Tmpl::Node(Node::Lam(Box::new(b)), t.ty.clone())
+            Tmpl::Node(Node::Lam(Box::new(b)), s)
         }
-        (ExprKind::App(f, x), Node::App(tf, tx)) => Tmpl::Node(
-            Node::App(
-                Box::new(rhs_template(f, tf, nvars, ctx)),
-                Box::new(rhs_template(x, tx, nvars, ctx)),
-            ),
-            t.ty.clone(),
-        ),
-        (ExprKind::NatApp(f, _), Node::NatApp(tf, n)) => Tmpl::Node(
-            Node::NatApp(Box::new(rhs_template(f, tf, nvars, ctx)), n.clone()),
-            t.ty.clone(),
-        ),
-        (ExprKind::NatLam(_, b), Node::NatLam(tb)) => Tmpl::Node(
-            Node::NatLam(Box::new(rhs_template(b, tb, nvars, ctx))),
-            t.ty.clone(),
-        ),
-        (_, n) => Tmpl::Node(n.map(|_| unreachable!("leaf")), t.ty.clone()),
+        (ExprKind::App(f, x), Node::App(tf, tx)) => {
+            let s = slot(&t.ty);
+            let f = rhs_template(f, tf, nvars, ctx, slots);
+            let x = rhs_template(x, tx, nvars, ctx, slots);
+            Tmpl::Node(Node::App(Box::new(f), Box::new(x)), s)
+        }
+        (ExprKind::NatApp(f, _), Node::NatApp(tf, n)) => {
+            let s = slot(&t.ty);
+            Tmpl::Node(
+                Node::NatApp(Box::new(rhs_template(f, tf, nvars, ctx, slots)), n.clone()),
+                s,
+            )
+        }
+        (ExprKind::NatLam(_, b), Node::NatLam(tb)) => {
+            let s = slot(&t.ty);
+            Tmpl::Node(
+                Node::NatLam(Box::new(rhs_template(b, tb, nvars, ctx, slots))),
+                s,
+            )
+        }
+        (_, n) => Tmpl::Node(n.map(|_| unreachable!("leaf")), slot(&t.ty)),
     }
 }
 
@@ -203,7 +224,14 @@ pub fn compile(rule: &RuleDecl) -> Result<CompiledRule> {
         .iter()
         .map(|c| c.clone().unwrap_or_default())
         .collect();
-    let rhs = rhs_template(&rule.rhs, &typing.rhs, vars.len(), &mut vec![]);
+    let mut slot_types = vec![];
+    let rhs = rhs_template(
+        &rule.rhs,
+        &typing.rhs,
+        vars.len(),
+        &mut vec![],
+        &mut slot_types,
+    );
 
     let mut not_free = vec![];
     for (binder, var) in &rule.not_free {
@@ -241,6 +269,8 @@ pub fn compile(rule: &RuleDecl) -> Result<CompiledRule> {
         not_free,
         nat_vars,
         rhs,
+        slot_types,
+        typings: Default::default(),
     })
 }
 
@@ -272,10 +302,12 @@ fn check_holes(
     }
 }
 
+/// What building a right-hand side needs from a match.
 struct Match<'m> {
     values: &'m [Value],
-    matcher: Matcher,
     nats: Vec<Nat>,
+    /// The type value of each RHS slot.
+    types: Vec<Value>,
 }
 
 impl CompiledRule {
@@ -297,52 +329,75 @@ impl CompiledRule {
         })
     }
 
-    /// Fires on one match: checks types and conditions, builds the RHS, unions.
-    fn apply(
+    /// Unifies the rule's types with the matched ones and returns the RHS slots' types.
+    fn type_rhs(
         &self,
         b: &mut Builder,
-        snap: &crate::egraph::subst::Snapshot,
+        snap: &Snapshot,
         values: &[Value],
-    ) -> Option<Value> {
-        let nvars = self.var_types.len();
-        let nats: Vec<Nat> = (0..self.nat_vars.len())
-            .map(|i| snap.nat(values[1 + nvars + i]).cloned())
-            .collect::<Option<_>>()?;
-        let mut m = Match {
-            values,
-            matcher: Matcher::default(),
-            nats,
-        };
-        for k in 0..nvars {
+        nats: &[Nat],
+    ) -> Option<Vec<Value>> {
+        let mut m = Matcher::default();
+        for (k, t) in self.var_types.iter().enumerate() {
             let actual = snap.class_type(values[1 + k])?;
-            if !m
-                .matcher
-                .unify(&self.with_nats(&self.var_types[k], &m.nats), actual)
-            {
+            if !m.unify(&self.with_nats(t, nats), actual) {
                 return None;
             }
         }
         let root_ty = snap.class_type(values[0])?;
-        if !m
-            .matcher
-            .unify(&self.with_nats(&self.root_type, &m.nats), root_ty)
-            || !m.matcher.solve()
-        {
+        if !m.unify(&self.with_nats(&self.root_type, nats), root_ty) || !m.solve() {
             return None;
         }
+        self.slot_types
+            .iter()
+            .map(|t| {
+                let t = m.resolve(&self.with_nats(t, nats));
+                if t.has_metas() {
+                    return None;
+                }
+                b.type_value(&t)
+            })
+            .collect()
+    }
+
+    /// Fires on one match: checks types and conditions, builds the RHS.
+    fn apply(&self, b: &mut Builder, snap: &Snapshot, values: &[Value]) -> Option<Value> {
         for (k, j) in &self.not_free {
             if snap.may_be_free(values[1 + k], *j) {
                 return None;
             }
         }
-        self.build(&self.rhs, b, &m)
+        let nvars = self.var_types.len();
+        let nat_values = &values[1 + nvars..1 + nvars + self.nat_vars.len()];
+        let mut key: Vec<Value> = (0..=nvars)
+            .map(|k| snap.class_type_value(values[k]))
+            .collect::<Option<_>>()?;
+        key.extend_from_slice(nat_values);
+        let nats: Vec<Nat> = nat_values
+            .iter()
+            .map(|v| snap.nat(*v).cloned())
+            .collect::<Option<_>>()?;
+        let cached = self.typings.lock().unwrap().get(&key).cloned();
+        let types = match cached {
+            Some(t) => t?,
+            None => {
+                let t = self.type_rhs(b, snap, values, &nats);
+                self.typings.lock().unwrap().insert(key, t.clone());
+                t?
+            }
+        };
+        self.build(
+            &self.rhs,
+            b,
+            &Match {
+                values,
+                nats,
+                types,
+            },
+        )
     }
 
     fn build(&self, t: &Tmpl, b: &mut Builder, m: &Match) -> Option<Value> {
-        let ty = |t: &Type| {
-            let t = m.matcher.resolve(&self.with_nats(t, &m.nats));
-            (!t.has_metas()).then_some(t)
-        };
         match t {
             Tmpl::Hole { var, ctx } => {
                 let class = m.values[1 + var];
@@ -363,12 +418,8 @@ impl CompiledRule {
                 };
                 b.reindex(class, 0, &map, &mut HashMap::new())
             }
-            Tmpl::Bound(i, t) => {
-                let tv = b.type_value(&ty(t)?)?;
-                Some(b.var(*i, tv))
-            }
-            Tmpl::Node(n, t) => {
-                let tv = b.type_value(&ty(t)?)?;
+            Tmpl::Bound(i, slot) => Some(b.var(*i, m.types[*slot])),
+            Tmpl::Node(n, slot) => {
                 let (name, inputs) = match n {
                     Node::App(f, x) => ("App", vec![self.build(f, b, m)?, self.build(x, b, m)?]),
                     Node::Lam(body) => ("Lam", vec![self.build(body, b, m)?]),
@@ -383,7 +434,7 @@ impl CompiledRule {
                     Node::Int(i) => ("Int", vec![b.base(*i)]),
                     Node::Var(_) => unreachable!("variables are holes or bound"),
                 };
-                Some(b.add(name, inputs, tv))
+                Some(b.add(name, inputs, m.types[*slot]))
             }
         }
     }
@@ -398,6 +449,7 @@ pub fn add_rules(
 ) -> Result<()> {
     use egglog::prelude::*;
     let _ = add_ruleset(eg, ruleset);
+    let types = TypeCache::default();
     for rule in rules {
         let sorts: Vec<(String, egglog::ArcSort)> = rule
             .vars
@@ -415,6 +467,7 @@ pub fn add_rules(
         let rule = Arc::new(rule);
         let snap = snapshot.clone();
         let r = rule.clone();
+        let types = types.clone();
         // A callback's `None` would abort the run: a match that does not fit returns `Some`.
         rust_rule(
             eg,
@@ -424,7 +477,8 @@ pub fn add_rules(
             facts,
             move |mut ws, values| {
                 let snap = snap.read().unwrap();
-                let rhs = r.apply(&mut Builder::new(&snap, &mut ws), &snap, values);
+                let mut types = types.lock().unwrap();
+                let rhs = r.apply(&mut Builder::new(&snap, &mut ws, &mut types), &snap, values);
                 union_if(&mut ws, values[0], rhs)
             },
         )
