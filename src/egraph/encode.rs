@@ -194,11 +194,23 @@ type Raw = (&'static str, Vec<Value>);
 impl TypeTable {
     /// Decodes every Nat and Type in the e-graph.
     pub fn read(eg: &EGraph) -> Result<TypeTable> {
+        let mut table = TypeTable::default();
+        table.update(eg)?;
+        Ok(table)
+    }
+
+    /// Decodes the sizes and types added since the table was read. (Sizes and types are
+    /// hash-consed and never merged, so decoded values stay valid.)
+    pub fn update(&mut self, eg: &EGraph) -> Result<()> {
+        let known = |v: &Value| self.nats.contains_key(v) || self.types.contains_key(v);
         let mut raw: HashMap<Value, Raw> = HashMap::new();
         let mut ints: HashMap<Value, Vec<i64>> = HashMap::new();
         for name in ["NNum", "NVar"] {
             eg.read(|rs| {
                 rs.constructor_enodes(name, |e| {
+                    if known(&e.eclass) {
+                        return;
+                    }
                     let vals = e
                         .children
                         .iter()
@@ -214,16 +226,17 @@ impl TypeTable {
             "NAdd", "NMul", "TF32", "TInt", "TIdx", "TArr", "TPair", "TVec", "TFun", "TNatFun",
         ] {
             eg.constructor_enodes(name, |e| {
-                raw.insert(e.eclass, (name, e.children.to_vec()));
+                if !known(&e.eclass) {
+                    raw.insert(e.eclass, (name, e.children.to_vec()));
+                }
             })
             .map_err(engine)?;
         }
-        let mut table = TypeTable::default();
         let keys: Vec<Value> = raw.keys().copied().collect();
         for v in keys {
-            table.decode(v, &raw, &ints)?;
+            self.decode(v, &raw, &ints)?;
         }
-        Ok(table)
+        Ok(())
     }
 
     fn decode(

@@ -130,20 +130,13 @@ pub fn saturate(
             break StopReason::TimeLimit;
         }
         let t = Instant::now();
-        *snapshot.write().unwrap() = Snapshot::take(eg)?;
+        {
+            let mut snap = snapshot.write().unwrap();
+            let previous = std::mem::take(&mut *snap);
+            *snap = Snapshot::take(eg, previous)?;
+        }
         let snapshot_seconds = t.elapsed().as_secs_f64();
         let report = eg.step_rules(ruleset).map_err(engine)?;
-        if std::env::var("SKETCHLOG_PROFILE").is_ok() {
-            let mut v: Vec<_> = report.search_and_apply_time_per_rule.iter().collect();
-            v.sort_by_key(|(_, t)| std::cmp::Reverse(**t));
-            for (r, t) in v.iter().take(4) {
-                eprintln!(
-                    "   {r}: {:.4}s, {} matches",
-                    t.as_secs_f64(),
-                    report.num_matches_per_rule.get(*r).unwrap_or(&0)
-                );
-            }
-        }
         saturation += t.elapsed();
         let (enodes, eclasses) = expr_size(eg)?;
         let stats = IterationStats {

@@ -87,7 +87,10 @@ fn children(n: &Raw) -> Vec<Value> {
 
 impl Snapshot {
     /// Recomputes representatives (fewest beta-redexes, then smallest) and free variables.
-    pub fn take(eg: &EGraph) -> Result<Snapshot> {
+    /// The decoded sizes and types of `previous` carry over.
+    pub fn take(eg: &EGraph, previous: Snapshot) -> Result<Snapshot> {
+        let mut table = previous.table;
+        table.update(eg)?;
         let nodes = scan(eg)?;
         let lam_classes: BTreeSet<Value> = nodes
             .iter()
@@ -140,7 +143,7 @@ impl Snapshot {
             reps: HashMap::new(),
             free,
             class_ty: nodes.iter().map(|(c, _, t)| (*c, *t)).collect(),
-            table: TypeTable::read(eg)?,
+            table,
         };
         for (class, (_, i)) in &best {
             let (_, node, ty) = nodes[*i];
