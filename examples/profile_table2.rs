@@ -1,11 +1,19 @@
-//! Per-iteration figures of one Table 2 goal: `cargo run --release --example profile_table2 binomial`.
+//! Per-iteration figures of one Table 2 goal:
+//! `cargo run --release --example profile_table2 binomial`.
 use sketchlog::egraph::saturate::Limits;
+
 fn main() {
     let goal = std::env::args().nth(1).unwrap_or("binomial".into());
     let line = sketchlog::experiments::table2::run_row_with(&goal, &Limits::default(), |s| {
         println!(
-            "iteration {:2}: {:6} e-nodes {:5} e-classes {:6} rules, {:.4} s (snapshot {:.4} s)",
-            s.iteration, s.enodes, s.eclasses, s.rules_applied, s.seconds, s.snapshot_seconds
+            "iteration {:2}: {:6} e-nodes {:5} e-classes {:6} rules, {:.4} s (snapshot {:.4} s), peak RSS {:.1} MB",
+            s.iteration,
+            s.enodes,
+            s.eclasses,
+            s.rules_applied,
+            s.seconds,
+            s.snapshot_seconds,
+            sketchlog::experiments::peak_rss_mb()
         )
     })
     .unwrap();
