@@ -137,6 +137,9 @@ pub fn saturate(
         }
         let snapshot_seconds = t.elapsed().as_secs_f64();
         let report = eg.step_rules(ruleset).map_err(engine)?;
+        // New e-nodes carry their type; give their classes `ty` (a class that would get two
+        // types stops the run with an illegal-merge error).
+        eg.step_rules("rise-types").map_err(engine)?;
         saturation += t.elapsed();
         let (enodes, eclasses) = expr_size(eg)?;
         let stats = IterationStats {

@@ -238,16 +238,14 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
         x.into_value(self.ws.base_values())
     }
 
-    /// Adds an e-node (with its type as the last field) and sets its `ty`.
+    /// Adds an e-node (with its type as the last field). Its class's `ty` is set by the
+    /// schema's `rise-types` rules, which the driver runs after every iteration.
     pub fn add(&mut self, name: &str, inputs: Vec<Value>, ty: Value) -> Value {
         let mut row = inputs;
         row.push(ty);
-        let v = self
-            .ws
+        self.ws
             .add(name, egglog::RawValues(row))
-            .expect("schema constructor");
-        self.ws.set("ty", (v,), ty).expect("ty function");
-        v
+            .expect("schema constructor")
     }
 
     pub fn var(&mut self, i: u32, ty: Value) -> Value {
