@@ -299,6 +299,10 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
             depth,
             &|b, i, depth, ty| {
                 if i == depth {
+                    // A variable of another type comes from a term of another context.
+                    if b.snap.class_type_value(arg) != Some(ty) {
+                        return None;
+                    }
                     b.shift(arg, 0, depth as i64, &mut HashMap::new())
                 } else {
                     Some(b.var(i - 1, ty))
@@ -405,10 +409,11 @@ pub fn add_beta_eta(eg: &mut EGraph, ruleset: &str, snap: &SharedSnapshot) -> Re
             ("e", expr.clone()),
             ("f", expr),
             ("vt", ty.clone()),
-            ("at", ty.clone()),
-            ("lt", ty),
+            ("at", ty),
         ],
-        facts![(= e (Lam (App f (Var 0 vt) at) lt))],
+        // The variable must be this lambda's own parameter: an e-class can also hold terms
+        // from other contexts, where index 0 is another variable (of another type).
+        facts![(= e (Lam (App f (Var 0 vt) at) (TFun vt at)))],
         move |mut ws, v| {
             let snap = s.read().unwrap();
             let r = (!snap.may_be_free(v[1], 0))

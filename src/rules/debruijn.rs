@@ -62,6 +62,10 @@ fn strip(e: &Expr) -> &Expr {
 }
 
 struct LhsCompiler<'r> {
+    /// Extra facts: each lambda's type split into parameter and result.
+    facts: Vec<String>,
+    /// The parameter-type variable of each enclosing lambda, innermost last.
+    params: Vec<String>,
     nvars: usize,
     nat_vars: &'r [String],
     lhs_ctx: Vec<Option<Vec<String>>>,
@@ -101,14 +105,22 @@ impl LhsCompiler<'_> {
     fn pattern(&mut self, e: &Expr, t: &Term, ctx: &mut Vec<String>) -> Result<String> {
         let e = strip(e);
         let depth = ctx.len() as u32;
-        let is_hole = matches!(t.node, Node::Var(i) if i >= depth);
-        let ty = if is_hole {
+        // Variables take no type variable of their own: a pattern variable stands for a
+        // class, and a bound variable has its binder's parameter type.
+        let ty = if matches!(t.node, Node::Var(_)) {
             String::new()
         } else {
             self.fresh_ty()
         };
         Ok(match (&e.kind, &t.node) {
-            (_, Node::Var(i)) if *i < depth => format!("(Var {i} {ty})"),
+            // A bound variable has its binder's parameter type: an e-class can also hold terms
+            // from other contexts, where the same index is another variable.
+            (_, Node::Var(i)) if *i < depth => {
+                format!(
+                    "(Var {i} {})",
+                    self.params[self.params.len() - 1 - *i as usize]
+                )
+            }
             (_, Node::Var(i)) => {
                 let k = self.nvars - 1 - (*i - depth) as usize;
                 match &self.lhs_ctx[k] {
@@ -126,9 +138,13 @@ impl LhsCompiler<'_> {
                 format!("(App {f} {x} {ty})")
             }
             (ExprKind::Lam(x, _, b), Node::Lam(tb)) => {
+                let (param, result) = (self.fresh_ty(), self.fresh_ty());
+                self.facts.push(format!("(= {ty} (TFun {param} {result}))"));
+                self.params.push(param);
                 ctx.push(x.clone());
                 let b = self.pattern(b, tb, ctx);
                 ctx.pop();
+                self.params.pop();
                 format!("(Lam {} {ty})", b?)
             }
             (ExprKind::NatApp(f, _), Node::NatApp(tf, n)) => {
@@ -206,6 +222,8 @@ pub fn compile(rule: &RuleDecl) -> Result<CompiledRule> {
     let (vars, nat_vars) = super::pattern_vars(&rule.lhs);
     let typing = type_rule(&rule.lhs, &rule.rhs, &vars, &nat_vars)?;
     let mut lc = LhsCompiler {
+        facts: vec![],
+        params: vec![],
         nvars: vars.len(),
         nat_vars: &nat_vars,
         lhs_ctx: vec![None; vars.len()],
@@ -261,7 +279,10 @@ pub fn compile(rule: &RuleDecl) -> Result<CompiledRule> {
     cb_vars.extend((0..lc.type_vars).map(|i| (format!("ty{i}"), "Type")));
     Ok(CompiledRule {
         name: rule.name.clone(),
-        query: format!("(= root {pattern})"),
+        query: std::iter::once(format!("(= root {pattern})"))
+            .chain(lc.facts.iter().cloned())
+            .collect::<Vec<_>>()
+            .join(" "),
         vars: cb_vars,
         var_types: typing.var_types,
         root_type: typing.lhs.ty.clone(),

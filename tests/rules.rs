@@ -1,0 +1,127 @@
+//! Rule files: compilation safeguards, and extraction-based substitution against the
+//! interpreter on random terms.
+
+mod common;
+use common::*;
+use sketchlog::egraph::saturate::{normalise, Limits};
+use sketchlog::error::Source;
+use sketchlog::rise::interp::{run, Value};
+use sketchlog::rise::parse::parse_rule_file;
+use sketchlog::rise::term::{Node, Term};
+use sketchlog::rules::debruijn::compile;
+
+fn compile_src(src: &str) -> Result<(), String> {
+    let file = parse_rule_file(&Source::new("test.rules", src)).map_err(|e| e.to_string())?;
+    file.rules
+        .iter()
+        .try_for_each(|r| compile(r).map(|_| ()).map_err(|e| e.to_string()))
+}
+
+#[test]
+fn a_rule_whose_sides_have_different_types_is_rejected() {
+    let err = compile_src("rule bad = fst p => snd (zip p p)\n").unwrap_err();
+    assert!(err.starts_with("test.rules:1:"), "{err}");
+    assert!(err.contains("type mismatch"), "{err}");
+}
+
+#[test]
+fn dropping_a_binder_needs_a_notin_condition() {
+    let err =
+        compile_src("rule fission = map (fun x => f gx) => fun y => map f (map (fun x => gx) y)\n")
+            .unwrap_err();
+    assert!(err.contains("where x notin f"), "{err}");
+    compile_src("rule fission = map (fun x => f gx) => fun y => map f (map (fun x => gx) y) where x notin f\n").unwrap();
+}
+
+#[test]
+fn every_rule_file_compiles() {
+    for entry in std::fs::read_dir("rules").unwrap() {
+        let path = entry.unwrap().path();
+        let file = sketchlog::rules::load_rule_file(&path).unwrap();
+        for r in &file.rules {
+            compile(r).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        }
+        for set in &file.rulesets {
+            sketchlog::rules::select(&file, Some(&set.name)).unwrap();
+        }
+    }
+}
+
+/// A random closed term of type int -> int, full of beta-redexes (some higher-order).
+fn random_term(
+    rng: &mut Rng,
+    depth: u32,
+    vars: &mut Vec<String>,
+    funs: &mut Vec<String>,
+) -> String {
+    let pick = rng.next_u64() % if depth == 0 { 2 } else { 6 };
+    let fresh = |vars: &Vec<String>, funs: &Vec<String>| format!("v{}", vars.len() + funs.len());
+    match pick {
+        0 if !vars.is_empty() => vars[(rng.next_u64() as usize) % vars.len()].clone(),
+        0 | 1 => format!("{}", rng.next_u64() % 10),
+        2 => format!(
+            "add {} {}",
+            paren(random_term(rng, depth - 1, vars, funs)),
+            paren(random_term(rng, depth - 1, vars, funs))
+        ),
+        3 => {
+            // (fun x => body) arg
+            let arg = random_term(rng, depth - 1, vars, funs);
+            let x = fresh(vars, funs);
+            vars.push(x.clone());
+            let body = random_term(rng, depth - 1, vars, funs);
+            vars.pop();
+            format!("(fun ({x} : int) => {body}) {}", paren(arg))
+        }
+        4 if !funs.is_empty() => {
+            let f = funs[(rng.next_u64() as usize) % funs.len()].clone();
+            format!("{f} {}", paren(random_term(rng, depth - 1, vars, funs)))
+        }
+        _ => {
+            // (fun f => body using f) (fun y => e)
+            let y = fresh(vars, funs);
+            vars.push(y.clone());
+            let fbody = random_term(rng, depth - 1, vars, funs);
+            vars.pop();
+            let f = fresh(vars, funs);
+            funs.push(f.clone());
+            let body = random_term(rng, depth - 1, vars, funs);
+            funs.pop();
+            format!("(fun ({f} : int -> int) => {body}) (fun ({y} : int) => {fbody})")
+        }
+    }
+}
+
+fn paren(s: String) -> String {
+    format!("({s})")
+}
+
+fn redexes(t: &Term) -> usize {
+    let here = matches!(&t.node, Node::App(f, _) if matches!(f.node, Node::Lam(_)));
+    here as usize + t.node.children().iter().map(|c| redexes(c)).sum::<usize>()
+}
+
+#[test]
+fn extraction_based_beta_agrees_with_the_interpreter_on_random_terms() {
+    let mut rng = Rng(2024);
+    let mut checked = 0;
+    let mut bodies: Vec<String> = (0..200)
+        .map(|_| random_term(&mut rng, 4, &mut vec!["x".into()], &mut vec![]))
+        .collect();
+    bodies.sort_by_key(|b| b.len());
+    for body in bodies {
+        let t = term(&format!("fun (x : int) => {body}"));
+        let n = normalise(&t, &Limits::default()).unwrap_or_else(|e| panic!("{e}: {body}"));
+        assert_eq!(redexes(&n), 0, "not normal: {body}");
+        for x in [0i64, 7, -3] {
+            let a = run(&t, &[], &[Value::Int(x)]).unwrap();
+            let b = run(&n, &[], &[Value::Int(x)]).unwrap();
+            match (a, b) {
+                (Value::Int(a), Value::Int(b)) => assert_eq!(a, b, "{body} at {x}"),
+                _ => panic!("not an int"),
+            }
+        }
+        checked += redexes(&t).min(1);
+    }
+    assert!(checked > 100, "too few terms with redexes: {checked}");
+}
