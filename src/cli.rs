@@ -50,6 +50,14 @@ enum Command {
         #[arg(long, default_value_t = 240)]
         time_s: u64,
     },
+    /// Benchmark the efficient encoding on Table 2's goals: medians of several runs.
+    Bench {
+        /// Which benchmark: `table2`.
+        table: String,
+        /// Runs per goal.
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+    },
     /// One row of Table 2 (run by `reproduce table2` in a child process).
     #[command(hide = true)]
     Table2Row {
@@ -171,6 +179,19 @@ fn dispatch(cli: Cli) -> Result<()> {
             }
             other => Err(Error::bad_input(format!(
                 "unknown table `{other}` (available: table2)"
+            ))),
+        },
+        Command::Bench { table, runs } => match table.as_str() {
+            "table2" => crate::experiments::table2::bench(
+                &crate::experiments::table2::Table2Config {
+                    memory_mb: 2000,
+                    time: std::time::Duration::from_secs(240),
+                    out: PathBuf::new(),
+                },
+                runs,
+            ),
+            other => Err(Error::bad_input(format!(
+                "unknown benchmark `{other}` (available: table2)"
             ))),
         },
         Command::Table2Row { goal, time_s } => {

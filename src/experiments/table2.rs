@@ -94,10 +94,82 @@ pub struct Table2Config {
     pub out: std::path::PathBuf,
 }
 
+/// The outcome of one row run in a child process: the row's fields after `goal`,
+/// `substitution`, `binding` (in [`COLUMNS`] order).
+fn run_child(exe: &Path, goal: &str, cfg: &Table2Config) -> Result<Vec<String>> {
+    let started = Instant::now();
+    let cmd = format!(
+        "ulimit -v {}; exec \"$0\" table2-row {goal} --time-s {}",
+        cfg.memory_mb * 1024,
+        cfg.time.as_secs()
+    );
+    let mut child = Command::new("bash")
+        .arg("-c")
+        .arg(&cmd)
+        .arg(exe)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| Error::bad_input(format!("starting a row: {e}")))?;
+    // The child stops itself at the time limit; this guards against a hang.
+    let deadline = cfg.time + Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = child
+            .try_wait()
+            .map_err(|e| Error::bad_input(e.to_string()))?
+        {
+            break Some(s);
+        }
+        if started.elapsed() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let wall = format!("{:.6}", started.elapsed().as_secs_f64());
+    let output = child
+        .wait_with_output()
+        .map_err(|e| Error::bad_input(e.to_string()))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let empty = String::new;
+    // The child prints: found,saturation,rules,enodes,eclasses,stop,iterations,peak_rss
+    Ok(match (status, stdout.lines().last()) {
+        (Some(s), Some(l)) if s.success() => {
+            let f: Vec<&str> = l.split(',').collect();
+            [f[0], f[6], f[1], &wall, f[7], f[2], f[3], f[4], f[5]]
+                .map(String::from)
+                .to_vec()
+        }
+        (status, _) => {
+            let err = String::from_utf8_lossy(&output.stderr);
+            let reason = match status {
+                None => "time-limit",
+                Some(_) if err.contains("alloc") => "memory-limit",
+                Some(_) => "error",
+            };
+            vec![
+                "false".into(),
+                empty(),
+                empty(),
+                wall,
+                empty(),
+                empty(),
+                empty(),
+                empty(),
+                reason.into(),
+            ]
+        }
+    })
+}
+
+fn own_exe() -> Result<std::path::PathBuf> {
+    std::env::current_exe().map_err(|e| Error::bad_input(format!("own executable: {e}")))
+}
+
 /// Runs every row in a child process and writes the CSV.
 pub fn reproduce(cfg: &Table2Config) -> Result<()> {
-    let exe =
-        std::env::current_exe().map_err(|e| Error::bad_input(format!("own executable: {e}")))?;
+    let exe = own_exe()?;
     let mut csv = csv::Writer::from_writer(vec![]);
     let mut record = |fields: &[String]| {
         csv.write_record(fields)
@@ -106,71 +178,7 @@ pub fn reproduce(cfg: &Table2Config) -> Result<()> {
     record(&COLUMNS.map(String::from))?;
     for goal in GOALS {
         for (subst, bind) in ENCODINGS {
-            let started = Instant::now();
-            let cmd = format!(
-                "ulimit -v {}; exec \"$0\" table2-row {goal} --time-s {}",
-                cfg.memory_mb * 1024,
-                cfg.time.as_secs()
-            );
-            let mut child = Command::new("bash")
-                .arg("-c")
-                .arg(&cmd)
-                .arg(&exe)
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .map_err(|e| Error::bad_input(format!("starting a row: {e}")))?;
-            // The child stops itself at the time limit; this guards against a hang.
-            let deadline = cfg.time + Duration::from_secs(30);
-            let status = loop {
-                if let Some(s) = child
-                    .try_wait()
-                    .map_err(|e| Error::bad_input(e.to_string()))?
-                {
-                    break Some(s);
-                }
-                if started.elapsed() > deadline {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    break None;
-                }
-                std::thread::sleep(Duration::from_millis(5));
-            };
-            let wall = started.elapsed().as_secs_f64();
-            let output = child
-                .wait_with_output()
-                .map_err(|e| Error::bad_input(e.to_string()))?;
-            let stdout = String::from_utf8_lossy(&output.stdout);
-            let empty = String::new;
-            let wall = format!("{wall:.6}");
-            // The child prints: found,saturation,rules,enodes,eclasses,stop,iterations,peak_rss
-            let fields: Vec<String> = match (status, stdout.lines().last()) {
-                (Some(s), Some(l)) if s.success() => {
-                    let f: Vec<&str> = l.split(',').collect();
-                    [f[0], f[6], f[1], &wall, f[7], f[2], f[3], f[4], f[5]]
-                        .map(String::from)
-                        .to_vec()
-                }
-                (status, _) => {
-                    let err = String::from_utf8_lossy(&output.stderr);
-                    let reason = match status {
-                        None => "time-limit",
-                        Some(_) if err.contains("alloc") => "memory-limit",
-                        Some(_) => "error",
-                    };
-                    vec![
-                        "false".into(),
-                        empty(),
-                        empty(),
-                        wall,
-                        empty(),
-                        empty(),
-                        empty(),
-                        empty(),
-                        reason.into(),
-                    ]
-                }
-            };
+            let fields = run_child(&exe, goal, cfg)?;
             let row: Vec<String> = [goal, subst, bind]
                 .map(String::from)
                 .into_iter()
@@ -184,6 +192,47 @@ pub fn reproduce(cfg: &Table2Config) -> Result<()> {
         .into_inner()
         .map_err(|e| Error::bad_input(format!("writing CSV: {e}")))?;
     super::write_atomically(&cfg.out, &bytes)
+}
+
+/// The targets of the efficient encoding (issue and `performance-anchors.md`): the reference
+/// prototype's saturation time on our machines, and 10 MB.
+const TARGETS: [(&str, f64, f64); 3] = [
+    ("reduction", 1.0, 10.0),
+    ("fission", 5.0, 10.0),
+    ("binomial", 100.0, 10.0),
+];
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(|a, b| a.total_cmp(b));
+    xs[xs.len() / 2]
+}
+
+/// `sketchlog bench table2`: the efficient encoding's saturation time and peak RSS per goal,
+/// medians of `runs` child-process runs, beside the targets.
+pub fn bench(cfg: &Table2Config, runs: usize) -> Result<()> {
+    let exe = own_exe()?;
+    println!("goal       runs  saturation ms (median)  target ms  peak RSS MB (median)  target MB");
+    for (goal, target_ms, target_mb) in TARGETS {
+        let mut times = vec![];
+        let mut rss = vec![];
+        for _ in 0..runs.max(1) {
+            let f = run_child(&exe, goal, cfg)?;
+            if f[0] != "true" {
+                return Err(Error::bad_input(format!("{goal} was not found ({})", f[8])));
+            }
+            times.push(f[2].parse::<f64>().unwrap_or(f64::NAN) * 1000.0);
+            rss.push(f[4].parse::<f64>().unwrap_or(f64::NAN));
+        }
+        println!(
+            "{goal:<10} {:>4}  {:>22.2}  {:>9.1}  {:>20.1}  {:>9.1}",
+            times.len(),
+            median(times),
+            target_ms,
+            median(rss),
+            target_mb
+        );
+    }
+    Ok(())
 }
 
 /// What a child process prints: the row's figures and its peak RSS.
