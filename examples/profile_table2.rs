@@ -1,10 +1,14 @@
 //! Per-iteration figures of one Table 2 goal:
-//! `cargo run --release --example profile_table2 binomial`.
+//! `cargo run --release --example profile_table2 binomial [explicit]`.
 use sketchlog::egraph::saturate::Limits;
 
 fn main() {
     let goal = std::env::args().nth(1).unwrap_or("binomial".into());
-    let line = sketchlog::experiments::table2::run_row_with(&goal, &Limits::default(), |s| {
+    let subst = match std::env::args().nth(2).as_deref() {
+        Some("explicit") => sketchlog::rules::debruijn::Substitution::Explicit,
+        _ => sketchlog::rules::debruijn::Substitution::Extraction,
+    };
+    let line = sketchlog::experiments::table2::run_row_with(&goal, subst, &Limits::default(), |s| {
         println!(
             "iteration {:2}: {:6} e-nodes {:5} e-classes {:6} rules, {:.4} s (snapshot {:.4} s), peak RSS {:.1} MB",
             s.iteration,

@@ -49,6 +49,9 @@ enum Command {
         /// Time limit per row, in seconds.
         #[arg(long, default_value_t = 240)]
         time_s: u64,
+        /// Only the rows of one substitution encoding (`explicit` or `extraction`).
+        #[arg(long)]
+        substitution: Option<String>,
     },
     /// Benchmark the efficient encoding on Table 2's goals: medians of several runs.
     Bench {
@@ -62,6 +65,8 @@ enum Command {
     #[command(hide = true)]
     Table2Row {
         goal: String,
+        #[arg(long, default_value = "extraction")]
+        substitution: String,
         #[arg(long, default_value_t = 240)]
         time_s: u64,
     },
@@ -169,9 +174,11 @@ fn dispatch(cli: Cli) -> Result<()> {
             out,
             memory_mb,
             time_s,
+            substitution,
         } => match table.as_str() {
             "table2" => {
                 crate::experiments::table2::reproduce(&crate::experiments::table2::Table2Config {
+                    substitution,
                     memory_mb,
                     time: std::time::Duration::from_secs(time_s),
                     out: out.unwrap_or_else(|| PathBuf::from("results/table2.csv")),
@@ -184,6 +191,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Bench { table, runs } => match table.as_str() {
             "table2" => crate::experiments::table2::bench(
                 &crate::experiments::table2::Table2Config {
+                    substitution: None,
                     memory_mb: 2000,
                     time: std::time::Duration::from_secs(240),
                     out: PathBuf::new(),
@@ -194,9 +202,15 @@ fn dispatch(cli: Cli) -> Result<()> {
                 "unknown benchmark `{other}` (available: table2)"
             ))),
         },
-        Command::Table2Row { goal, time_s } => {
-            crate::experiments::table2::row_main(&goal, std::time::Duration::from_secs(time_s))
-        }
+        Command::Table2Row {
+            goal,
+            substitution,
+            time_s,
+        } => crate::experiments::table2::row_main(
+            &goal,
+            &substitution,
+            std::time::Duration::from_secs(time_s),
+        ),
         Command::Rules { rules } => print_rules(&rules),
     }
 }

@@ -117,7 +117,15 @@ fn binomial_goal_is_found_with_extraction_and_de_bruijn() {
 fn reproduce_table2_writes_one_row_per_goal_from_child_processes() {
     let out = std::env::temp_dir().join(format!("table2-{}.csv", std::process::id()));
     let status = std::process::Command::new(env!("CARGO_BIN_EXE_sketchlog"))
-        .args(["reproduce", "table2", "--time-s", "120", "--out"])
+        .args([
+            "reproduce",
+            "table2",
+            "--substitution",
+            "extraction",
+            "--time-s",
+            "120",
+            "--out",
+        ])
         .arg(&out)
         .status()
         .unwrap();
@@ -132,4 +140,27 @@ fn reproduce_table2_writes_one_row_per_goal_from_child_processes() {
         );
         assert!(row.ends_with(",found"), "{row}");
     }
+}
+
+#[test]
+fn reduction_goal_is_found_with_explicit_substitution() {
+    use sketchlog::egraph::explicit::add_explicit_substitution;
+    let start = def("programs/reduction.rise", "start");
+    let goal = def("programs/reduction.rise", "goal");
+    let mut eg = rise_egraph().unwrap();
+    encode::load_term(&mut eg, &start).unwrap();
+    let snap = SharedSnapshot::default();
+    add_explicit_substitution(&mut eg, "rw", &snap).unwrap();
+    let out = saturate(
+        &mut eg,
+        "rw",
+        &snap,
+        &Limits::default(),
+        |eg| same_class(eg, &start, &goal),
+        |_| {},
+    )
+    .unwrap();
+    assert_eq!(out.stop, StopReason::Found, "{out:?}");
+    // Explicit substitution needs many more steps than extraction-based (5 iterations).
+    assert!(out.iterations.len() > 10, "{}", out.iterations.len());
 }

@@ -125,3 +125,48 @@ fn extraction_based_beta_agrees_with_the_interpreter_on_random_terms() {
     }
     assert!(checked > 100, "too few terms with redexes: {checked}");
 }
+
+#[test]
+fn explicit_substitution_agrees_with_the_interpreter_on_random_terms() {
+    use sketchlog::egraph::explicit::add_explicit_substitution;
+    use sketchlog::egraph::extract::{ExprGraph, Extractor, RedexesThenSize};
+    use sketchlog::egraph::saturate::{find_term, saturate};
+    use sketchlog::egraph::subst::SharedSnapshot;
+    use sketchlog::egraph::{encode, rise_egraph};
+    let mut rng = Rng(99);
+    let mut reduced = 0;
+    for _ in 0..30 {
+        let body = random_term(&mut rng, 3, &mut vec!["x".into()], &mut vec![]);
+        let t = term(&format!("fun (x : int) => {body}"));
+        let mut eg = rise_egraph().unwrap();
+        encode::load_term(&mut eg, &t).unwrap();
+        let snap = SharedSnapshot::default();
+        add_explicit_substitution(&mut eg, "rw", &snap).unwrap();
+        let limits = Limits {
+            iterations: 25,
+            enodes: 20_000,
+            ..Limits::default()
+        };
+        saturate(&mut eg, "rw", &snap, &limits, |_| false, |_| {})
+            .unwrap_or_else(|e| panic!("{e}: {body}"));
+        let graph = ExprGraph::read(&eg).unwrap();
+        let best = Extractor::new(&graph, &RedexesThenSize::new(&graph))
+            .extract(find_term(&eg, &t).unwrap())
+            .unwrap();
+        reduced += (redexes(&best) < redexes(&t)) as usize;
+        for x in [0i64, 5] {
+            let (a, b) = (
+                run(&t, &[], &[Value::Int(x)]).unwrap(),
+                run(&best, &[], &[Value::Int(x)]).unwrap(),
+            );
+            assert!(
+                matches!((a, b), (Value::Int(a), Value::Int(b)) if a == b),
+                "{body} at {x}"
+            );
+        }
+    }
+    assert!(
+        reduced > 20,
+        "explicit substitution reduced too few terms: {reduced}"
+    );
+}

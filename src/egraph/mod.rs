@@ -3,6 +3,7 @@
 //! (`subst`), and the saturation driver with its limits and "found" query (`saturate`).
 
 pub mod encode;
+pub mod explicit;
 pub mod extract;
 pub mod saturate;
 pub mod subst;

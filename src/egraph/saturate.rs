@@ -89,8 +89,9 @@ fn engine(e: egglog::Error) -> Error {
     Error::bad_input(format!("e-graph: {e}"))
 }
 
-const EXPR_CONSTRUCTORS: [&str; 8] = [
-    "Var", "App", "Lam", "NatApp", "NatLam", "Prim", "F32", "Int",
+/// Every term constructor, the explicit-substitution ones included.
+const EXPR_CONSTRUCTORS: [&str; 10] = [
+    "Var", "App", "Lam", "NatApp", "NatLam", "Prim", "F32", "Int", "Sig", "Phi",
 ];
 
 /// (e-nodes, e-classes) of Rise terms.

@@ -197,6 +197,17 @@ impl Snapshot {
         self.table.nat(v)
     }
 
+    /// If the class's representative is a variable, `Some(Some((index, type)))`; a constant
+    /// (primitive or literal), `Some(None)`; anything else (or unknown), `None`.
+    pub fn leaf(&self, class: Value) -> Option<Option<(i64, Value)>> {
+        let rep = self.reps.get(&class)?;
+        match rep.node {
+            Raw::Var(i) => Some(Some((i, rep.ty))),
+            Raw::Leaf => Some(None),
+            _ => None,
+        }
+    }
+
     /// Is variable `v` free in some term of the class? (Unknown classes: conservatively yes.)
     pub fn may_be_free(&self, class: Value, v: u32) -> bool {
         self.free.get(&class).is_none_or(|s| s.contains(&v))
@@ -221,6 +232,11 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
         types: &'w mut HashMap<Type, Value>,
     ) -> Self {
         Builder { snap, ws, types }
+    }
+
+    /// The snapshot this builder reads.
+    pub fn snap(&self) -> &'s Snapshot {
+        self.snap
     }
 
     /// The e-graph value of a type (added if new).

@@ -6,19 +6,31 @@
 //! e-graph, checked before every iteration). Implemented encoding: extraction-based
 //! substitution with De Bruijn indices.
 
+use crate::egraph::explicit::add_explicit_substitution;
 use crate::egraph::saturate::{normalise, same_class, saturate, Limits};
 use crate::egraph::subst::{add_beta_eta, SharedSnapshot};
 use crate::egraph::{encode, rise_egraph};
 use crate::error::{Error, Result};
 use crate::rise::infer::elaborate_def;
-use crate::rules::{debruijn, load_rule_file, select};
+use crate::rules::debruijn::{self, Substitution};
+use crate::rules::{load_rule_file, select};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 pub const GOALS: [&str; 3] = ["reduction", "fission", "binomial"];
 /// (substitution, binding) encodings sketchlog implements.
-pub const ENCODINGS: [(&str, &str); 1] = [("extraction", "debruijn")];
+pub const ENCODINGS: [(&str, &str); 2] = [("explicit", "debruijn"), ("extraction", "debruijn")];
+
+fn substitution(name: &str) -> Result<Substitution> {
+    match name {
+        "extraction" => Ok(Substitution::Extraction),
+        "explicit" => Ok(Substitution::Explicit),
+        other => Err(Error::bad_input(format!(
+            "unknown substitution `{other}` (explicit, extraction)"
+        ))),
+    }
+}
 
 pub const COLUMNS: [&str; 12] = [
     "goal",
@@ -37,13 +49,14 @@ pub const COLUMNS: [&str; 12] = [
 
 /// Runs one row in this process and returns its CSV line (without wall time and RSS,
 /// which the parent adds).
-pub fn run_row(goal: &str, limits: &Limits) -> Result<String> {
-    run_row_with(goal, limits, |_| {})
+pub fn run_row(goal: &str, subst: Substitution, limits: &Limits) -> Result<String> {
+    run_row_with(goal, subst, limits, |_| {})
 }
 
 /// [`run_row`], calling `on_iteration` with each iteration's figures.
 pub fn run_row_with(
     goal: &str,
+    subst: Substitution,
     limits: &Limits,
     on_iteration: impl FnMut(&crate::egraph::saturate::IterationStats),
 ) -> Result<String> {
@@ -64,8 +77,11 @@ pub fn run_row_with(
     let mut eg = rise_egraph()?;
     encode::load_term(&mut eg, &start)?;
     let snap = SharedSnapshot::default();
-    add_beta_eta(&mut eg, "rw", &snap)?;
-    debruijn::install(&mut eg, "rw", &rules, &snap)?;
+    match subst {
+        Substitution::Extraction => add_beta_eta(&mut eg, "rw", &snap)?,
+        Substitution::Explicit => add_explicit_substitution(&mut eg, "rw", &snap)?,
+    }
+    debruijn::install_for(&mut eg, "rw", &rules, &snap, subst)?;
     let out = saturate(
         &mut eg,
         "rw",
@@ -89,6 +105,8 @@ pub fn run_row_with(
 
 /// Settings of a table run.
 pub struct Table2Config {
+    /// Only rows with this substitution (all when `None`).
+    pub substitution: Option<String>,
     pub memory_mb: u64,
     pub time: Duration,
     pub out: std::path::PathBuf,
@@ -96,10 +114,10 @@ pub struct Table2Config {
 
 /// The outcome of one row run in a child process: the row's fields after `goal`,
 /// `substitution`, `binding` (in [`COLUMNS`] order).
-fn run_child(exe: &Path, goal: &str, cfg: &Table2Config) -> Result<Vec<String>> {
+fn run_child(exe: &Path, goal: &str, subst: &str, cfg: &Table2Config) -> Result<Vec<String>> {
     let started = Instant::now();
     let cmd = format!(
-        "ulimit -v {}; exec \"$0\" table2-row {goal} --time-s {}",
+        "ulimit -v {}; exec \"$0\" table2-row {goal} --substitution {subst} --time-s {}",
         cfg.memory_mb * 1024,
         cfg.time.as_secs()
     );
@@ -169,6 +187,9 @@ fn own_exe() -> Result<std::path::PathBuf> {
 
 /// Runs every row in a child process and writes the CSV.
 pub fn reproduce(cfg: &Table2Config) -> Result<()> {
+    if let Some(s) = &cfg.substitution {
+        substitution(s)?;
+    }
     let exe = own_exe()?;
     let mut csv = csv::Writer::from_writer(vec![]);
     let mut record = |fields: &[String]| {
@@ -178,7 +199,10 @@ pub fn reproduce(cfg: &Table2Config) -> Result<()> {
     record(&COLUMNS.map(String::from))?;
     for goal in GOALS {
         for (subst, bind) in ENCODINGS {
-            let fields = run_child(&exe, goal, cfg)?;
+            if cfg.substitution.as_deref().is_some_and(|s| s != subst) {
+                continue;
+            }
+            let fields = run_child(&exe, goal, subst, cfg)?;
             let row: Vec<String> = [goal, subst, bind]
                 .map(String::from)
                 .into_iter()
@@ -216,7 +240,7 @@ pub fn bench(cfg: &Table2Config, runs: usize) -> Result<()> {
         let mut times = vec![];
         let mut rss = vec![];
         for _ in 0..runs.max(1) {
-            let f = run_child(&exe, goal, cfg)?;
+            let f = run_child(&exe, goal, "extraction", cfg)?;
             if f[0] != "true" {
                 return Err(Error::bad_input(format!("{goal} was not found ({})", f[8])));
             }
@@ -236,7 +260,7 @@ pub fn bench(cfg: &Table2Config, runs: usize) -> Result<()> {
 }
 
 /// What a child process prints: the row's figures and its peak RSS.
-pub fn row_main(goal: &str, time: Duration) -> Result<()> {
+pub fn row_main(goal: &str, subst: &str, time: Duration) -> Result<()> {
     if !GOALS.contains(&goal) {
         return Err(Error::bad_input(format!(
             "unknown goal `{goal}` (reduction, fission, binomial)"
@@ -246,7 +270,7 @@ pub fn row_main(goal: &str, time: Duration) -> Result<()> {
         time,
         ..Limits::default()
     };
-    let line = run_row(goal, &limits)?;
+    let line = run_row(goal, substitution(subst)?, &limits)?;
     println!("{line},{:.1}", super::peak_rss_mb());
     Ok(())
 }

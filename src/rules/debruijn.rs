@@ -30,10 +30,19 @@ enum Tmpl {
     Node(Node<Box<Tmpl>>, usize),
 }
 
-/// A rule compiled for the De Bruijn extraction encoding.
+/// How substitution is done: on representatives in Rust, or with `Sig`/`Phi` e-nodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Substitution {
+    Extraction,
+    Explicit,
+}
+
+/// A rule compiled for a De Bruijn encoding.
 #[derive(Debug)]
 pub struct CompiledRule {
     pub name: String,
+    /// With explicit substitution, a pattern variable moved between binders becomes a `Phi`.
+    substitution: Substitution,
     /// The egglog query (facts), binding `root`, the pattern variables and size variables.
     pub query: String,
     /// Callback variables: `root`, pattern variables `v0..`, size variables `n_<name>..`,
@@ -219,6 +228,11 @@ fn rhs_template(
 
 /// Compiles one rule (type-checking it).
 pub fn compile(rule: &RuleDecl) -> Result<CompiledRule> {
+    compile_for(rule, Substitution::Extraction)
+}
+
+/// Compiles one rule for the given substitution encoding.
+pub fn compile_for(rule: &RuleDecl, substitution: Substitution) -> Result<CompiledRule> {
     let (vars, nat_vars) = super::pattern_vars(&rule.lhs);
     let typing = type_rule(&rule.lhs, &rule.rhs, &vars, &nat_vars)?;
     let mut lc = LhsCompiler {
@@ -279,6 +293,7 @@ pub fn compile(rule: &RuleDecl) -> Result<CompiledRule> {
     cb_vars.extend((0..lc.type_vars).map(|i| (format!("ty{i}"), "Type")));
     Ok(CompiledRule {
         name: rule.name.clone(),
+        substitution,
         query: std::iter::once(format!("(= root {pattern})"))
             .chain(lc.facts.iter().cloned())
             .collect::<Vec<_>>()
@@ -437,7 +452,18 @@ impl CompiledRule {
                         Some((j - lhs.len() + ctx.len()) as u32)
                     }
                 };
-                b.reindex(class, 0, &map, &mut HashMap::new())
+                match self.substitution {
+                    Substitution::Extraction => b.reindex(class, 0, &map, &mut HashMap::new()),
+                    Substitution::Explicit => {
+                        let (d, k) = as_shift(&map, lhs.len())?;
+                        if d == 0 {
+                            return Some(class);
+                        }
+                        let (dv, kv) = (b.base(d), b.base(k as i64));
+                        let ty = b.snap().class_type_value(class)?;
+                        Some(b.add("Phi", vec![dv, kv, class], ty))
+                    }
+                }
             }
             Tmpl::Bound(i, slot) => Some(b.var(*i, m.types[*slot])),
             Tmpl::Node(n, slot) => {
@@ -459,6 +485,21 @@ impl CompiledRule {
             }
         }
     }
+}
+
+/// Writes a re-indexing of a pattern variable's free variables (`map`, over a context of
+/// `bound` binders) as a shift `phi(d, k)`: indices below `k` stay (or are unused), those from
+/// `k` on move by `d`. `None` if it is not a shift.
+fn as_shift(map: &dyn Fn(u32) -> Option<u32>, bound: usize) -> Option<(i64, u32)> {
+    let d = map(bound as u32)? as i64 - bound as i64;
+    (0..=bound as u32).find_map(|k| {
+        let fits = (0..bound as u32).all(|j| match map(j) {
+            None => true,
+            Some(m) if j < k => m == j,
+            Some(m) => m as i64 == j as i64 + d,
+        });
+        fits.then_some((d, k))
+    })
 }
 
 /// Adds compiled rules to `ruleset` as Rust rules reading `snapshot`.
@@ -526,6 +567,20 @@ pub fn install(
     rules: &[RuleDecl],
     snapshot: &SharedSnapshot,
 ) -> Result<()> {
-    let compiled = rules.iter().map(compile).collect::<Result<Vec<_>>>()?;
+    install_for(eg, ruleset, rules, snapshot, Substitution::Extraction)
+}
+
+/// [`install`] for the given substitution encoding.
+pub fn install_for(
+    eg: &mut EGraph,
+    ruleset: &str,
+    rules: &[RuleDecl],
+    snapshot: &SharedSnapshot,
+    substitution: Substitution,
+) -> Result<()> {
+    let compiled = rules
+        .iter()
+        .map(|r| compile_for(r, substitution))
+        .collect::<Result<Vec<_>>>()?;
     add_rules(eg, ruleset, compiled, snapshot)
 }

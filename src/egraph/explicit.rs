@@ -1,0 +1,142 @@
+//! Explicit substitution with De Bruijn indices (paper section 4.1, in the style of the
+//! lambda-sigma calculus): beta creates a `Sig` node, and rewrite rules push `Sig` (substitute)
+//! and `Phi` (shift) through the term one constructor at a time.
+//!
+//! The structural rules are plain egglog rules. As in the reference prototype, whether the
+//! term under a `Sig`/`Phi` is a variable or a constant is decided on its class's
+//! representative (a Rust rule reading the snapshot): plain egglog rules would also fire on
+//! the other terms of the class, some of which come from other contexts.
+
+use super::subst::{union_if, Builder, SharedSnapshot};
+use crate::error::{Error, Result};
+use egglog::EGraph;
+use std::collections::HashMap;
+
+/// The structural rules, over every term of a class. Types: `Sig`/`Phi` have the type of the
+/// term they act on; under a lambda that is the lambda's result type.
+const STRUCTURAL: &str = r#"
+(rule ((= e (App (Lam body lt) arg at)))
+      ((union e (Sig 0 body arg at))) :ruleset RS :name "beta-explicit")
+(rule ((= e (Sig i (Lam a (TFun p r)) x t)))
+      ((union e (Lam (Sig (+ i 1) a x r) (TFun p r)))) :ruleset RS :name "sig-lam")
+(rule ((= e (Sig i (App f y at) x t)) (= ft (ty f)) (= yt (ty y)))
+      ((union e (App (Sig i f x ft) (Sig i y x yt) at))) :ruleset RS :name "sig-app")
+(rule ((= e (Sig i (NatApp f n nt) x t)) (= ft (ty f)))
+      ((union e (NatApp (Sig i f x ft) n nt))) :ruleset RS :name "sig-natapp")
+(rule ((= e (Phi d k (Lam a (TFun p r)) t)))
+      ((union e (Lam (Phi d (+ k 1) a r) (TFun p r)))) :ruleset RS :name "phi-lam")
+(rule ((= e (Phi d k (App f y at) t)) (= ft (ty f)) (= yt (ty y)))
+      ((union e (App (Phi d k f ft) (Phi d k y yt) at))) :ruleset RS :name "phi-app")
+(rule ((= e (Phi d k (NatApp f n nt) t)) (= ft (ty f)))
+      ((union e (NatApp (Phi d k f ft) n nt))) :ruleset RS :name "phi-natapp")
+"#;
+
+/// Adds explicit-substitution beta, eta and the sigma/phi rules to `ruleset`.
+pub fn add_explicit_substitution(
+    eg: &mut EGraph,
+    ruleset: &str,
+    snap: &SharedSnapshot,
+) -> Result<()> {
+    use egglog::prelude::*;
+    let engine = |e: egglog::Error| Error::bad_input(format!("explicit substitution rules: {e}"));
+    let _ = add_ruleset(eg, ruleset);
+    eg.parse_and_run_program(None, &STRUCTURAL.replace("RS", ruleset))
+        .map_err(engine)?;
+    let expr = eg.get_sort_by_name("Expr").expect("Rise schema").clone();
+    let ty = eg.get_sort_by_name("Type").unwrap().clone();
+    let int = eg.get_sort_by_name("i64").unwrap().clone();
+
+    // sigma(i, a, x) where a's representative is a variable or a constant.
+    let s = snap.clone();
+    rust_rule(
+        eg,
+        "sig-var-const",
+        ruleset,
+        &[
+            ("e", expr.clone()),
+            ("i", int.clone()),
+            ("a", expr.clone()),
+            ("x", expr.clone()),
+            ("t", ty.clone()),
+        ],
+        facts![(= e (Sig i a x t))],
+        move |mut ws, v| {
+            let snap = s.read().unwrap();
+            let i = ws.value_to_base::<i64>(v[1]);
+            let mut types = HashMap::new();
+            let r = snap.leaf(v[2]).and_then(|leaf| {
+                let mut b = Builder::new(&snap, &mut ws, &mut types);
+                match leaf {
+                    None => Some(v[2]),
+                    Some((var, vt)) if var > i => Some(b.var((var - 1) as u32, vt)),
+                    Some((var, _)) if var < i => Some(v[2]),
+                    Some((_, vt)) => {
+                        // A variable of another type comes from a term of another context.
+                        let xt = snap.class_type_value(v[3]).filter(|xt| *xt == vt)?;
+                        let (d, k) = (b.base(i), b.base(0i64));
+                        Some(b.add("Phi", vec![d, k, v[3]], xt))
+                    }
+                }
+            });
+            union_if(&mut ws, v[0], r)
+        },
+    )
+    .map_err(engine)?;
+
+    // phi(d, k, a) where a's representative is a variable or a constant.
+    let s = snap.clone();
+    rust_rule(
+        eg,
+        "phi-var-const",
+        ruleset,
+        &[
+            ("e", expr.clone()),
+            ("d", int.clone()),
+            ("k", int),
+            ("a", expr.clone()),
+            ("t", ty.clone()),
+        ],
+        facts![(= e (Phi d k a t))],
+        move |mut ws, v| {
+            let snap = s.read().unwrap();
+            let (d, k) = (ws.value_to_base::<i64>(v[1]), ws.value_to_base::<i64>(v[2]));
+            let r = snap.leaf(v[3]).and_then(|leaf| match leaf {
+                Some((var, vt)) if var >= k => {
+                    let shifted = u32::try_from(var + d).ok()?;
+                    Some(Builder::new(&snap, &mut ws, &mut HashMap::new()).var(shifted, vt))
+                }
+                _ => Some(v[3]),
+            });
+            union_if(&mut ws, v[0], r)
+        },
+    )
+    .map_err(engine)?;
+
+    // eta: λ. f %0 => phi(-1, 1, f), when %0 is not free in f.
+    let s = snap.clone();
+    rust_rule(
+        eg,
+        "eta-explicit",
+        ruleset,
+        &[
+            ("e", expr.clone()),
+            ("f", expr),
+            ("vt", ty.clone()),
+            ("at", ty),
+        ],
+        facts![(= e (Lam (App f (Var 0 vt) at) (TFun vt at)))],
+        move |mut ws, v| {
+            let snap = s.read().unwrap();
+            let mut types = HashMap::new();
+            let r = (!snap.may_be_free(v[1], 0)).then(|| {
+                let mut b = Builder::new(&snap, &mut ws, &mut types);
+                let ft = snap.class_type_value(v[1])?;
+                let (d, k) = (b.base(-1i64), b.base(1i64));
+                Some(b.add("Phi", vec![d, k, v[1]], ft))
+            });
+            union_if(&mut ws, v[0], r.flatten())
+        },
+    )
+    .map_err(engine)?;
+    Ok(())
+}
