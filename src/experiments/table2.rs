@@ -47,13 +47,8 @@ pub const COLUMNS: [&str; 12] = [
     "stop_reason",
 ];
 
-/// Runs one row in this process and returns its CSV line (without wall time and RSS,
-/// which the parent adds).
-pub fn run_row(goal: &str, subst: Substitution, limits: &Limits) -> Result<String> {
-    run_row_with(goal, subst, limits, |_| {})
-}
-
-/// [`run_row`], calling `on_iteration` with each iteration's figures.
+/// Runs one row in this process and returns its CSV fields (without wall time and RSS, which
+/// the parent adds), calling `on_iteration` with each iteration's figures.
 pub fn run_row_with(
     goal: &str,
     subst: Substitution,
@@ -166,15 +161,21 @@ fn run_child(exe: &Path, goal: &str, subst: &str, cfg: &Table2Config) -> Result<
                 Some(_) if err.contains("alloc") => "memory-limit",
                 Some(_) => "error",
             };
+            // How far it got: the last `progress,iteration,rules,enodes,eclasses` line.
+            let last = err.lines().rev().find_map(|l| l.strip_prefix("progress,"));
+            let p: Vec<String> = match last {
+                Some(l) => l.split(',').map(String::from).collect(),
+                None => vec![empty(); 4],
+            };
             vec![
                 "false".into(),
-                empty(),
+                p[0].clone(),
                 empty(),
                 wall,
                 empty(),
-                empty(),
-                empty(),
-                empty(),
+                p[1].clone(),
+                p[2].clone(),
+                p[3].clone(),
                 reason.into(),
             ]
         }
@@ -259,7 +260,8 @@ pub fn bench(cfg: &Table2Config, runs: usize) -> Result<()> {
     Ok(())
 }
 
-/// What a child process prints: the row's figures and its peak RSS.
+/// What a child process prints: the row's figures and its peak RSS on stdout, and each
+/// iteration's figures on stderr (so a row stopped by a limit reports how far it got).
 pub fn row_main(goal: &str, subst: &str, time: Duration) -> Result<()> {
     if !GOALS.contains(&goal) {
         return Err(Error::bad_input(format!(
@@ -270,7 +272,14 @@ pub fn row_main(goal: &str, subst: &str, time: Duration) -> Result<()> {
         time,
         ..Limits::default()
     };
-    let line = run_row(goal, substitution(subst)?, &limits)?;
+    let mut rules = 0;
+    let line = run_row_with(goal, substitution(subst)?, &limits, |s| {
+        rules += s.rules_applied;
+        eprintln!(
+            "progress,{},{rules},{},{}",
+            s.iteration, s.enodes, s.eclasses
+        );
+    })?;
     println!("{line},{:.1}", super::peak_rss_mb());
     Ok(())
 }
