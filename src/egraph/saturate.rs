@@ -131,6 +131,8 @@ pub fn saturate(
             break StopReason::TimeLimit;
         }
         let t = Instant::now();
+        // Bring the free-variable relation up to date, then snapshot representatives.
+        while eg.step_rules("rise-free").map_err(engine)?.updated {}
         {
             let mut snap = snapshot.write().unwrap();
             let previous = std::mem::take(&mut *snap);

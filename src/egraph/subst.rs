@@ -41,7 +41,7 @@ struct Rep {
 #[derive(Default)]
 pub struct Snapshot {
     reps: HashMap<Value, Rep>,
-    /// Free variables of every term of the class.
+    /// Free variables of some term of the class (from the `free` relation).
     free: HashMap<Value, BTreeSet<u32>>,
     /// Each class's type value, and the decoded sizes and types.
     class_ty: HashMap<Value, Value>,
@@ -105,7 +105,6 @@ impl Snapshot {
             }
         };
         let mut best: HashMap<Value, (u64, usize)> = HashMap::new();
-        let mut free: HashMap<Value, BTreeSet<u32>> = HashMap::new();
         loop {
             let mut changed = false;
             for (i, (class, n, _)) in nodes.iter().enumerate() {
@@ -119,26 +118,20 @@ impl Snapshot {
                         changed = true;
                     }
                 }
-                let mut fv: BTreeSet<u32> = match *n {
-                    Raw::Var(i) => BTreeSet::from([i as u32]),
-                    Raw::Lam(b) => free
-                        .get(&b)
-                        .map(|s| s.iter().filter(|&&v| v > 0).map(|v| v - 1).collect())
-                        .unwrap_or_default(),
-                    _ => kids
-                        .iter()
-                        .flat_map(|k| free.get(k).into_iter().flatten().copied())
-                        .collect(),
-                };
-                let entry = free.entry(*class).or_default();
-                let before = entry.len();
-                entry.append(&mut fv);
-                changed |= entry.len() != before;
             }
             if !changed {
                 break;
             }
         }
+        // Free variables: the `free` relation, maintained by the schema's rise-free rules.
+        let mut free: HashMap<Value, BTreeSet<u32>> = HashMap::new();
+        eg.read(|rs| {
+            rs.constructor_enodes("free", |e| {
+                let i = rs.value_to_base::<i64>(e.children[1]);
+                free.entry(e.children[0]).or_default().insert(i as u32);
+            })
+        })
+        .map_err(engine)?;
         let mut snap = Snapshot {
             reps: HashMap::new(),
             free,
@@ -208,9 +201,13 @@ impl Snapshot {
         }
     }
 
-    /// Is variable `v` free in some term of the class? (Unknown classes: conservatively yes.)
+    /// Is variable `v` free in some term of the class? (Classes added since the snapshot:
+    /// conservatively yes.)
     pub fn may_be_free(&self, class: Value, v: u32) -> bool {
-        self.free.get(&class).is_none_or(|s| s.contains(&v))
+        if !self.class_ty.contains_key(&class) {
+            return true;
+        }
+        self.free.get(&class).is_some_and(|s| s.contains(&v))
     }
 }
 
