@@ -8,7 +8,7 @@ fn main() {
         Some("explicit") => sketchlog::rules::debruijn::Substitution::Explicit,
         _ => sketchlog::rules::debruijn::Substitution::Extraction,
     };
-    let line = sketchlog::experiments::table2::run_row_with(&goal, subst, &Limits::default(), |s| {
+    let out = sketchlog::experiments::table2::search_goal(&goal, subst, &Limits::default(), |s| {
         println!(
             "iteration {:2}: {:6} e-nodes {:5} e-classes {:6} rules, {:.4} s (snapshot {:.4} s), peak RSS {:.1} MB",
             s.iteration,
@@ -21,5 +21,10 @@ fn main() {
         )
     })
     .unwrap();
-    println!("{line}");
+    println!(
+        "{:?} after {} iterations, {:.4} s",
+        out.stop,
+        out.iterations.len(),
+        out.saturation.as_secs_f64()
+    );
 }

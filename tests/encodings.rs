@@ -1,10 +1,12 @@
-//! Extraction-based De Bruijn substitution inside egglog.
+//! The lambda-calculus encodings inside egglog: Table 2 goals, normal forms, the table command.
 
 mod common;
 use common::*;
-use sketchlog::egraph::saturate::{same_class, saturate, Limits, StopReason};
+use sketchlog::egraph::saturate::{saturate, Limits, StopReason};
 use sketchlog::egraph::subst::{add_beta_eta, SharedSnapshot};
 use sketchlog::egraph::{encode, extract, rise_egraph};
+use sketchlog::experiments::table2::search_goal;
+use sketchlog::rules::debruijn::Substitution;
 
 fn normalise(
     t: &std::rc::Rc<sketchlog::rise::term::Term>,
@@ -27,18 +29,10 @@ fn normalise(
 
 #[test]
 fn reduction_goal_is_found_by_extraction_based_beta() {
-    let start = def("programs/reduction.rise", "start");
-    let goal = def("programs/reduction.rise", "goal");
-    let mut eg = rise_egraph().unwrap();
-    encode::load_term(&mut eg, &start).unwrap();
-    let snap = SharedSnapshot::default();
-    add_beta_eta(&mut eg, "rw", &snap).unwrap();
-    let out = saturate(
-        &mut eg,
-        "rw",
-        &snap,
+    let out = search_goal(
+        "reduction",
+        Substitution::Extraction,
         &Limits::default(),
-        |eg| same_class(eg, &start, &goal),
         |_| {},
     )
     .unwrap();
@@ -73,32 +67,15 @@ fn beta_normal_form_of_binomial_inlines_dot() {
     assert_close(&a, &b, 1e-6);
 }
 
-fn search(file: &str, set: &str, limits: Limits) -> sketchlog::egraph::saturate::Outcome {
-    use sketchlog::egraph::saturate::normalise;
-    let start = normalise(&def(file, "start"), &Limits::default()).unwrap();
-    let goal = normalise(&def(file, "goal"), &Limits::default()).unwrap();
-    let rules =
-        sketchlog::rules::load_rule_file(std::path::Path::new("rules/table2.rules")).unwrap();
-    let rules = sketchlog::rules::select(&rules, Some(set)).unwrap();
-    let mut eg = rise_egraph().unwrap();
-    encode::load_term(&mut eg, &start).unwrap();
-    let snap = SharedSnapshot::default();
-    add_beta_eta(&mut eg, "rw", &snap).unwrap();
-    sketchlog::rules::debruijn::install(&mut eg, "rw", &rules, &snap).unwrap();
-    saturate(
-        &mut eg,
-        "rw",
-        &snap,
-        &limits,
-        |eg| same_class(eg, &start, &goal),
-        |s| eprintln!("{s:?}"),
-    )
-    .unwrap()
-}
-
 #[test]
 fn fission_goal_is_found_with_extraction_and_de_bruijn() {
-    let out = search("programs/fission.rise", "fission", Limits::default());
+    let out = search_goal(
+        "fission",
+        Substitution::Extraction,
+        &Limits::default(),
+        |_| {},
+    )
+    .unwrap();
     assert_eq!(out.stop, StopReason::Found, "{out:?}");
 }
 
@@ -109,7 +86,7 @@ fn binomial_goal_is_found_with_extraction_and_de_bruijn() {
         enodes: 200_000,
         ..Limits::default()
     };
-    let out = search("programs/binomial.rise", "binomial", limits);
+    let out = search_goal("binomial", Substitution::Extraction, &limits, |_| {}).unwrap();
     assert_eq!(out.stop, StopReason::Found, "{out:?}");
 }
 
@@ -144,19 +121,10 @@ fn reproduce_table2_writes_one_row_per_goal_from_child_processes() {
 
 #[test]
 fn reduction_goal_is_found_with_explicit_substitution() {
-    use sketchlog::egraph::explicit::add_explicit_substitution;
-    let start = def("programs/reduction.rise", "start");
-    let goal = def("programs/reduction.rise", "goal");
-    let mut eg = rise_egraph().unwrap();
-    encode::load_term(&mut eg, &start).unwrap();
-    let snap = SharedSnapshot::default();
-    add_explicit_substitution(&mut eg, "rw", &snap).unwrap();
-    let out = saturate(
-        &mut eg,
-        "rw",
-        &snap,
+    let out = search_goal(
+        "reduction",
+        Substitution::Explicit,
         &Limits::default(),
-        |eg| same_class(eg, &start, &goal),
         |_| {},
     )
     .unwrap();

@@ -7,7 +7,7 @@
 //! representative (a Rust rule reading the snapshot): plain egglog rules would also fire on
 //! the other terms of the class, some of which come from other contexts.
 
-use super::subst::{union_if, Builder, SharedSnapshot};
+use super::subst::{add_eta, union_if, Builder, SharedSnapshot};
 use crate::error::{Error, Result};
 use egglog::EGraph;
 use std::collections::HashMap;
@@ -113,30 +113,10 @@ pub fn add_explicit_substitution(
     .map_err(engine)?;
 
     // eta: λ. f %0 => phi(-1, 1, f), when %0 is not free in f.
-    let s = snap.clone();
-    rust_rule(
-        eg,
-        "eta-explicit",
-        ruleset,
-        &[
-            ("e", expr.clone()),
-            ("f", expr),
-            ("vt", ty.clone()),
-            ("at", ty),
-        ],
-        facts![(= e (Lam (App f (Var 0 vt) at) (TFun vt at)))],
-        move |mut ws, v| {
-            let snap = s.read().unwrap();
-            let mut types = HashMap::new();
-            let r = (!snap.may_be_free(v[1], 0)).then(|| {
-                let mut b = Builder::new(&snap, &mut ws, &mut types);
-                let ft = snap.class_type_value(v[1])?;
-                let (d, k) = (b.base(-1i64), b.base(1i64));
-                Some(b.add("Phi", vec![d, k, v[1]], ft))
-            });
-            union_if(&mut ws, v[0], r.flatten())
-        },
-    )
-    .map_err(engine)?;
+    add_eta(eg, "eta-explicit", ruleset, snap, |b, f| {
+        let ft = b.snap().class_type_value(f)?;
+        let (d, k) = (b.base(-1i64), b.base(1i64));
+        Some(b.add("Phi", vec![d, k, f], ft))
+    })?;
     Ok(())
 }

@@ -374,6 +374,45 @@ pub fn union_if(ws: &mut WriteState, class: Value, rewritten: Option<Value>) -> 
     Some(())
 }
 
+/// Adds eta, `λ. f %0 => rewrite(f)` when `%0` is not free in `f`, to `ruleset`. The
+/// encodings differ only in `rewrite` (a shifted copy, or a `Phi` node).
+pub fn add_eta(
+    eg: &mut EGraph,
+    name: &str,
+    ruleset: &str,
+    snap: &SharedSnapshot,
+    rewrite: impl Fn(&mut Builder, Value) -> Option<Value> + Clone + Send + Sync + 'static,
+) -> Result<()> {
+    use egglog::prelude::*;
+    let expr = eg.get_sort_by_name("Expr").expect("Rise schema").clone();
+    let ty = eg.get_sort_by_name("Type").unwrap().clone();
+    let s = snap.clone();
+    rust_rule(
+        eg,
+        name,
+        ruleset,
+        &[
+            ("e", expr.clone()),
+            ("f", expr),
+            ("vt", ty.clone()),
+            ("at", ty),
+        ],
+        // The variable must be this lambda's own parameter: an e-class can also hold terms
+        // from other contexts, where index 0 is another variable (of another type).
+        facts![(= e (Lam (App f (Var 0 vt) at) (TFun vt at)))],
+        move |mut ws, v| {
+            let snap = s.read().unwrap();
+            let mut types = HashMap::new();
+            let r = (!snap.may_be_free(v[1], 0))
+                .then(|| rewrite(&mut Builder::new(&snap, &mut ws, &mut types), v[1]))
+                .flatten();
+            union_if(&mut ws, v[0], r)
+        },
+    )
+    .map_err(engine)?;
+    Ok(())
+}
+
 /// The snapshot shared by the Rust rules and the driver that refreshes it.
 pub type SharedSnapshot = Arc<RwLock<Snapshot>>;
 
@@ -413,35 +452,8 @@ pub fn add_beta_eta(eg: &mut EGraph, ruleset: &str, snap: &SharedSnapshot) -> Re
         },
     )
     .map_err(engine)?;
-    let s = snap.clone();
-    rust_rule(
-        eg,
-        "eta-extract",
-        ruleset,
-        &[
-            ("e", expr.clone()),
-            ("f", expr),
-            ("vt", ty.clone()),
-            ("at", ty),
-        ],
-        // The variable must be this lambda's own parameter: an e-class can also hold terms
-        // from other contexts, where index 0 is another variable (of another type).
-        facts![(= e (Lam (App f (Var 0 vt) at) (TFun vt at)))],
-        move |mut ws, v| {
-            let snap = s.read().unwrap();
-            let r = (!snap.may_be_free(v[1], 0))
-                .then(|| {
-                    Builder::new(&snap, &mut ws, &mut HashMap::new()).shift(
-                        v[1],
-                        0,
-                        -1,
-                        &mut HashMap::new(),
-                    )
-                })
-                .flatten();
-            union_if(&mut ws, v[0], r)
-        },
-    )
-    .map_err(engine)?;
+    add_eta(eg, "eta-extract", ruleset, snap, |b, f| {
+        b.shift(f, 0, -1, &mut HashMap::new())
+    })?;
     Ok(())
 }

@@ -7,7 +7,7 @@
 //! substitution with De Bruijn indices.
 
 use crate::egraph::explicit::add_explicit_substitution;
-use crate::egraph::saturate::{normalise, same_class, saturate, Limits};
+use crate::egraph::saturate::{normalise, same_class, saturate, Limits, Outcome};
 use crate::egraph::subst::{add_beta_eta, SharedSnapshot};
 use crate::egraph::{encode, rise_egraph};
 use crate::error::{Error, Result};
@@ -47,14 +47,14 @@ pub const COLUMNS: [&str; 12] = [
     "stop_reason",
 ];
 
-/// Runs one row in this process and returns its CSV fields (without wall time and RSS, which
-/// the parent adds), calling `on_iteration` with each iteration's figures.
-pub fn run_row_with(
+/// Searches for one goal with one encoding, calling `on_iteration` with each iteration's
+/// figures: start and goal from `programs/GOAL.rise`, rules from `rules/table2.rules`.
+pub fn search_goal(
     goal: &str,
     subst: Substitution,
     limits: &Limits,
     on_iteration: impl FnMut(&crate::egraph::saturate::IterationStats),
-) -> Result<String> {
+) -> Result<Outcome> {
     let program = crate::rise::load_program(Path::new(&format!("programs/{goal}.rise")))?;
     // As in the reference, the reduction goal starts from the unnormalised term (the search
     // itself must beta-reduce it); the other starts are in beta-eta normal form.
@@ -85,17 +85,7 @@ pub fn run_row_with(
         |eg| same_class(eg, &start, &target),
         on_iteration,
     )?;
-    let (enodes, eclasses) = out.size();
-    Ok(format!(
-        "{},{:.6},{},{},{},{},{}",
-        out.found(),
-        out.saturation.as_secs_f64(),
-        out.rules_applied(),
-        enodes,
-        eclasses,
-        out.stop.name(),
-        out.iterations.len()
-    ))
+    Ok(out)
 }
 
 /// Settings of a table run.
@@ -273,13 +263,24 @@ pub fn row_main(goal: &str, subst: &str, time: Duration) -> Result<()> {
         ..Limits::default()
     };
     let mut rules = 0;
-    let line = run_row_with(goal, substitution(subst)?, &limits, |s| {
+    let out = search_goal(goal, substitution(subst)?, &limits, |s| {
         rules += s.rules_applied;
         eprintln!(
             "progress,{},{rules},{},{}",
             s.iteration, s.enodes, s.eclasses
         );
     })?;
-    println!("{line},{:.1}", super::peak_rss_mb());
+    let (enodes, eclasses) = out.size();
+    println!(
+        "{},{:.6},{},{},{},{},{},{:.1}",
+        out.found(),
+        out.saturation.as_secs_f64(),
+        out.rules_applied(),
+        enodes,
+        eclasses,
+        out.stop.name(),
+        out.iterations.len(),
+        super::peak_rss_mb()
+    );
     Ok(())
 }
