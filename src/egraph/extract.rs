@@ -124,9 +124,39 @@ impl RedexesThenSize {
 
 impl CostModel for RedexesThenSize {
     fn node_cost(&self, node: &ENode) -> u64 {
-        match node {
-            Node::App(f, _) if self.lam_classes.contains(f) => (1 << 32) + 1,
-            _ => 1,
+        redexes_then_size(matches!(node, Node::App(f, _) if self.lam_classes.contains(f)))
+    }
+}
+
+/// The cost of one node when ranking by beta-redexes first, then size (packed in one integer).
+pub fn redexes_then_size(is_redex: bool) -> u64 {
+    if is_redex {
+        (1 << 32) + 1
+    } else {
+        1
+    }
+}
+
+/// The cheapest node of every class, by relaxation to a fixpoint (so cycles are fine): `nodes`
+/// lists (class, children, own cost); the result maps each class that has a finite term to
+/// (its cost, the index in `nodes` of its cheapest node).
+pub fn cheapest(nodes: &[(Value, Vec<Value>, u64)]) -> HashMap<Value, (u64, usize)> {
+    let mut best: HashMap<Value, (u64, usize)> = HashMap::new();
+    loop {
+        let mut changed = false;
+        for (i, (class, kids, own)) in nodes.iter().enumerate() {
+            let cost = kids.iter().try_fold(*own, |acc, k| {
+                best.get(k).map(|(c, _)| acc.saturating_add(*c))
+            });
+            if let Some(c) = cost {
+                if best.get(class).is_none_or(|(b, _)| c < *b) {
+                    best.insert(*class, (c, i));
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            return best;
         }
     }
 }
@@ -139,29 +169,22 @@ pub struct Extractor<'g> {
 
 impl<'g> Extractor<'g> {
     pub fn new(graph: &'g ExprGraph, cost: &impl CostModel) -> Extractor<'g> {
-        let mut best: HashMap<Value, (u64, usize)> = HashMap::new();
-        loop {
-            let mut changed = false;
-            for (class, nodes) in &graph.classes {
-                for (i, n) in nodes.iter().enumerate() {
-                    let mut c = cost.node_cost(n);
-                    let mut finite = true;
-                    for ch in n.children() {
-                        match best.get(ch) {
-                            Some((cc, _)) => c = c.saturating_add(*cc),
-                            None => finite = false,
-                        }
-                    }
-                    if finite && best.get(class).is_none_or(|(b, _)| c < *b) {
-                        best.insert(*class, (c, i));
-                        changed = true;
-                    }
-                }
-            }
-            if !changed {
-                break;
+        let mut flat = vec![];
+        let mut position = vec![];
+        for (class, nodes) in &graph.classes {
+            for (i, n) in nodes.iter().enumerate() {
+                flat.push((
+                    *class,
+                    n.children().into_iter().copied().collect(),
+                    cost.node_cost(n),
+                ));
+                position.push(i);
             }
         }
+        let best = cheapest(&flat)
+            .into_iter()
+            .map(|(class, (c, k))| (class, (c, position[k])))
+            .collect();
         Extractor { graph, best }
     }
 

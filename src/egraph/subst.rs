@@ -9,6 +9,7 @@
 //! touches, and adds only the nodes on the paths to the substituted variables.
 
 use super::encode::{self, TypeTable};
+use super::extract::{cheapest, redexes_then_size};
 use crate::error::{Error, Result};
 use crate::rise::nat::Nat;
 use crate::rise::types::Type;
@@ -97,32 +98,14 @@ impl Snapshot {
             .filter(|(_, n, _)| matches!(n, Raw::Lam(_)))
             .map(|(c, _, _)| *c)
             .collect();
-        // Lexicographic cost (redexes, size) packed into one integer.
-        let node_cost = |n: &Raw| -> u64 {
-            match n {
-                Raw::App(f, _) if lam_classes.contains(f) => (1 << 32) + 1,
-                _ => 1,
-            }
-        };
-        let mut best: HashMap<Value, (u64, usize)> = HashMap::new();
-        loop {
-            let mut changed = false;
-            for (i, (class, n, _)) in nodes.iter().enumerate() {
-                let kids = children(n);
-                if kids.iter().all(|k| best.contains_key(k)) {
-                    let c = kids
-                        .iter()
-                        .fold(node_cost(n), |acc, k| acc.saturating_add(best[k].0));
-                    if best.get(class).is_none_or(|(b, _)| c < *b) {
-                        best.insert(*class, (c, i));
-                        changed = true;
-                    }
-                }
-            }
-            if !changed {
-                break;
-            }
-        }
+        let costed: Vec<(Value, Vec<Value>, u64)> = nodes
+            .iter()
+            .map(|(class, n, _)| {
+                let redex = matches!(n, Raw::App(f, _) if lam_classes.contains(f));
+                (*class, children(n), redexes_then_size(redex))
+            })
+            .collect();
+        let best = cheapest(&costed);
         // Free variables: the `free` relation, maintained by the schema's rise-free rules.
         let mut free: HashMap<Value, BTreeSet<u32>> = HashMap::new();
         eg.read(|rs| {
