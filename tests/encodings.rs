@@ -2,54 +2,29 @@
 
 mod common;
 use common::*;
-use sketchlog::egraph::saturate::{saturate, Limits, StopReason};
-use sketchlog::egraph::subst::{add_beta_eta, SharedSnapshot};
-use sketchlog::egraph::{encode, extract, rise_egraph};
+use sketchlog::egraph::saturate::{normalise, Limits, StopReason};
 use sketchlog::experiments::table2::search_goal;
 use sketchlog::rules::debruijn::Substitution;
 
-fn normalise(
-    t: &std::rc::Rc<sketchlog::rise::term::Term>,
-) -> (
-    sketchlog::egraph::saturate::Outcome,
-    std::rc::Rc<sketchlog::rise::term::Term>,
-) {
-    let mut eg = rise_egraph().unwrap();
-    encode::load_term(&mut eg, t).unwrap();
-    let snap = SharedSnapshot::default();
-    add_beta_eta(&mut eg, "rw", &snap).unwrap();
-    let out = saturate(&mut eg, "rw", &snap, &Limits::default(), |_| false, |_| {}).unwrap();
-    let graph = extract::ExprGraph::read(&eg).unwrap();
-    let root = sketchlog::egraph::saturate::find_term(&eg, t).unwrap();
-    let best = extract::Extractor::new(&graph, &extract::AstSize)
-        .extract(root)
-        .unwrap();
-    (out, best)
-}
-
 #[test]
-fn reduction_goal_is_found_by_extraction_based_beta() {
-    let out = search_goal(
-        "reduction",
-        Substitution::Extraction,
-        &Limits::default(),
-        |_| {},
-    )
-    .unwrap();
-    assert_eq!(out.stop, StopReason::Found, "{out:?}");
+fn extraction_based_search_finds_every_table2_goal() {
+    let limits = Limits {
+        iterations: 20,
+        enodes: 200_000,
+        ..Limits::default()
+    };
+    for goal in ["reduction", "fission", "binomial"] {
+        let out = search_goal(goal, Substitution::Extraction, &limits, |_| {}).unwrap();
+        assert_eq!(out.stop, StopReason::Found, "{goal}: {out:?}");
+    }
 }
 
 #[test]
 fn beta_normal_form_of_binomial_inlines_dot() {
     let start = def("programs/binomial.rise", "start");
-    let (out, best) = normalise(&start);
-    assert_eq!(out.stop, StopReason::Saturated);
+    let (best, stop) = normalise(&start, &Limits::default()).unwrap();
+    assert_eq!(stop, StopReason::Saturated);
     // The normal form has no redex left and means the same.
-    fn redexes(t: &sketchlog::rise::term::Term) -> usize {
-        use sketchlog::rise::term::Node;
-        let here = matches!(&t.node, Node::App(f, _) if matches!(f.node, Node::Lam(_)));
-        here as usize + t.node.children().iter().map(|c| redexes(c)).sum::<usize>()
-    }
     assert_eq!(redexes(&start), 1);
     assert_eq!(redexes(&best), 0);
     assert!(best.size() < start.size());
@@ -65,29 +40,6 @@ fn beta_normal_form_of_binomial_inlines_dot() {
         .flatten_f32()
         .unwrap();
     assert_close(&a, &b, 1e-6);
-}
-
-#[test]
-fn fission_goal_is_found_with_extraction_and_de_bruijn() {
-    let out = search_goal(
-        "fission",
-        Substitution::Extraction,
-        &Limits::default(),
-        |_| {},
-    )
-    .unwrap();
-    assert_eq!(out.stop, StopReason::Found, "{out:?}");
-}
-
-#[test]
-fn binomial_goal_is_found_with_extraction_and_de_bruijn() {
-    let limits = Limits {
-        iterations: 20,
-        enodes: 200_000,
-        ..Limits::default()
-    };
-    let out = search_goal("binomial", Substitution::Extraction, &limits, |_| {}).unwrap();
-    assert_eq!(out.stop, StopReason::Found, "{out:?}");
 }
 
 #[test]

@@ -246,16 +246,18 @@ pub fn same_class(eg: &EGraph, start: &Term, goal: &Term) -> bool {
 }
 
 /// The beta-eta normal form of a term (BENF): saturate with extraction-based beta and eta,
-/// then extract with the fewest redexes, then the smallest size.
-pub fn normalise(t: &Term, limits: &Limits) -> Result<std::rc::Rc<Term>> {
+/// then extract with the fewest redexes, then the smallest size. Also says why saturation
+/// stopped (a limit means the result may still hold redexes).
+pub fn normalise(t: &Term, limits: &Limits) -> Result<(std::rc::Rc<Term>, StopReason)> {
     use super::extract::{ExprGraph, Extractor, RedexesThenSize};
     let mut eg = super::rise_egraph()?;
     super::encode::load_term(&mut eg, t)?;
     let snap = SharedSnapshot::default();
     super::subst::add_beta_eta(&mut eg, "benf", &snap)?;
-    saturate(&mut eg, "benf", &snap, limits, |_| false, |_| {})?;
+    let out = saturate(&mut eg, "benf", &snap, limits, |_| false, |_| {})?;
     let root = find_term(&eg, t)
         .ok_or_else(|| Error::bad_input("normalise: the term left the e-graph"))?;
     let graph = ExprGraph::read(&eg)?;
-    Extractor::new(&graph, &RedexesThenSize::new(&graph)).extract(root)
+    let nf = Extractor::new(&graph, &RedexesThenSize::new(&graph)).extract(root)?;
+    Ok((nf, out.stop))
 }

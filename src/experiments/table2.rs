@@ -62,9 +62,9 @@ pub fn search_goal(
     let start = if goal == "reduction" {
         start
     } else {
-        normalise(&start, &Limits::default())?
+        normalise(&start, &Limits::default())?.0
     };
-    let target = normalise(&*elaborate_def(&program, "goal")?, &Limits::default())?;
+    let target = normalise(&*elaborate_def(&program, "goal")?, &Limits::default())?.0;
     let rules = select(
         &load_rule_file(Path::new("rules/table2.rules"))?,
         Some(goal),

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 use sketchlog::error::Source;
+use sketchlog::rise::term::Node;
 use sketchlog::rise::{infer, parse, syntax::Program, term::Term};
 use std::rc::Rc;
 
@@ -57,4 +58,10 @@ pub fn program_files() -> Vec<String> {
         .collect();
     v.sort();
     v
+}
+
+/// Number of beta-redexes `(fun ..) arg` in a term.
+pub fn redexes(t: &Term) -> usize {
+    let here = matches!(&t.node, Node::App(f, _) if matches!(f.node, Node::Lam(_)));
+    here as usize + t.node.children().iter().map(|c| redexes(c)).sum::<usize>()
 }
