@@ -17,7 +17,7 @@ fn main() {
             s.rules_applied,
             s.seconds,
             s.snapshot_seconds,
-            sketchlog::experiments::peak_rss_mb()
+            sketchlog::egraph::saturate::resident_mb(true)
         )
     })
     .unwrap();

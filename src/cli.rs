@@ -5,6 +5,7 @@
 
 use crate::egraph::{self, encode, extract};
 use crate::error::{Error, Result};
+use crate::guide::{self, report};
 use crate::rise::{self, debruijn, infer, print};
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
@@ -70,6 +71,37 @@ enum Command {
         #[arg(long, default_value_t = 240)]
         time_s: u64,
     },
+    /// Search for a program satisfying a sketch: normalise, grow an e-graph with the rules
+    /// until the sketch is satisfied or a limit is hit, extract. Exit 1 if not found.
+    Check {
+        /// `FILE.rise:NAME`.
+        program: String,
+        /// `FILE.sketch:NAME`.
+        #[arg(long)]
+        sketch: String,
+        /// `FILE.rules[:SET]`, repeatable.
+        #[arg(long, required = true)]
+        rules: Vec<String>,
+        #[command(flatten)]
+        limits: LimitArgs,
+        /// Extract with weights from a cost file (default: AST size).
+        #[arg(long)]
+        weights: Option<PathBuf>,
+        /// Per-iteration figures to this CSV file.
+        #[arg(long)]
+        stats: Option<PathBuf>,
+        /// Print the compiled sketch query (egglog relations and rules) too.
+        #[arg(long)]
+        show_query: bool,
+    },
+    /// Run a guide (`.guide`): a sequence of sketch-satisfying searches. Exit 1 if a step
+    /// does not find its sketch.
+    Guide {
+        file: PathBuf,
+        /// Per-iteration figures of every step to this CSV file.
+        #[arg(long)]
+        stats: Option<PathBuf>,
+    },
     /// Print the compiled egglog form of rules: `FILE.rules[:SET]`.
     Rules { rules: String },
     /// Load a definition into an e-graph and extract it back: `FILE.rise:NAME`.
@@ -79,31 +111,119 @@ enum Command {
     },
 }
 
-/// Splits `FILE:NAME` (or just `FILE`) and elaborates the definition.
-pub fn load_program_ref(spec: &str) -> Result<(PathBuf, String, std::rc::Rc<rise::term::Term>)> {
-    let (file, name) = match spec.rsplit_once(':') {
-        Some((f, n)) if f.ends_with(".rise") => (f, Some(n)),
-        _ => (spec, None),
-    };
-    let path = PathBuf::from(file);
-    let program = rise::load_program(&path)?;
-    let name = match name {
-        Some(n) => n.to_string(),
-        None if program.defs.len() == 1 => program.defs[0].name.clone(),
-        None => {
-            return Err(Error::bad_input(format!(
-                "{file} has several definitions ({}); name one as {file}:NAME",
-                program
-                    .defs
-                    .iter()
-                    .map(|d| d.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )))
+/// Limits and filters of a search, as flags.
+#[derive(clap::Args)]
+struct LimitArgs {
+    #[arg(long, default_value_t = 30)]
+    iterations: usize,
+    #[arg(long, default_value_t = 1_000_000)]
+    enodes: usize,
+    #[arg(long, default_value_t = 60.0)]
+    time_s: f64,
+    /// Stop when the process's resident memory exceeds this many MB.
+    #[arg(long)]
+    memory_mb: Option<u64>,
+    /// Filter: array nesting depth of every new e-node's type at most this.
+    #[arg(long)]
+    array_depth: Option<usize>,
+    /// Filter: keep e-nodes through which a term of at most this size passes.
+    #[arg(long)]
+    ast_size: Option<usize>,
+    /// Filter: all array, vector and index sizes at least 1.
+    #[arg(long)]
+    sizes_positive: bool,
+}
+
+impl LimitArgs {
+    fn limits(&self) -> egraph::saturate::Limits {
+        egraph::saturate::Limits {
+            iterations: self.iterations,
+            enodes: self.enodes,
+            time: std::time::Duration::from_secs_f64(self.time_s),
+            memory_mb: self.memory_mb,
         }
+    }
+    fn filter(&self) -> egraph::filter::Filter {
+        egraph::filter::Filter {
+            array_depth: self.array_depth,
+            sizes_positive: self.sizes_positive,
+            ast_size: self.ast_size,
+        }
+    }
+}
+
+/// Runs steps with progress bars, prints each step's summary, writes `--stats`; fails with
+/// exit code 1 when a step did not find its sketch.
+fn run_steps(guide: &guide::Guide, stats: Option<&Path>) -> Result<()> {
+    let mut log = report::StatsLog::default();
+    let bar = std::cell::RefCell::new(None);
+    let reports = guide::run(
+        guide,
+        |i, s| {
+            let mut bar = bar.borrow_mut();
+            let b = bar.get_or_insert_with(|| {
+                report::progress(&guide.steps[i].limits, &guide.steps[i].sketch.name)
+            });
+            report::tick(b, s);
+            log.push(i, s);
+        },
+        |i, r| {
+            if let Some(b) = bar.borrow_mut().take() {
+                b.finish_and_clear();
+            }
+            println!("{}", report::summary(i, r));
+        },
+    )?;
+    if let Some(path) = stats {
+        log.write(path)?;
+    }
+    match reports.last() {
+        Some(r) if !r.outcome.found() => Err(Error::check_failed(format!(
+            "sketch `{}` not found ({})",
+            r.sketch,
+            r.outcome.stop.name()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+fn check(
+    program: &str,
+    sketch: &str,
+    rules: &[String],
+    limits: &LimitArgs,
+    weights: Option<&Path>,
+    stats: Option<&Path>,
+    show_query: bool,
+) -> Result<()> {
+    let def = rise::load_def_ref(program, Path::new(""))?;
+    let sketch = crate::sketch::load(sketch, &def.sizes)?;
+    if show_query {
+        print!(
+            "{}",
+            crate::sketch::query::SketchQuery::compile(&sketch.sketch)?.program
+        );
+    }
+    let mut all = vec![];
+    for spec in rules {
+        all.extend(crate::rules::load_selection(spec)?);
+    }
+    let cost = match weights {
+        Some(w) => guide::Cost::Weighted(extract::Weighted::load(w)?),
+        None => guide::Cost::AstSize,
     };
-    let term = infer::elaborate_def(&program, &name)?;
-    Ok((path, name, term))
+    let guide = guide::Guide {
+        program: program.to_string(),
+        start: def.term,
+        steps: vec![guide::Step {
+            sketch,
+            rules: all,
+            cost,
+            limits: limits.limits(),
+            filter: limits.filter(),
+        }],
+    };
+    run_steps(&guide, stats)
 }
 
 fn typecheck(path: &Path) -> Result<()> {
@@ -115,7 +235,7 @@ fn typecheck(path: &Path) -> Result<()> {
 }
 
 fn show(spec: &str) -> Result<()> {
-    let (_, name, term) = load_program_ref(spec)?;
+    let rise::LoadedDef { name, term, .. } = rise::load_def_ref(spec, Path::new(""))?;
     let mut eg = egraph::rise_egraph()?;
     let root = encode::load_term(&mut eg, &term)?;
     let graph = extract::ExprGraph::read(&eg)?;
@@ -142,11 +262,7 @@ fn show(spec: &str) -> Result<()> {
 }
 
 fn print_rules(spec: &str) -> Result<()> {
-    let (file, set) = match spec.rsplit_once(':') {
-        Some((f, s)) if f.ends_with(".rules") => (f, Some(s)),
-        _ => (spec, None),
-    };
-    let rules = crate::rules::select(&crate::rules::load_rule_file(Path::new(file))?, set)?;
+    let rules = crate::rules::load_selection(spec)?;
     for r in &rules {
         let c = crate::rules::debruijn::compile(r)?;
         println!(
@@ -212,6 +328,33 @@ fn dispatch(cli: Cli) -> Result<()> {
             std::time::Duration::from_secs(time_s),
         ),
         Command::Rules { rules } => print_rules(&rules),
+        Command::Check {
+            program,
+            sketch,
+            rules,
+            limits,
+            weights,
+            stats,
+            show_query,
+        } => check(
+            &program,
+            &sketch,
+            &rules,
+            &limits,
+            weights.as_deref(),
+            stats.as_deref(),
+            show_query,
+        ),
+        Command::Guide { file, stats } => {
+            let g = guide::parse::load_guide(&file)?;
+            println!(
+                "guide {}: {} steps on {}",
+                file.display(),
+                g.steps.len(),
+                g.program
+            );
+            run_steps(&g, stats.as_deref())
+        }
     }
 }
 

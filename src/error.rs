@@ -1,4 +1,4 @@
-//! Source locations and user-facing errors.
+//! Source locations and user-facing errors, and the file reading and writing that reports them.
 //!
 //! Every error caused by bad input carries a [`Span`] into a named source so that it can be
 //! reported as `file:line:column: message`. [`Error::exit_code`] maps error kinds to the
@@ -115,6 +115,21 @@ impl Error {
         }
     }
 
+    /// The same error, located at `span` unless it already has a location.
+    pub fn or_at(mut self, span: &Span) -> Error {
+        self.location.get_or_insert_with(|| span.to_string());
+        self
+    }
+
+    /// A check (sketch search, validation) that did not hold: exit code 1.
+    pub fn check_failed(message: impl Into<String>) -> Error {
+        Error {
+            kind: ErrorKind::CheckFailed,
+            location: None,
+            message: message.into(),
+        }
+    }
+
     pub fn exit_code(&self) -> i32 {
         match self.kind {
             ErrorKind::BadInput => 2,
@@ -140,4 +155,14 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 pub fn read_source(path: &std::path::Path) -> Result<Arc<Source>> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
     Ok(Source::new(path.display().to_string(), text))
+}
+
+/// Writes `contents` to `path` atomically (temporary file, then rename).
+pub fn write_atomically(path: &std::path::Path, contents: &[u8]) -> Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    }
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, contents).map_err(|e| Error::io(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
 }

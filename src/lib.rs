@@ -9,6 +9,8 @@ pub mod cli;
 pub mod egraph;
 pub mod error;
 pub mod experiments;
+pub mod guide;
 pub mod rise;
 pub mod rules;
 pub mod runner;
+pub mod sketch;

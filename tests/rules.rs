@@ -142,8 +142,15 @@ fn explicit_substitution_agrees_with_the_interpreter_on_random_terms() {
             enodes: 20_000,
             ..Limits::default()
         };
-        saturate(&mut eg, "rw", &snap, &limits, |_| false, |_| {})
-            .unwrap_or_else(|e| panic!("{e}: {body}"));
+        saturate(
+            &mut eg,
+            "rw",
+            &snap,
+            &limits,
+            |_| Ok(Default::default()),
+            |_| {},
+        )
+        .unwrap_or_else(|e| panic!("{e}: {body}"));
         let graph = ExprGraph::read(&eg).unwrap();
         let best = Extractor::new(&graph, &RedexesThenSize::new(&graph))
             .extract(find_term(&eg, &t).unwrap())

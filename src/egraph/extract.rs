@@ -105,6 +105,67 @@ impl CostModel for AstSize {
     }
 }
 
+/// A weighted size: each constructor has a weight (`app`, `lam`, `var`, `natapp`, `natlam`,
+/// `literal`, or a primitive's name), others weigh `default`. Read from a cost file of
+/// `NAME WEIGHT` lines (`//` comments), e.g. `asVector 1000` and `default 2`.
+#[derive(Clone, Debug)]
+pub struct Weighted {
+    weights: HashMap<String, u64>,
+    default: u64,
+}
+
+impl Weighted {
+    pub fn load(path: &std::path::Path) -> Result<Weighted> {
+        let src = crate::error::read_source(path)?;
+        let mut w = Weighted {
+            weights: HashMap::new(),
+            default: 1,
+        };
+        let mut offset = 0;
+        for line in src.text.split_inclusive('\n') {
+            let code = line.split("//").next().unwrap_or("");
+            let words: Vec<&str> = code.split_whitespace().collect();
+            let at = offset + line.len() - line.trim_start().len();
+            offset += line.len();
+            let span = crate::error::Span::new(&src, at, at + code.trim().len());
+            match words.as_slice() {
+                [] => {}
+                [name, weight] => {
+                    let weight: u64 = weight.parse().ok().filter(|w| *w >= 1).ok_or_else(|| {
+                        Error::at(&span, format!("weight `{weight}` is not an integer >= 1"))
+                    })?;
+                    if *name == "default" {
+                        w.default = weight;
+                    } else if Weighted::KEYS.contains(name) || Prim::from_name(name).is_some() {
+                        w.weights.insert(name.to_string(), weight);
+                    } else {
+                        return Err(Error::at(&span, format!("unknown constructor `{name}`")));
+                    }
+                }
+                _ => return Err(Error::at(&span, "expected `NAME WEIGHT`")),
+            }
+        }
+        Ok(w)
+    }
+
+    const KEYS: [&'static str; 6] = ["app", "lam", "var", "natapp", "natlam", "literal"];
+}
+
+impl CostModel for Weighted {
+    fn node_cost(&self, node: &ENode) -> u64 {
+        let key = match node {
+            Node::App(..) => "app",
+            Node::Lam(_) => "lam",
+            Node::Var(_) => "var",
+            Node::NatApp(..) => "natapp",
+            Node::NatLam(_) => "natlam",
+            Node::F32(_) | Node::Int(_) => "literal",
+            Node::Prim(p) => p.name(),
+        };
+        self.weights.get(key).copied().unwrap_or(self.default)
+    }
+}
+
 /// Fewest beta-redexes first, then smallest: the cost of beta-eta normal forms.
 pub struct RedexesThenSize {
     lam_classes: std::collections::HashSet<Value>,
@@ -186,6 +247,11 @@ impl<'g> Extractor<'g> {
             .map(|(class, (c, k))| (class, (c, position[k])))
             .collect();
         Extractor { graph, best }
+    }
+
+    /// The cost of the cheapest term of `class` (`None` if it has no finite term).
+    pub fn cost(&self, class: Value) -> Option<u64> {
+        self.best.get(&class).map(|(c, _)| *c)
     }
 
     /// The cheapest term of `class`.

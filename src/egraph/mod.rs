@@ -5,6 +5,7 @@
 pub mod encode;
 pub mod explicit;
 pub mod extract;
+pub mod filter;
 pub mod saturate;
 pub mod subst;
 

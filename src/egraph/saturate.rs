@@ -16,6 +16,8 @@ pub struct Limits {
     pub iterations: usize,
     pub enodes: usize,
     pub time: Duration,
+    /// Resident memory of the process, in MB (`None`: no limit).
+    pub memory_mb: Option<u64>,
 }
 
 impl Default for Limits {
@@ -24,8 +26,22 @@ impl Default for Limits {
             iterations: 50,
             enodes: 10_000_000,
             time: Duration::from_secs(240),
+            memory_mb: None,
         }
     }
+}
+
+/// Resident set size of this process in MB: current (`VmRSS`) or peak (`VmHWM`), Linux only.
+pub fn resident_mb(peak: bool) -> f64 {
+    let key = if peak { "VmHWM:" } else { "VmRSS:" };
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with(key))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,6 +51,7 @@ pub enum StopReason {
     IterationLimit,
     NodeLimit,
     TimeLimit,
+    MemoryLimit,
 }
 
 impl StopReason {
@@ -45,6 +62,7 @@ impl StopReason {
             StopReason::IterationLimit => "iteration-limit",
             StopReason::NodeLimit => "node-limit",
             StopReason::TimeLimit => "time-limit",
+            StopReason::MemoryLimit => "memory-limit",
         }
     }
 }
@@ -60,6 +78,23 @@ pub struct IterationStats {
     pub seconds: f64,
     /// Of which: recomputing representatives and free variables.
     pub snapshot_seconds: f64,
+    /// The "found" check after the iteration: its work (for a sketch, the tuples its
+    /// relations gained) and its time.
+    pub check_work: usize,
+    pub check_seconds: f64,
+}
+
+/// The answer of a "found" check, and how much work it took.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Check {
+    pub found: bool,
+    pub work: usize,
+}
+
+impl From<bool> for Check {
+    fn from(found: bool) -> Check {
+        Check { found, work: 0 }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -108,20 +143,22 @@ pub fn expr_size(eg: &EGraph) -> Result<(usize, usize)> {
     Ok((nodes, classes.len()))
 }
 
-/// Runs `ruleset` until `found` holds, nothing changes, or a limit is hit.
+/// Runs `ruleset` until `found` holds, nothing changes, or a limit is hit. `found` runs before
+/// the first iteration and after each one (a sketch query brings its relations up to date).
 pub fn saturate(
     eg: &mut EGraph,
     ruleset: &str,
     snapshot: &SharedSnapshot,
     limits: &Limits,
-    mut found: impl FnMut(&EGraph) -> bool,
+    mut found: impl FnMut(&mut EGraph) -> Result<Check>,
     mut on_iteration: impl FnMut(&IterationStats),
 ) -> Result<Outcome> {
     let start = Instant::now();
     let mut saturation = Duration::ZERO;
     let mut iterations = vec![];
+    let mut check = found(eg)?;
     let stop = loop {
-        if found(eg) {
+        if check.found {
             break StopReason::Found;
         }
         if iterations.len() >= limits.iterations {
@@ -143,31 +180,37 @@ pub fn saturate(
         // New e-nodes carry their type; give their classes `ty` (a class that would get two
         // types stops the run with an illegal-merge error).
         eg.step_rules("rise-types").map_err(engine)?;
+        let seconds = t.elapsed().as_secs_f64();
         saturation += t.elapsed();
         let (enodes, eclasses) = expr_size(eg)?;
+        let t = Instant::now();
+        check = found(eg)?;
         let stats = IterationStats {
             iteration: iterations.len() + 1,
             enodes,
             eclasses,
             rules_applied: report.num_matches_per_rule.values().sum(),
-            seconds: t.elapsed().as_secs_f64(),
+            seconds,
             snapshot_seconds,
+            check_work: check.work,
+            check_seconds: t.elapsed().as_secs_f64(),
         };
         on_iteration(&stats);
         iterations.push(stats);
+        if check.found {
+            break StopReason::Found;
+        }
         if !report.updated {
-            break if found(eg) {
-                StopReason::Found
-            } else {
-                StopReason::Saturated
-            };
+            break StopReason::Saturated;
         }
         if enodes >= limits.enodes {
-            break if found(eg) {
-                StopReason::Found
-            } else {
-                StopReason::NodeLimit
-            };
+            break StopReason::NodeLimit;
+        }
+        if limits
+            .memory_mb
+            .is_some_and(|cap| resident_mb(false) >= cap as f64)
+        {
+            break StopReason::MemoryLimit;
         }
     };
     Ok(Outcome {
@@ -254,7 +297,14 @@ pub fn normalise(t: &Term, limits: &Limits) -> Result<(std::rc::Rc<Term>, StopRe
     super::encode::load_term(&mut eg, t)?;
     let snap = SharedSnapshot::default();
     super::subst::add_beta_eta(&mut eg, "benf", &snap)?;
-    let out = saturate(&mut eg, "benf", &snap, limits, |_| false, |_| {})?;
+    let out = saturate(
+        &mut eg,
+        "benf",
+        &snap,
+        limits,
+        |_| Ok(Check::default()),
+        |_| {},
+    )?;
     let root = find_term(&eg, t)
         .ok_or_else(|| Error::bad_input("normalise: the term left the e-graph"))?;
     let graph = ExprGraph::read(&eg)?;

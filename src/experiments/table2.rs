@@ -76,13 +76,13 @@ pub fn search_goal(
         Substitution::Extraction => add_beta_eta(&mut eg, "rw", &snap)?,
         Substitution::Explicit => add_explicit_substitution(&mut eg, "rw", &snap)?,
     }
-    debruijn::install_for(&mut eg, "rw", &rules, &snap, subst)?;
+    debruijn::install_for(&mut eg, "rw", &rules, &snap, subst, &Default::default())?;
     let out = saturate(
         &mut eg,
         "rw",
         &snap,
         limits,
-        |eg| same_class(eg, &start, &target),
+        |eg| Ok(same_class(eg, &start, &target).into()),
         on_iteration,
     )?;
     Ok(out)
@@ -206,7 +206,7 @@ pub fn reproduce(cfg: &Table2Config) -> Result<()> {
     let bytes = csv
         .into_inner()
         .map_err(|e| Error::bad_input(format!("writing CSV: {e}")))?;
-    super::write_atomically(&cfg.out, &bytes)
+    crate::error::write_atomically(&cfg.out, &bytes)
 }
 
 /// The targets of the efficient encoding (issue and `performance-anchors.md`): the reference
@@ -280,7 +280,7 @@ pub fn row_main(goal: &str, subst: &str, time: Duration) -> Result<()> {
         eclasses,
         out.stop.name(),
         out.iterations.len(),
-        super::peak_rss_mb()
+        crate::egraph::saturate::resident_mb(true)
     );
     Ok(())
 }

@@ -28,3 +28,35 @@ pub fn load_program(path: &Path) -> Result<syntax::Program> {
 pub fn load_def(path: &Path, name: &str) -> Result<Rc<term::Term>> {
     infer::elaborate_def(&load_program(path)?, name)
 }
+
+/// A definition named by `FILE.rise:NAME`.
+pub struct LoadedDef {
+    pub name: String,
+    pub term: Rc<term::Term>,
+    /// Its size parameters: the leading `nfun` binders, outermost first.
+    pub sizes: Vec<String>,
+}
+
+/// Loads `FILE.rise:NAME` (or `FILE.rise` when it has one definition), with `FILE` relative
+/// to `dir`.
+pub fn load_def_ref(spec: &str, dir: &Path) -> Result<LoadedDef> {
+    let (file, name) = match spec.rsplit_once(':') {
+        Some((f, n)) if f.ends_with(".rise") => (f, Some(n)),
+        _ => (spec, None),
+    };
+    let program = load_program(&dir.join(file))?;
+    let name = match name {
+        Some(n) => n.to_string(),
+        None if program.defs.len() == 1 => program.defs[0].name.clone(),
+        None => {
+            let names: Vec<&str> = program.defs.iter().map(|d| d.name.as_str()).collect();
+            return Err(crate::error::Error::bad_input(format!(
+                "{file} has several definitions ({}); name one as {file}:NAME",
+                names.join(", ")
+            )));
+        }
+    };
+    let term = infer::elaborate_def(&program, &name)?;
+    let sizes = program.get(&name).map_or(vec![], |d| d.expr.size_params());
+    Ok(LoadedDef { name, term, sizes })
+}

@@ -165,6 +165,17 @@ impl Nat {
     pub fn atoms(&self) -> BTreeSet<&NatAtom> {
         self.terms.keys().flatten().collect()
     }
+    /// The metavariable this size is, if it is exactly one.
+    pub fn as_meta(&self) -> Option<u32> {
+        let mut terms = self.terms.iter();
+        match (terms.next(), terms.next()) {
+            (Some((m, c)), None) if *c == Ratio::int(1) => match m.as_slice() {
+                [NatAtom::Meta(i)] => Some(*i),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
     pub fn has_metas(&self) -> bool {
         self.atoms().iter().any(|a| matches!(a, NatAtom::Meta(_)))
     }

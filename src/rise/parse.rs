@@ -23,7 +23,7 @@ use crate::error::{Error, Result, Source, Span};
 use std::sync::Arc;
 
 #[derive(Clone, Debug, PartialEq)]
-enum Tok {
+pub(crate) enum Tok {
     Ident(String),
     Int(String),
     Sym(&'static str),
@@ -38,7 +38,7 @@ struct Token {
 }
 
 const SYMBOLS: &[&str] = &[
-    "=>", "->", "(", ")", "[", "]", "<", ">", ",", ":", ".", "=", "+", "-", "*", "/",
+    "=>", "->", "::", "(", ")", "[", "]", "<", ">", ",", ":", ".", "=", "+", "-", "*", "/", "?",
 ];
 
 fn lex(src: &Arc<Source>) -> Result<Vec<Token>> {
@@ -101,45 +101,50 @@ const KEYWORDS: &[&str] = &[
     "fun", "nfun", "in", "def", "nat", "rule", "ruleset", "where", "notin",
 ];
 
-struct Parser {
+/// The parser, shared with the sketch parser (`crate::sketch::parse`).
+pub(crate) struct Parser {
     src: Arc<Source>,
     toks: Vec<Token>,
-    pos: usize,
+    pub(crate) pos: usize,
+    /// Whether `?name` holes are allowed in types and sizes (type sketches): each becomes a
+    /// fresh metavariable.
+    pub(crate) holes: bool,
+    next_hole: u32,
 }
 
 impl Parser {
-    fn peek(&self) -> &Tok {
+    pub(crate) fn peek(&self) -> &Tok {
         &self.toks[self.pos].tok
     }
-    fn peek_at(&self, k: usize) -> &Tok {
+    pub(crate) fn peek_at(&self, k: usize) -> &Tok {
         &self.toks[(self.pos + k).min(self.toks.len() - 1)].tok
     }
-    fn span_of(&self, i: usize) -> Span {
+    pub(crate) fn span_of(&self, i: usize) -> Span {
         let t = &self.toks[i.min(self.toks.len() - 1)];
         Span::new(&self.src, t.start, t.end)
     }
-    fn here(&self) -> Span {
+    pub(crate) fn here(&self) -> Span {
         self.span_of(self.pos)
     }
     /// Span from token `start` to the last consumed token.
-    fn since(&self, start: usize) -> Span {
+    pub(crate) fn since(&self, start: usize) -> Span {
         self.span_of(start)
             .to(&self.span_of(self.pos.saturating_sub(1).max(start)))
     }
-    fn is_sym(&self, s: &str) -> bool {
+    pub(crate) fn is_sym(&self, s: &str) -> bool {
         matches!(self.peek(), Tok::Sym(x) if *x == s)
     }
-    fn is_kw(&self, k: &str) -> bool {
+    pub(crate) fn is_kw(&self, k: &str) -> bool {
         matches!(self.peek(), Tok::Ident(x) if x == k)
     }
-    fn eat_sym(&mut self, s: &str) -> bool {
+    pub(crate) fn eat_sym(&mut self, s: &str) -> bool {
         let yes = self.is_sym(s);
         if yes {
             self.pos += 1;
         }
         yes
     }
-    fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self.peek() {
             Tok::Ident(x) => format!("`{x}`"),
             Tok::Int(x) => format!("`{x}`"),
@@ -147,20 +152,20 @@ impl Parser {
             Tok::Eof => "end of input".into(),
         }
     }
-    fn expected<T>(&self, what: &str) -> Result<T> {
+    pub(crate) fn expected<T>(&self, what: &str) -> Result<T> {
         Err(Error::at(
             &self.here(),
             format!("expected {what}, found {}", self.describe()),
         ))
     }
-    fn expect_sym(&mut self, s: &str) -> Result<()> {
+    pub(crate) fn expect_sym(&mut self, s: &str) -> Result<()> {
         if self.eat_sym(s) {
             Ok(())
         } else {
             self.expected(&format!("`{s}`"))
         }
     }
-    fn expect_kw(&mut self, k: &str) -> Result<()> {
+    pub(crate) fn expect_kw(&mut self, k: &str) -> Result<()> {
         if self.is_kw(k) {
             self.pos += 1;
             Ok(())
@@ -168,7 +173,7 @@ impl Parser {
             self.expected(&format!("`{k}`"))
         }
     }
-    fn ident(&mut self) -> Result<String> {
+    pub(crate) fn ident(&mut self) -> Result<String> {
         match self.peek().clone() {
             Tok::Ident(x) if !KEYWORDS.contains(&x.as_str()) => {
                 self.pos += 1;
@@ -177,7 +182,7 @@ impl Parser {
             _ => self.expected("an identifier"),
         }
     }
-    fn int(&mut self) -> Result<i64> {
+    pub(crate) fn int(&mut self) -> Result<i64> {
         match self.peek().clone() {
             Tok::Int(x) => {
                 let span = self.here();
@@ -279,7 +284,7 @@ impl Parser {
     }
 
     /// A rule name: identifiers joined by `-` (`map-fusion`).
-    fn rule_name(&mut self) -> Result<String> {
+    pub(crate) fn rule_name(&mut self) -> Result<String> {
         let mut name = self.ident()?;
         while self.is_sym("-") && self.adjacent(self.pos - 1) {
             self.pos += 1;
@@ -454,9 +459,25 @@ impl Parser {
         matches!(self.peek_at(k), Tok::Sym(x) if *x == s)
     }
 
+    /// `?` or `?name` where holes are allowed: a fresh metavariable number.
+    fn hole(&mut self) -> Result<Option<u32>> {
+        if !self.is_sym("?") {
+            return Ok(None);
+        }
+        if !self.holes {
+            return self.expected("a size or a type (holes `?` belong in sketches)");
+        }
+        self.pos += 1;
+        if matches!(self.peek(), Tok::Ident(_)) && self.adjacent(self.pos - 1) {
+            self.pos += 1;
+        }
+        self.next_hole += 1;
+        Ok(Some(self.next_hole - 1))
+    }
+
     // ---- nats ----
 
-    fn nat(&mut self) -> Result<Nat> {
+    pub(crate) fn nat(&mut self) -> Result<Nat> {
         let mut n = self.nat_term()?;
         loop {
             if self.eat_sym("+") {
@@ -488,6 +509,9 @@ impl Parser {
     }
 
     fn nat_factor(&mut self) -> Result<Nat> {
+        if let Some(i) = self.hole()? {
+            return Ok(Nat::meta(i));
+        }
         match self.peek().clone() {
             Tok::Int(_) => Ok(Nat::cst(self.int()?)),
             Tok::Ident(_) => Ok(Nat::var(&self.ident()?)),
@@ -503,7 +527,7 @@ impl Parser {
 
     // ---- types ----
 
-    fn ty(&mut self) -> Result<Type> {
+    pub(crate) fn ty(&mut self) -> Result<Type> {
         if self.is_sym("(")
             && matches!(self.peek_at(1), Tok::Ident(_))
             && self.is_sym_at(2, ":")
@@ -533,6 +557,9 @@ impl Parser {
             }
         }
         self.pos = save;
+        if let Some(i) = self.hole()? {
+            return Ok(Type::Meta(i));
+        }
         match self.peek().clone() {
             Tok::Ident(x) if x == "f32" => {
                 self.pos += 1;
@@ -575,15 +602,17 @@ impl Parser {
     }
 }
 
-fn parser(src: &Arc<Source>) -> Result<Parser> {
+pub(crate) fn parser(src: &Arc<Source>) -> Result<Parser> {
     Ok(Parser {
         src: src.clone(),
         toks: lex(src)?,
         pos: 0,
+        holes: false,
+        next_hole: 0,
     })
 }
 
-fn finish<T>(p: &mut Parser, v: T) -> Result<T> {
+pub(crate) fn finish<T>(p: &mut Parser, v: T) -> Result<T> {
     if *p.peek() != Tok::Eof {
         return p.expected("end of input");
     }

@@ -66,6 +66,19 @@ impl Expr {
     pub fn app(f: Expr, x: Expr) -> Expr {
         Expr::new(ExprKind::App(Box::new(f), Box::new(x)))
     }
+    /// The size parameters of a definition: its leading `nfun` binders, outermost first.
+    pub fn size_params(&self) -> Vec<String> {
+        match &self.kind {
+            ExprKind::NatLam(x, body) => {
+                let mut v = vec![x.clone()];
+                v.extend(body.size_params());
+                v
+            }
+            ExprKind::Annot(inner, _) => inner.size_params(),
+            _ => vec![],
+        }
+    }
+
     pub fn with_span(mut self, span: Span) -> Expr {
         self.span = Some(span);
         self

@@ -7,6 +7,7 @@
 //! types of the new e-nodes come from unifying the rule's typed sides with the types of the
 //! matched e-classes (a rule whose types do not fit a match does not fire).
 
+use crate::egraph::filter::Filter;
 use crate::egraph::subst::{union_if, Builder, SharedSnapshot, Snapshot, TypeCache};
 use crate::error::{Error, Result, Span};
 use crate::rise::infer::{type_rule, Matcher};
@@ -61,6 +62,8 @@ pub struct CompiledRule {
     /// Matched types (root, pattern variables) and sizes -> the RHS slots' type values, or
     /// `None` when the rule's types do not fit. Types are hash-consed, so this is exact.
     typings: std::sync::Mutex<HashMap<Vec<Value>, Option<Vec<Value>>>>,
+    /// New e-nodes whose types fail the filter are not built (the rewrite does not fire).
+    filter: Filter,
 }
 
 fn strip(e: &Expr) -> &Expr {
@@ -307,6 +310,7 @@ pub fn compile_for(rule: &RuleDecl, substitution: Substitution) -> Result<Compil
         rhs,
         slot_types,
         typings: Default::default(),
+        filter: Filter::default(),
     })
 }
 
@@ -388,7 +392,7 @@ impl CompiledRule {
             .iter()
             .map(|t| {
                 let t = m.resolve(&self.with_nats(t, nats));
-                if t.has_metas() {
+                if t.has_metas() || !self.filter.admits(&t) {
                     return None;
                 }
                 b.type_value(&t)
@@ -502,17 +506,20 @@ fn as_shift(map: &dyn Fn(u32) -> Option<u32>, bound: usize) -> Option<(i64, u32)
     })
 }
 
-/// Adds compiled rules to `ruleset` as Rust rules reading `snapshot`.
+/// Adds compiled rules to `ruleset` as Rust rules reading `snapshot`; their new e-nodes
+/// must pass `filter`'s type conditions.
 pub fn add_rules(
     eg: &mut EGraph,
     ruleset: &str,
     rules: Vec<CompiledRule>,
     snapshot: &SharedSnapshot,
+    filter: &Filter,
 ) -> Result<()> {
     use egglog::prelude::*;
     let _ = add_ruleset(eg, ruleset);
     let types = TypeCache::default();
-    for rule in rules {
+    for mut rule in rules {
+        rule.filter = filter.clone();
         let sorts: Vec<(String, egglog::ArcSort)> = rule
             .vars
             .iter()
@@ -567,7 +574,14 @@ pub fn install(
     rules: &[RuleDecl],
     snapshot: &SharedSnapshot,
 ) -> Result<()> {
-    install_for(eg, ruleset, rules, snapshot, Substitution::Extraction)
+    install_for(
+        eg,
+        ruleset,
+        rules,
+        snapshot,
+        Substitution::Extraction,
+        &Filter::default(),
+    )
 }
 
 /// [`install`] for the given substitution encoding.
@@ -577,10 +591,11 @@ pub fn install_for(
     rules: &[RuleDecl],
     snapshot: &SharedSnapshot,
     substitution: Substitution,
+    filter: &Filter,
 ) -> Result<()> {
     let compiled = rules
         .iter()
         .map(|r| compile_for(r, substitution))
         .collect::<Result<Vec<_>>>()?;
-    add_rules(eg, ruleset, compiled, snapshot)
+    add_rules(eg, ruleset, compiled, snapshot, filter)
 }

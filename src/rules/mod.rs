@@ -43,6 +43,15 @@ pub fn select(file: &RuleFile, set: Option<&str>) -> Result<Vec<RuleDecl>> {
         .collect()
 }
 
+/// The rules named by `FILE.rules[:SET]`.
+pub fn load_selection(spec: &str) -> Result<Vec<RuleDecl>> {
+    let (file, set) = match spec.rsplit_once(':') {
+        Some((f, s)) if f.ends_with(".rules") => (f, Some(s)),
+        _ => (spec, None),
+    };
+    select(&load_rule_file(Path::new(file))?, set)
+}
+
 /// Pattern variables (value and size) of a rule, in order of first occurrence in the LHS.
 pub fn pattern_vars(lhs: &Expr) -> (Vec<String>, Vec<String>) {
     fn go(e: &Expr, bound: &mut Vec<String>, vars: &mut Vec<String>, nats: &mut BTreeSet<String>) {

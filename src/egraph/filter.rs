@@ -1,0 +1,133 @@
+//! Search filters (as the reference's `Predicate`s, reference-implementations.md B.2): which
+//! e-nodes a guided search keeps.
+//!
+//! - array nesting depth of a class's type at most `d`;
+//! - all array, vector and index sizes at least 1;
+//! - a term-size bound: some term of at most `L` nodes passes through the e-node.
+//!
+//! Type conditions are checked where compiled rules type their right-hand sides (a rewrite
+//! whose new e-nodes would fail them does not fire); the term-size bound is applied between
+//! iterations by subsuming the e-nodes that fail it (egglog's rules no longer match them, and
+//! extraction skips them), as the reference deletes failing classes during rebuilding.
+
+use super::extract::{ExprGraph, Extractor};
+use crate::error::{Error, Result};
+use crate::rise::types::Type;
+use egglog::{EGraph, Value, Write};
+use std::collections::HashMap;
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Filter {
+    pub array_depth: Option<usize>,
+    pub sizes_positive: bool,
+    pub ast_size: Option<usize>,
+}
+
+fn array_depth(t: &Type) -> usize {
+    match t {
+        Type::Arr(_, e) => 1 + array_depth(e),
+        Type::Vector(e, _) => array_depth(e),
+        Type::Pair(a, b) | Type::Fun(a, b) => array_depth(a).max(array_depth(b)),
+        Type::NatFun(b) => array_depth(b),
+        _ => 0,
+    }
+}
+
+impl Filter {
+    /// Does a new e-node of type `t` pass the type conditions?
+    pub fn admits(&self, t: &Type) -> bool {
+        if self.array_depth.is_some_and(|d| array_depth(t) > d) {
+            return false;
+        }
+        if self.sizes_positive {
+            let mut ok = true;
+            t.for_each_nat(&mut |n| {
+                if n.as_const().is_some_and(|c| c.num < c.den) {
+                    ok = false;
+                }
+            });
+            return ok;
+        }
+        true
+    }
+
+    pub fn is_empty(&self) -> bool {
+        *self == Filter::default()
+    }
+
+    /// Subsumes the e-nodes through which no term reachable from `root` has at most
+    /// `ast_size` nodes; returns how many it subsumed.
+    pub fn prune(&self, eg: &mut EGraph, root: Value) -> Result<usize> {
+        let Some(limit) = self.ast_size else {
+            return Ok(0);
+        };
+        let graph = ExprGraph::read(eg)?;
+        let down = Extractor::new(&graph, &super::extract::AstSize);
+        // Live e-nodes: constructor, key (egglog row), class, term children.
+        let mut rows: Vec<(&str, Vec<Value>, Value, Vec<Value>)> = vec![];
+        for (name, kids) in TERM_CHILDREN {
+            eg.constructor_enodes(name, |e| {
+                if !e.subsumed {
+                    let k = kids.iter().map(|i| e.children[*i]).collect();
+                    rows.push((name, e.children.to_vec(), e.eclass, k));
+                }
+            })
+            .map_err(engine)?;
+        }
+        // A node's smallest term: itself plus its children's smallest terms.
+        let node_size =
+            |kids: &[Value]| kids.iter().try_fold(1u64, |a, k| Some(a + down.cost(*k)?));
+        // up[c]: the fewest nodes of a context around class c, from the root (relaxation).
+        let mut up: HashMap<Value, u64> = HashMap::from([(root, 0)]);
+        loop {
+            let mut changed = false;
+            for (_, _, class, kids) in &rows {
+                let (Some(&above), Some(all)) = (up.get(class), node_size(kids)) else {
+                    continue;
+                };
+                for k in kids {
+                    let around = above + all - down.cost(*k).unwrap_or(0);
+                    if up.get(k).is_none_or(|u| around < *u) {
+                        up.insert(*k, around);
+                        changed = true;
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        let doomed: Vec<(&str, Vec<Value>)> = rows
+            .into_iter()
+            .filter(|(_, _, class, kids)| {
+                let through = up.get(class).zip(node_size(kids)).map(|(u, n)| u + n);
+                through.is_none_or(|s| s > limit as u64)
+            })
+            .map(|(name, key, _, _)| (name, key))
+            .collect();
+        eg.update(|mut fs| {
+            for (name, key) in &doomed {
+                fs.subsume(name, egglog::RawValues(key.clone()))?;
+            }
+            Ok(())
+        })
+        .map_err(engine)?;
+        Ok(doomed.len())
+    }
+}
+
+/// Term constructors and the positions of their term children.
+const TERM_CHILDREN: [(&str, &[usize]); 8] = [
+    ("App", &[0, 1]),
+    ("Lam", &[0]),
+    ("NatApp", &[0]),
+    ("NatLam", &[0]),
+    ("Var", &[]),
+    ("Prim", &[]),
+    ("F32", &[]),
+    ("Int", &[]),
+];
+
+fn engine(e: egglog::Error) -> Error {
+    Error::bad_input(format!("e-graph: {e}"))
+}

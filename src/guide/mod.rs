@@ -1,0 +1,156 @@
+//! Sketch-guided equality saturation (paper section 3.3, listing 6).
+//!
+//! A guide is a sequence of steps, each (sketch, rules, cost model, limits, filter). A step
+//! normalises its input (beta-eta normal form), grows a fresh e-graph with its rules plus
+//! extraction-based beta and eta until the sketch is satisfied by the root e-class or a limit
+//! is hit, and extracts the cheapest term satisfying the sketch, which the next step starts
+//! from. Guide files (`programs/*.guide`) are read by [`parse`].
+
+pub mod parse;
+pub mod report;
+
+use crate::egraph::extract::{AstSize, CostModel, ENode, ExprGraph, Weighted};
+use crate::egraph::filter::Filter;
+use crate::egraph::saturate::{
+    find_term, normalise, resident_mb, saturate, Check, IterationStats, Limits, Outcome,
+};
+use crate::egraph::subst::{add_beta_eta, SharedSnapshot};
+use crate::egraph::{encode, rise_egraph};
+use crate::error::{Error, Result};
+use crate::rise::syntax::RuleDecl;
+use crate::rise::term::Term;
+use crate::rules::debruijn::{install_for, Substitution};
+use crate::sketch::extract::SketchExtractor;
+use crate::sketch::query::SketchQuery;
+use crate::sketch::SketchDecl;
+use std::rc::Rc;
+use std::time::Instant;
+
+/// The cost model a step extracts with.
+#[derive(Clone, Debug)]
+pub enum Cost {
+    AstSize,
+    Weighted(Weighted),
+}
+
+impl CostModel for Cost {
+    fn node_cost(&self, node: &ENode) -> u64 {
+        match self {
+            Cost::AstSize => AstSize.node_cost(node),
+            Cost::Weighted(w) => w.node_cost(node),
+        }
+    }
+}
+
+/// One sketch-satisfying search.
+#[derive(Clone, Debug)]
+pub struct Step {
+    pub sketch: SketchDecl,
+    pub rules: Vec<RuleDecl>,
+    pub cost: Cost,
+    pub limits: Limits,
+    pub filter: Filter,
+}
+
+/// What a step did.
+#[derive(Clone, Debug)]
+pub struct StepReport {
+    pub sketch: String,
+    pub outcome: Outcome,
+    /// The cheapest term satisfying the sketch, when found.
+    pub term: Option<Rc<Term>>,
+    /// Wall time of the whole step (normalising, searching, extracting).
+    pub seconds: f64,
+    /// E-nodes subsumed by the term-size filter.
+    pub pruned: usize,
+    pub peak_rss_mb: f64,
+}
+
+/// A guide: a program and the steps that optimise it.
+#[derive(Clone, Debug)]
+pub struct Guide {
+    pub program: String,
+    pub start: Rc<Term>,
+    pub steps: Vec<Step>,
+}
+
+/// Runs one step from `start` (listing 6's `search`).
+pub fn search(
+    start: &Term,
+    step: &Step,
+    mut on_iteration: impl FnMut(&IterationStats),
+) -> Result<StepReport> {
+    let t0 = Instant::now();
+    let (input, _) = normalise(start, &step.limits)?;
+    let mut eg = rise_egraph()?;
+    encode::load_term(&mut eg, &input)?;
+    let snap = SharedSnapshot::default();
+    add_beta_eta(&mut eg, "rw", &snap)?;
+    install_for(
+        &mut eg,
+        "rw",
+        &step.rules,
+        &snap,
+        Substitution::Extraction,
+        &step.filter,
+    )?;
+    let query = SketchQuery::install(&mut eg, &step.sketch.sketch)?;
+    let mut pruned = 0;
+    let outcome = saturate(
+        &mut eg,
+        "rw",
+        &snap,
+        &step.limits,
+        |eg| {
+            let root = find_term(eg, &input)
+                .ok_or_else(|| Error::bad_input("internal: the start term left the e-graph"))?;
+            pruned += step.filter.prune(eg, root)?;
+            let work = query.update(eg)?;
+            Ok(Check {
+                found: query.holds(eg, root),
+                work,
+            })
+        },
+        &mut on_iteration,
+    )?;
+    let term = if outcome.found() {
+        let root = find_term(&eg, &input)
+            .ok_or_else(|| Error::bad_input("internal: the start term left the e-graph"))?;
+        let graph = ExprGraph::read(&eg)?;
+        let (_, t) = SketchExtractor::new(&graph, &step.cost).extract(&step.sketch.sketch, root)?;
+        // In beta-eta normal form, as the next step would normalise it anyway.
+        Some(normalise(&t, &step.limits)?.0)
+    } else {
+        None
+    };
+    Ok(StepReport {
+        sketch: step.sketch.name.clone(),
+        outcome,
+        term,
+        seconds: t0.elapsed().as_secs_f64(),
+        pruned,
+        peak_rss_mb: resident_mb(true),
+    })
+}
+
+/// Runs the steps in order, each from the previous one's term; stops after a step that
+/// does not find its sketch. `on_iteration` gets the step's index with each iteration.
+pub fn run(
+    guide: &Guide,
+    mut on_iteration: impl FnMut(usize, &IterationStats),
+    mut on_step: impl FnMut(usize, &StepReport),
+) -> Result<Vec<StepReport>> {
+    let mut term = guide.start.clone();
+    let mut reports = vec![];
+    for (i, step) in guide.steps.iter().enumerate() {
+        let report = search(&term, step, |s| on_iteration(i, s))?;
+        on_step(i, &report);
+        let next = report.term.clone();
+        reports.push(report);
+        match next {
+            Some(t) => term = t,
+            None => break,
+        }
+    }
+    Ok(reports)
+}

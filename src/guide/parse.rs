@@ -1,0 +1,251 @@
+//! Guide files (`programs/*.guide`): one setting per line, `//` comments.
+//!
+//! ```text
+//! program  matmul.rise:mm          the program and definition to optimise
+//! sketches mm.sketch               where step sketches are defined
+//! rules    ../rules/mm.rules       where rule sets are defined
+//! limits   iterations 60 enodes 50000 time 30 memory 4000   (seconds, MB)
+//! filter   array-depth 6 ast-size 200 sizes-positive
+//! cost     ast-size                (or: cost weights FILE)
+//!
+//! step split                       a step: satisfy sketch `split`
+//!   rules  split                   with these rule sets of the rules file (`*`: all rules)
+//! step reorder1
+//!   rules  reorder
+//!   limits time 10                 settings after a step override the defaults above it
+//! ```
+//!
+//! Paths are relative to the guide file.
+
+use super::{Cost, Guide, Step};
+use crate::egraph::extract::Weighted;
+use crate::egraph::filter::Filter;
+use crate::egraph::saturate::Limits;
+use crate::error::{read_source, Error, Result, Source, Span};
+use crate::rise::syntax::{RuleDecl, RuleFile};
+use crate::sketch::SketchFile;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A word of a line, with its span.
+struct Word {
+    text: String,
+    span: Span,
+}
+
+fn words(src: &Arc<Source>, line: &str, offset: usize) -> Vec<Word> {
+    let code = line.split("//").next().unwrap_or("");
+    let mut out = vec![];
+    let mut at = 0;
+    for w in code.split_whitespace() {
+        let start = at + code[at..].find(w).unwrap();
+        at = start + w.len();
+        out.push(Word {
+            text: w.to_string(),
+            span: Span::new(src, offset + start, offset + at),
+        });
+    }
+    out
+}
+
+/// Settings that a step takes from the defaults or sets itself.
+#[derive(Clone)]
+struct Settings {
+    rules: Vec<RuleDecl>,
+    cost: Cost,
+    limits: Limits,
+    filter: Filter,
+}
+
+struct GuideParser {
+    dir: PathBuf,
+    program: Option<(String, std::rc::Rc<crate::rise::term::Term>, Vec<String>)>,
+    sketches: Option<SketchFile>,
+    rules: Option<RuleFile>,
+    defaults: Settings,
+    steps: Vec<(Word, Settings)>,
+}
+
+fn number<T: std::str::FromStr>(w: Option<&Word>, after: &Word) -> Result<T> {
+    let w = w.ok_or_else(|| Error::at(&after.span, format!("`{}` needs a number", after.text)))?;
+    w.text
+        .parse()
+        .map_err(|_| Error::at(&w.span, format!("expected a number, found `{}`", w.text)))
+}
+
+impl GuideParser {
+    fn setting(&mut self, ws: &[Word], in_step: bool) -> Result<()> {
+        let key = &ws[0];
+        let args = &ws[1..];
+        let settings = match self.steps.last_mut() {
+            Some((_, s)) if in_step => s,
+            _ => &mut self.defaults,
+        };
+        match key.text.as_str() {
+            "limits" => {
+                let mut it = args.iter();
+                while let Some(w) = it.next() {
+                    let l = &mut settings.limits;
+                    match w.text.as_str() {
+                        "iterations" => l.iterations = number(it.next(), w)?,
+                        "enodes" => l.enodes = number(it.next(), w)?,
+                        "time" => l.time = Duration::from_secs_f64(number(it.next(), w)?),
+                        "memory" => l.memory_mb = Some(number(it.next(), w)?),
+                        _ => return Err(Error::at(&w.span, format!("unknown limit `{}` (iterations, enodes, time, memory)", w.text))),
+                    }
+                }
+            }
+            "filter" => {
+                let mut it = args.iter();
+                while let Some(w) = it.next() {
+                    let f = &mut settings.filter;
+                    match w.text.as_str() {
+                        "array-depth" => f.array_depth = Some(number(it.next(), w)?),
+                        "ast-size" => f.ast_size = Some(number(it.next(), w)?),
+                        "sizes-positive" => f.sizes_positive = true,
+                        _ => return Err(Error::at(&w.span, format!("unknown filter `{}` (array-depth, ast-size, sizes-positive)", w.text))),
+                    }
+                }
+            }
+            "cost" => {
+                settings.cost = match args {
+                    [w] if w.text == "ast-size" => Cost::AstSize,
+                    [w, file] if w.text == "weights" => {
+                        Cost::Weighted(Weighted::load(&self.dir.join(&file.text))?)
+                    }
+                    _ => return Err(Error::at(&key.span, "expected `cost ast-size` or `cost weights FILE`")),
+                }
+            }
+            "rules" => {
+                let Some(file) = &self.rules else {
+                    return Err(Error::at(&key.span, "name the rules file first (`rules FILE.rules` before the steps)"));
+                };
+                let mut rules: Vec<RuleDecl> = vec![];
+                for w in args {
+                    let set = if w.text == "*" {
+                        file.rules.clone()
+                    } else {
+                        crate::rules::select(file, Some(&w.text))
+                            .map_err(|e| e.or_at(&w.span))?
+                    };
+                    for r in set {
+                        if !rules.iter().any(|x| x.name == r.name) {
+                            rules.push(r);
+                        }
+                    }
+                }
+                settings.rules = rules;
+            }
+            other => {
+                return Err(Error::at(
+                    &key.span,
+                    format!("unknown setting `{other}` (program, sketches, rules, limits, filter, cost, step)"),
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    fn header(&mut self, ws: &[Word]) -> Result<bool> {
+        let key = &ws[0];
+        let one = || match ws {
+            [_, w] => Ok(w),
+            _ => Err(Error::at(
+                &key.span,
+                format!("`{}` takes one argument", key.text),
+            )),
+        };
+        match key.text.as_str() {
+            "program" => {
+                let w = one()?;
+                let def =
+                    crate::rise::load_def_ref(&w.text, &self.dir).map_err(|e| e.or_at(&w.span))?;
+                self.program = Some((w.text.to_string(), def.term, def.sizes));
+            }
+            "sketches" => {
+                let src = read_source(&self.dir.join(&one()?.text))?;
+                self.sketches = Some(crate::sketch::parse::parse_sketch_file(&src)?);
+            }
+            "rules"
+                if self.rules.is_none()
+                    && self.steps.is_empty()
+                    && ws.len() == 2
+                    && ws[1].text.ends_with(".rules") =>
+            {
+                self.rules = Some(crate::rules::load_rule_file(&self.dir.join(&one()?.text))?);
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+}
+
+/// Reads a guide file and everything it names.
+pub fn load_guide(path: &Path) -> Result<Guide> {
+    let src = read_source(path)?;
+    let mut p = GuideParser {
+        dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+        program: None,
+        sketches: None,
+        rules: None,
+        defaults: Settings {
+            rules: vec![],
+            cost: Cost::AstSize,
+            limits: Limits::default(),
+            filter: Filter::default(),
+        },
+        steps: vec![],
+    };
+    let mut offset = 0;
+    for line in src.text.split_inclusive('\n') {
+        let ws = words(&src, line, offset);
+        offset += line.len();
+        let Some(key) = ws.first() else { continue };
+        if key.text == "step" {
+            if ws.len() != 2 {
+                return Err(Error::at(&key.span, "expected `step SKETCH_NAME`"));
+            }
+            let settings = p.defaults.clone();
+            p.steps.push((ws.into_iter().nth(1).unwrap(), settings));
+            continue;
+        }
+        if !p.header(&ws)? {
+            let in_step = !p.steps.is_empty();
+            p.setting(&ws, in_step)?;
+        }
+    }
+    let whole = Span::new(&src, 0, 0);
+    let (program, start, sizes) = p
+        .program
+        .ok_or_else(|| Error::at(&whole, "the guide names no `program FILE.rise:NAME`"))?;
+    let sketches = p
+        .sketches
+        .ok_or_else(|| Error::at(&whole, "the guide names no `sketches FILE.sketch`"))?;
+    if p.steps.is_empty() {
+        return Err(Error::at(&whole, "the guide has no `step`"));
+    }
+    let steps = p
+        .steps
+        .into_iter()
+        .map(|(name, s)| {
+            let sketch = sketches
+                .get(&name.text)
+                .map_err(|e| e.or_at(&name.span))?
+                .clone()
+                .resolve(&sizes)?;
+            Ok(Step {
+                sketch,
+                rules: s.rules,
+                cost: s.cost,
+                limits: s.limits,
+                filter: s.filter,
+            })
+        })
+        .collect::<Result<_>>()?;
+    Ok(Guide {
+        program,
+        start,
+        steps,
+    })
+}

@@ -1,0 +1,102 @@
+//! Reporting searches: per-step summaries, per-iteration CSV (`--stats`), progress bars.
+
+use super::StepReport;
+use crate::egraph::saturate::{IterationStats, Limits};
+use crate::error::Result;
+use crate::rise::{debruijn, print};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::Path;
+
+/// A human-readable summary of a step, with the extracted term as named Rise.
+pub fn summary(index: usize, step: &StepReport) -> String {
+    let out = &step.outcome;
+    let (enodes, eclasses) = out.size();
+    let mut s = format!(
+        "step {} `{}`: {} after {} iterations (stop: {})\n  e-nodes {enodes}, e-classes {eclasses}, rules applied {}, time {:.3} s, peak RSS {:.1} MB",
+        index + 1,
+        step.sketch,
+        if out.found() { "found" } else { "NOT found" },
+        out.iterations.len(),
+        out.stop.name(),
+        out.rules_applied(),
+        step.seconds,
+        step.peak_rss_mb,
+    );
+    if step.pruned > 0 {
+        s += &format!(", {} e-nodes pruned by the term-size filter", step.pruned);
+    }
+    if let Some(t) = &step.term {
+        let named = debruijn::to_named(t, debruijn::Annotate::Leading);
+        s += &format!(
+            "\n  term (size {}):\n    {}",
+            t.size(),
+            print::print_expr(&named)
+        );
+    }
+    s
+}
+
+/// Per-iteration figures of one or more steps, for `--stats FILE.csv`.
+#[derive(Default)]
+pub struct StatsLog {
+    rows: Vec<(usize, IterationStats)>,
+}
+
+impl StatsLog {
+    pub fn push(&mut self, step: usize, stats: &IterationStats) {
+        self.rows.push((step, stats.clone()));
+    }
+
+    /// Writes the CSV atomically: step, iteration, e-nodes, e-classes, rules applied, time,
+    /// and the sketch query's work (tuples matched) and time after the iteration.
+    pub fn write(&self, path: &Path) -> Result<()> {
+        let mut w = csv::Writer::from_writer(vec![]);
+        let header = [
+            "step",
+            "iteration",
+            "enodes",
+            "eclasses",
+            "rules_applied",
+            "seconds",
+            "sketch_work",
+            "sketch_seconds",
+        ];
+        let csv_err = |e: csv::Error| crate::error::Error::bad_input(format!("csv: {e}"));
+        w.write_record(header).map_err(csv_err)?;
+        for (step, s) in &self.rows {
+            w.write_record([
+                (step + 1).to_string(),
+                s.iteration.to_string(),
+                s.enodes.to_string(),
+                s.eclasses.to_string(),
+                s.rules_applied.to_string(),
+                format!("{:.6}", s.seconds),
+                s.check_work.to_string(),
+                format!("{:.6}", s.check_seconds),
+            ])
+            .map_err(csv_err)?;
+        }
+        let bytes = w
+            .into_inner()
+            .map_err(|e| crate::error::Error::bad_input(format!("csv: {e}")))?;
+        crate::error::write_atomically(path, &bytes)
+    }
+}
+
+/// A progress bar over a search's iterations (drawn only on a terminal).
+pub fn progress(limits: &Limits, label: &str) -> ProgressBar {
+    let bar = ProgressBar::new(limits.iterations as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} iterations {msg}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    bar.set_prefix(label.to_string());
+    bar
+}
+
+/// Advances a progress bar by one iteration.
+pub fn tick(bar: &ProgressBar, s: &IterationStats) {
+    bar.set_position(s.iteration as u64);
+    bar.set_message(format!("{} e-nodes, {} e-classes", s.enodes, s.eclasses));
+}

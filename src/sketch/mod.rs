@@ -1,0 +1,184 @@
+//! Sketches (paper section 3.2): program patterns that leave details unspecified.
+//!
+//! ```text
+//! s ::= ?                     any term
+//!     | F(s1, .., sn)         a node: app(f, x), lam(b), natlam(b), natapp(f, n), var, or a
+//!                             primitive (`map`; `map(f, x)` is short for app(app(map, f), x))
+//!     | contains(s)           a term with a subterm satisfying s
+//!     | s1 or s2
+//!     | s :: t                a type sketch: a Rise type with holes `?t`, `?n`
+//! ```
+//!
+//! Sketch files (`programs/*.sketch`, parsed by [`parse`]) define abstractions with
+//! parameters, as the paper's listing 5, and named sketches:
+//!
+//! ```text
+//! def containsMap(n: nat, f) = contains(app(map :: ?t -> n.?dt -> ?t, f))
+//! sketch baseline = containsMap(m, containsMap(n, containsReduceSeq(k, containsAddMul)))
+//! ```
+//!
+//! Sizes in a sketch name the size parameters of the program searched (`nfun m n k`), and
+//! are matched in the context of the program's leading `nfun`s. A sketch becomes a query on
+//! the e-graph ([`query`]) and guides extraction ([`extract`]).
+
+pub mod extract;
+pub mod parse;
+pub mod query;
+
+use crate::error::{Error, Result, Span};
+use crate::rise::nat::{Nat, NatAtom};
+use crate::rise::primitives::Prim;
+use crate::rise::types::Type;
+
+/// The function symbol of a node sketch.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Op {
+    App,
+    Lam,
+    NatLam,
+    /// A nat application, with its size (a hole matches any).
+    NatApp(Nat),
+    Var,
+    Prim(Prim),
+}
+
+impl Op {
+    pub fn arity(&self) -> usize {
+        match self {
+            Op::App => 2,
+            Op::Lam | Op::NatLam | Op::NatApp(_) => 1,
+            Op::Var | Op::Prim(_) => 0,
+        }
+    }
+}
+
+/// A sketch of SketchBasic with type sketches.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Sketch {
+    Any,
+    Node(Op, Vec<Sketch>),
+    Contains(Box<Sketch>),
+    Or(Box<Sketch>, Box<Sketch>),
+    /// The type's metavariables are independent holes.
+    Typed(Box<Sketch>, Type),
+}
+
+/// A named sketch of a sketch file.
+#[derive(Clone, Debug)]
+pub struct SketchDecl {
+    pub name: String,
+    pub sketch: Sketch,
+    /// Operators written in the declaration (abstraction calls count one each): the paper's
+    /// sketch size (Table 5).
+    pub size: usize,
+    /// The size names the sketch uses, where they are written.
+    pub size_names: Vec<(String, Span)>,
+    pub span: Span,
+}
+
+/// A parsed sketch file: its named sketches (abstractions are expanded).
+#[derive(Clone, Debug, Default)]
+pub struct SketchFile {
+    pub sketches: Vec<SketchDecl>,
+}
+
+impl SketchFile {
+    pub fn get(&self, name: &str) -> Result<&SketchDecl> {
+        self.sketches
+            .iter()
+            .find(|s| s.name == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = self.sketches.iter().map(|s| s.name.as_str()).collect();
+                Error::bad_input(format!(
+                    "no sketch named `{name}` (the file has: {})",
+                    names.join(", ")
+                ))
+            })
+    }
+}
+
+/// Loads `FILE.sketch:NAME` and resolves its sizes against the program's size parameters.
+pub fn load(spec: &str, sizes: &[String]) -> Result<SketchDecl> {
+    let (file, name) = spec
+        .rsplit_once(':')
+        .ok_or_else(|| Error::bad_input(format!("`{spec}`: name a sketch as FILE.sketch:NAME")))?;
+    let src = crate::error::read_source(std::path::Path::new(file))?;
+    let decl = parse::parse_sketch_file(&src)?.get(name)?.clone();
+    decl.resolve(sizes)
+}
+
+impl SketchDecl {
+    /// Replaces size names by the De Bruijn nat indices of the program's leading `nfun`s
+    /// (`sizes`, outermost first); an unknown name is an error where it is written.
+    pub fn resolve(mut self, sizes: &[String]) -> Result<SketchDecl> {
+        if let Some((name, span)) = self.size_names.iter().find(|(n, _)| !sizes.contains(n)) {
+            return Err(Error::at(
+                span,
+                format!(
+                    "`{name}` is not a size parameter of the program (it has: {})",
+                    if sizes.is_empty() {
+                        "none".to_string()
+                    } else {
+                        sizes.join(", ")
+                    }
+                ),
+            ));
+        }
+        let index = |a: &NatAtom| match a {
+            NatAtom::Var(x) => sizes
+                .iter()
+                .position(|s| s == x)
+                .map(|p| Nat::index((sizes.len() - 1 - p) as u32)),
+            _ => None,
+        };
+        self.sketch = self
+            .sketch
+            .map_nats(&mut |n| n.substitute(&mut |a| index(a)));
+        Ok(self)
+    }
+}
+
+impl Sketch {
+    pub fn contains(s: Sketch) -> Sketch {
+        Sketch::Contains(Box::new(s))
+    }
+
+    /// The same sketch with every size mapped by `f`.
+    pub fn map_nats(&self, f: &mut impl FnMut(&Nat) -> Nat) -> Sketch {
+        match self {
+            Sketch::Any => Sketch::Any,
+            Sketch::Node(op, kids) => {
+                let op = match op {
+                    Op::NatApp(n) => Op::NatApp(f(n)),
+                    other => other.clone(),
+                };
+                Sketch::Node(op, kids.iter().map(|k| k.map_nats(f)).collect())
+            }
+            Sketch::Contains(s) => Sketch::contains(s.map_nats(f)),
+            Sketch::Or(a, b) => Sketch::Or(Box::new(a.map_nats(f)), Box::new(b.map_nats(f))),
+            Sketch::Typed(s, t) => {
+                Sketch::Typed(Box::new(s.map_nats(f)), t.map_nats(0, &mut |n, _| f(n)))
+            }
+        }
+    }
+}
+
+/// Does a type satisfy a type sketch? Metavariables of the sketch are independent holes; a
+/// size that is exactly a hole matches any size.
+pub fn type_matches(pattern: &Type, t: &Type) -> bool {
+    fn nat(p: &Nat, n: &Nat) -> bool {
+        p.as_meta().is_some() || p == n
+    }
+    match (pattern, t) {
+        (Type::Meta(_), _) => true,
+        (Type::F32, Type::F32) | (Type::Int, Type::Int) => true,
+        (Type::Idx(a), Type::Idx(b)) => nat(a, b),
+        (Type::Arr(a, x), Type::Arr(b, y)) => nat(a, b) && type_matches(x, y),
+        (Type::Vector(x, a), Type::Vector(y, b)) => nat(a, b) && type_matches(x, y),
+        (Type::Pair(a, b), Type::Pair(c, d)) | (Type::Fun(a, b), Type::Fun(c, d)) => {
+            type_matches(a, c) && type_matches(b, d)
+        }
+        (Type::NatFun(a), Type::NatFun(b)) => type_matches(a, b),
+        _ => false,
+    }
+}

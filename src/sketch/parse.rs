@@ -1,0 +1,376 @@
+//! Parser for sketch files (`.sketch`), with located errors.
+//!
+//! ```text
+//! file    := (def | sketch)*
+//! def     := "def" IDENT ("(" param ("," param)* ")")? "=" sk     (a sketch abstraction)
+//! param   := IDENT (":" "nat")?                                    (a sketch, or a size)
+//! sketch  := "sketch" IDENT "=" sk
+//! sk      := typed ("or" typed)*
+//! typed   := atom ("::" type)?                 (a Rise type; `?x` holes match anything)
+//! atom    := "?" | "contains" "(" sk ")" | "app" "(" sk "," sk ")" | "lam" "(" sk ")"
+//!          | "natlam" "(" sk ")" | "natapp" "(" sk "," nat ")" | "var"
+//!          | PRIM ("<" nat ("," nat)* ">")? ("(" sk ("," sk)* ")")?   (applied primitive)
+//!          | IDENT ("(" arg ("," arg)* ")")?   (abstraction call, or a parameter)
+//!          | "(" sk ")"
+//! ```
+//!
+//! An abstraction's body is checked where it is defined and expanded at each call, with the
+//! arguments in place of the parameters.
+
+use super::{Op, Sketch, SketchDecl, SketchFile};
+use crate::error::{Error, Result, Source, Span};
+use crate::rise::nat::{Nat, NatAtom};
+use crate::rise::parse::{finish, parser, Parser, Tok};
+use crate::rise::primitives::Prim;
+use crate::rise::types::Type;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// A parameter of a sketch abstraction.
+#[derive(Clone)]
+enum Arg {
+    Sketch(Sketch),
+    Nat(Nat),
+}
+
+struct Abstraction {
+    params: Vec<(String, bool)>,
+    /// Token position of the body.
+    body: usize,
+}
+
+struct SketchParser {
+    p: Parser,
+    defs: HashMap<String, Abstraction>,
+    /// Parameters in scope while a body is parsed.
+    env: HashMap<String, Arg>,
+    /// Operators counted (outside abstraction bodies).
+    size: usize,
+    /// Depth of abstraction bodies being parsed.
+    expanding: usize,
+    size_names: Vec<(String, Span)>,
+}
+
+const RESERVED: &[&str] = &[
+    "contains", "app", "lam", "natlam", "natapp", "var", "or", "def", "sketch",
+];
+
+impl SketchParser {
+    fn file(&mut self) -> Result<SketchFile> {
+        let mut file = SketchFile::default();
+        while *self.p.peek() != Tok::Eof {
+            let start = self.p.pos;
+            if self.p.is_kw("def") {
+                self.p.pos += 1;
+                self.def()?;
+                continue;
+            }
+            self.p.expect_kw("sketch")?;
+            let name_span = self.p.here();
+            let name = self.p.rule_name()?;
+            if file.sketches.iter().any(|s| s.name == name) {
+                return Err(Error::at(
+                    &name_span,
+                    format!("sketch `{name}` is already defined"),
+                ));
+            }
+            self.p.expect_sym("=")?;
+            self.size = 0;
+            self.size_names.clear();
+            let sketch = self.sk()?;
+            file.sketches.push(SketchDecl {
+                name,
+                sketch,
+                size: self.size,
+                size_names: std::mem::take(&mut self.size_names),
+                span: self.p.since(start),
+            });
+        }
+        Ok(file)
+    }
+
+    fn name(&mut self) -> Result<String> {
+        let span = self.p.here();
+        let name = self.p.ident()?;
+        if RESERVED.contains(&name.as_str()) || Prim::from_name(&name).is_some() {
+            return Err(Error::at(
+                &span,
+                format!("`{name}` is reserved in sketches"),
+            ));
+        }
+        Ok(name)
+    }
+
+    fn def(&mut self) -> Result<()> {
+        let name_span = self.p.here();
+        let name = self.name()?;
+        if self.defs.contains_key(&name) {
+            return Err(Error::at(
+                &name_span,
+                format!("`{name}` is already defined"),
+            ));
+        }
+        let mut params = vec![];
+        if self.p.eat_sym("(") {
+            loop {
+                let span = self.p.here();
+                let x = self.name()?;
+                if params.iter().any(|(p, _)| *p == x) {
+                    return Err(Error::at(&span, format!("parameter `{x}` is repeated")));
+                }
+                let is_nat = self.p.eat_sym(":");
+                if is_nat {
+                    self.p.expect_kw("nat")?;
+                }
+                params.push((x, is_nat));
+                if !self.p.eat_sym(",") {
+                    break;
+                }
+            }
+            self.p.expect_sym(")")?;
+        }
+        self.p.expect_sym("=")?;
+        let body = self.p.pos;
+        // Check the body now, with placeholders for the parameters.
+        let env = params
+            .iter()
+            .map(|(x, is_nat)| {
+                let arg = if *is_nat {
+                    Arg::Nat(Nat::var(x))
+                } else {
+                    Arg::Sketch(Sketch::Any)
+                };
+                (x.clone(), arg)
+            })
+            .collect();
+        self.expand(body, env)?;
+        self.defs.insert(name, Abstraction { params, body });
+        Ok(())
+    }
+
+    /// Parses the body at token `body` with `env` for its parameters; returns to where it was.
+    fn expand(&mut self, body: usize, env: HashMap<String, Arg>) -> Result<Sketch> {
+        let (pos, outer) = (self.p.pos, std::mem::replace(&mut self.env, env));
+        self.p.pos = body;
+        self.expanding += 1;
+        let s = self.sk();
+        self.expanding -= 1;
+        self.env = outer;
+        // At the definition, go on after the body; at a call, return to the call.
+        if pos != body {
+            self.p.pos = pos;
+        }
+        s
+    }
+
+    fn count(&mut self) {
+        if self.expanding == 0 {
+            self.size += 1;
+        }
+    }
+
+    fn sk(&mut self) -> Result<Sketch> {
+        let mut s = self.typed()?;
+        while self.p.is_kw("or") {
+            self.p.pos += 1;
+            self.count();
+            s = Sketch::Or(Box::new(s), Box::new(self.typed()?));
+        }
+        Ok(s)
+    }
+
+    fn typed(&mut self) -> Result<Sketch> {
+        let s = self.atom()?;
+        if self.p.eat_sym("::") {
+            let start = self.p.pos;
+            self.p.holes = true;
+            let t = self.p.ty();
+            self.p.holes = false;
+            let t = self.sizes_of_type(t?, start);
+            return Ok(Sketch::Typed(Box::new(s), t));
+        }
+        Ok(s)
+    }
+
+    fn args(&mut self, n: usize, what: &str) -> Result<Vec<Sketch>> {
+        self.p.expect_sym("(")?;
+        let mut kids = vec![];
+        for i in 0..n {
+            if i > 0 {
+                self.p.expect_sym(",")?;
+            }
+            kids.push(self.sk()?);
+        }
+        if !self.p.is_sym(")") {
+            return self
+                .p
+                .expected(&format!("`)`: {what} takes {n} argument(s)"));
+        }
+        self.p.pos += 1;
+        Ok(kids)
+    }
+
+    fn atom(&mut self) -> Result<Sketch> {
+        if self.p.eat_sym("?") {
+            return Ok(Sketch::Any);
+        }
+        if self.p.eat_sym("(") {
+            let s = self.sk()?;
+            self.p.expect_sym(")")?;
+            return Ok(s);
+        }
+        let span = self.p.here();
+        let word = match self.p.peek().clone() {
+            Tok::Ident(w) => w,
+            _ => return self.p.expected("a sketch"),
+        };
+        self.p.pos += 1;
+        let node = |op: Op, kids| Sketch::Node(op, kids);
+        let s = match word.as_str() {
+            "contains" => Sketch::contains(self.args(1, "contains")?.remove(0)),
+            "app" => node(Op::App, self.args(2, "app")?),
+            "lam" => node(Op::Lam, self.args(1, "lam")?),
+            "natlam" => node(Op::NatLam, self.args(1, "natlam")?),
+            "var" => node(Op::Var, vec![]),
+            "natapp" => {
+                self.p.expect_sym("(")?;
+                let f = self.sk()?;
+                self.p.expect_sym(",")?;
+                let n = self.nat()?;
+                self.p.expect_sym(")")?;
+                node(Op::NatApp(n), vec![f])
+            }
+            _ => {
+                if let Some(prim) = Prim::from_name(&word) {
+                    self.count();
+                    return self.applied_prim(prim);
+                }
+                return self.reference(&word, &span);
+            }
+        };
+        self.count();
+        Ok(s)
+    }
+
+    /// `prim`, `prim<n, ..>`, and either applied to sketches: nested `app`s.
+    fn applied_prim(&mut self, prim: Prim) -> Result<Sketch> {
+        let mut s = Sketch::Node(Op::Prim(prim), vec![]);
+        if self.p.eat_sym("<") {
+            loop {
+                s = Sketch::Node(Op::NatApp(self.nat()?), vec![s]);
+                if !self.p.eat_sym(",") {
+                    break;
+                }
+            }
+            self.p.expect_sym(">")?;
+        }
+        if self.p.eat_sym("(") {
+            loop {
+                s = Sketch::Node(Op::App, vec![s, self.sk()?]);
+                if !self.p.eat_sym(",") {
+                    break;
+                }
+            }
+            self.p.expect_sym(")")?;
+        }
+        Ok(s)
+    }
+
+    /// A parameter in scope, or a call of an abstraction.
+    fn reference(&mut self, word: &str, span: &Span) -> Result<Sketch> {
+        if let Some(arg) = self.env.get(word) {
+            return match arg {
+                Arg::Sketch(s) => Ok(s.clone()),
+                Arg::Nat(_) => Err(Error::at(
+                    span,
+                    format!("`{word}` is a size parameter, used here as a sketch"),
+                )),
+            };
+        }
+        let Some(def) = self.defs.get(word) else {
+            return Err(Error::at(
+                span,
+                format!("unknown sketch `{word}` (not a primitive, parameter or abstraction)"),
+            ));
+        };
+        let (params, body) = (def.params.clone(), def.body);
+        self.count();
+        let mut env = HashMap::new();
+        if !params.is_empty() {
+            self.p.expect_sym("(")?;
+            for (i, (x, is_nat)) in params.iter().enumerate() {
+                if i > 0 {
+                    self.p.expect_sym(",")?;
+                }
+                let arg = if *is_nat {
+                    Arg::Nat(self.nat()?)
+                } else {
+                    Arg::Sketch(self.sk()?)
+                };
+                env.insert(x.clone(), arg);
+            }
+            if !self.p.is_sym(")") {
+                return self
+                    .p
+                    .expected(&format!("`)`: `{word}` takes {} argument(s)", params.len()));
+            }
+            self.p.pos += 1;
+        }
+        self.expand(body, env)
+    }
+
+    /// A size: parameters replaced by their arguments; other names are program sizes.
+    fn nat(&mut self) -> Result<Nat> {
+        let start = self.p.pos;
+        self.p.holes = true;
+        let n = self.p.nat();
+        self.p.holes = false;
+        let n = n?.substitute(&mut |a| self.param_nat(a));
+        self.note_sizes(n.atoms().into_iter(), start);
+        Ok(n)
+    }
+
+    fn param_nat(&self, a: &NatAtom) -> Option<Nat> {
+        match a {
+            NatAtom::Var(x) => match self.env.get(x) {
+                Some(Arg::Nat(n)) => Some(n.clone()),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    fn sizes_of_type(&mut self, t: Type, start: usize) -> Type {
+        let t = t.map_nats(0, &mut |n, _| n.substitute(&mut |a| self.param_nat(a)));
+        let mut names = vec![];
+        t.for_each_nat(&mut |n| names.extend(n.atoms().into_iter().cloned()));
+        self.note_sizes(names.iter(), start);
+        t
+    }
+
+    fn note_sizes<'a>(&mut self, atoms: impl Iterator<Item = &'a NatAtom>, start: usize) {
+        let span = self.p.since(start);
+        for a in atoms {
+            if let NatAtom::Var(x) = a {
+                let is_param = matches!(self.env.get(x), Some(Arg::Nat(_)));
+                if !is_param {
+                    self.size_names.push((x.clone(), span.clone()));
+                }
+            }
+        }
+    }
+}
+
+/// Parses a `.sketch` file.
+pub fn parse_sketch_file(src: &Arc<Source>) -> Result<SketchFile> {
+    let mut p = SketchParser {
+        p: parser(src)?,
+        defs: HashMap::new(),
+        env: HashMap::new(),
+        size: 0,
+        expanding: 0,
+        size_names: vec![],
+    };
+    let f = p.file()?;
+    finish(&mut p.p, f)
+}

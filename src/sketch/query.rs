@@ -1,0 +1,233 @@
+//! A sketch as a query on the e-graph: one egglog relation per sub-sketch, filled by rules.
+//!
+//! `F(s..)` joins the constructor table with its children's relations, `contains(s)` is a
+//! recursive rule over the children of every term constructor, `s1 or s2` is two rules, and
+//! `s :: t` joins with the class type `ty`. The rules form their own ruleset, saturated
+//! after every rewrite iteration (a stratified schedule); egglog evaluates them
+//! semi-naively, so each update only joins against what is new. "Found" is then a lookup:
+//! is the root e-class in the relation of the whole sketch?
+
+use super::{Op, Sketch};
+use crate::egraph::encode::nat_term;
+use crate::error::{Error, Result};
+use crate::rise::nat::Nat;
+use crate::rise::types::Type;
+use egglog::{EGraph, Read, Value};
+use std::collections::HashMap;
+use std::fmt::Write;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A sketch installed in an e-graph.
+pub struct SketchQuery {
+    ruleset: String,
+    /// The relation of the whole sketch; `None` when every term satisfies it (`?`).
+    root: Option<String>,
+    /// The egglog program that declares the relations and rules.
+    pub program: String,
+}
+
+static INSTALLED: AtomicUsize = AtomicUsize::new(0);
+
+impl SketchQuery {
+    /// Compiles `sketch` to relations and rules, and adds them to the e-graph.
+    pub fn install(eg: &mut EGraph, sketch: &Sketch) -> Result<SketchQuery> {
+        let query = SketchQuery::compile(sketch)?;
+        eg.parse_and_run_program(None, &query.program)
+            .map_err(|e| Error::bad_input(format!("internal: sketch query: {e}")))?;
+        Ok(query)
+    }
+
+    /// The egglog program of a sketch (declarations, ruleset and rules), not yet installed.
+    pub fn compile(sketch: &Sketch) -> Result<SketchQuery> {
+        let id = INSTALLED.fetch_add(1, Ordering::Relaxed);
+        let mut c = Compiler {
+            memo: HashMap::new(),
+            prefix: format!("sketch{id}"),
+            ruleset: format!("sketch{id}"),
+            relations: 0,
+            program: format!("(ruleset sketch{id})\n"),
+        };
+        let root = c.relation(sketch)?;
+        Ok(SketchQuery {
+            ruleset: c.ruleset,
+            root,
+            program: c.program,
+        })
+    }
+
+    /// Brings the sketch's relations up to date; returns the number of rule matches (the
+    /// work done, which semi-naive evaluation keeps proportional to what is new).
+    pub fn update(&self, eg: &mut EGraph) -> Result<usize> {
+        let mut matches = 0;
+        loop {
+            let report = eg
+                .step_rules(&self.ruleset)
+                .map_err(|e| Error::bad_input(format!("sketch query: {e}")))?;
+            matches += report.num_matches_per_rule.values().sum::<usize>();
+            if !report.updated {
+                return Ok(matches);
+            }
+        }
+    }
+
+    /// Does some term of `class` satisfy the sketch? (After [`SketchQuery::update`].)
+    pub fn holds(&self, eg: &EGraph, class: Value) -> bool {
+        match &self.root {
+            None => true,
+            Some(r) => eg.read(|rs| rs.contains(r, (class,)).unwrap_or(false)),
+        }
+    }
+}
+
+struct Compiler {
+    /// Equal sub-sketches share one relation.
+    memo: HashMap<Sketch, Option<String>>,
+    prefix: String,
+    ruleset: String,
+    relations: usize,
+    program: String,
+}
+
+/// Term constructors and their term children (the ones `contains` looks through).
+const CHILDREN: [(&str, &[usize]); 4] = [
+    ("(App c0 c1 t)", &[0, 1]),
+    ("(Lam c0 t)", &[0]),
+    ("(NatApp c0 n t)", &[0]),
+    ("(NatLam c0 t)", &[0]),
+];
+
+impl Compiler {
+    fn fresh(&mut self) -> String {
+        self.relations += 1;
+        let r = format!("{}-s{}", self.prefix, self.relations);
+        writeln!(self.program, "(relation {r} (Expr))").unwrap();
+        r
+    }
+
+    fn rule(&mut self, body: &str, head: &str) {
+        writeln!(
+            self.program,
+            "(rule ({body}) (({head} e)) :ruleset {})",
+            self.ruleset
+        )
+        .unwrap();
+    }
+
+    /// The relation of the terms satisfying `s`; `None` for all terms.
+    fn relation(&mut self, s: &Sketch) -> Result<Option<String>> {
+        if let Some(r) = self.memo.get(s) {
+            return Ok(r.clone());
+        }
+        let r = self.new_relation(s)?;
+        self.memo.insert(s.clone(), r.clone());
+        Ok(r)
+    }
+
+    fn new_relation(&mut self, s: &Sketch) -> Result<Option<String>> {
+        Ok(match s {
+            Sketch::Any => None,
+            Sketch::Node(op, kids) => {
+                let kids = kids
+                    .iter()
+                    .map(|k| self.relation(k))
+                    .collect::<Result<Vec<_>>>()?;
+                let mut holes = 0;
+                let node = match op {
+                    Op::App => "(App c0 c1 t)".to_string(),
+                    Op::Lam => "(Lam c0 t)".to_string(),
+                    Op::NatLam => "(NatLam c0 t)".to_string(),
+                    Op::NatApp(n) => format!("(NatApp c0 {} t)", nat_pattern(n, &mut holes)?),
+                    Op::Var => "(Var i t)".to_string(),
+                    Op::Prim(p) => format!("(Prim \"{}\" t)", p.name()),
+                };
+                let mut body = format!("(= e {node})");
+                for (i, k) in kids.iter().enumerate() {
+                    if let Some(k) = k {
+                        write!(body, " ({k} c{i})").unwrap();
+                    }
+                }
+                let r = self.fresh();
+                self.rule(&body, &r);
+                Some(r)
+            }
+            Sketch::Contains(inner) => {
+                let Some(inner) = self.relation(inner)? else {
+                    return Ok(None);
+                };
+                let r = self.fresh();
+                self.rule(&format!("({inner} e)"), &r);
+                for (node, kids) in CHILDREN {
+                    for k in kids {
+                        self.rule(&format!("(= e {node}) ({r} c{k})"), &r);
+                    }
+                }
+                Some(r)
+            }
+            Sketch::Or(a, b) => {
+                let (Some(a), Some(b)) = (self.relation(a)?, self.relation(b)?) else {
+                    return Ok(None);
+                };
+                let r = self.fresh();
+                self.rule(&format!("({a} e)"), &r);
+                self.rule(&format!("({b} e)"), &r);
+                Some(r)
+            }
+            Sketch::Typed(inner, t) => {
+                let inner = self.relation(inner)?;
+                let mut body = format!("(= (ty e) {})", type_pattern(t, &mut 0)?);
+                if let Some(inner) = inner {
+                    write!(body, " ({inner} e)").unwrap();
+                }
+                let r = self.fresh();
+                self.rule(&body, &r);
+                Some(r)
+            }
+        })
+    }
+}
+
+fn nat_pattern(n: &Nat, holes: &mut usize) -> Result<String> {
+    if n.as_meta().is_some() {
+        *holes += 1;
+        return Ok(format!("hn{holes}"));
+    }
+    nat_term(n).map(|t| t.sexpr()).ok_or_else(|| {
+        Error::bad_input(format!(
+            "sketch size `{n}` is neither a hole nor a size of the program"
+        ))
+    })
+}
+
+/// An egglog pattern for a type sketch: holes become fresh query variables.
+fn type_pattern(t: &Type, holes: &mut usize) -> Result<String> {
+    Ok(match t {
+        Type::Meta(_) => {
+            *holes += 1;
+            format!("ht{holes}")
+        }
+        Type::F32 => "(TF32)".into(),
+        Type::Int => "(TInt)".into(),
+        Type::Idx(n) => format!("(TIdx {})", nat_pattern(n, holes)?),
+        Type::Arr(n, e) => format!(
+            "(TArr {} {})",
+            nat_pattern(n, holes)?,
+            type_pattern(e, holes)?
+        ),
+        Type::Vector(e, n) => format!(
+            "(TVec {} {})",
+            type_pattern(e, holes)?,
+            nat_pattern(n, holes)?
+        ),
+        Type::Pair(a, b) => format!(
+            "(TPair {} {})",
+            type_pattern(a, holes)?,
+            type_pattern(b, holes)?
+        ),
+        Type::Fun(a, b) => format!(
+            "(TFun {} {})",
+            type_pattern(a, holes)?,
+            type_pattern(b, holes)?
+        ),
+        Type::NatFun(b) => format!("(TNatFun {})", type_pattern(b, holes)?),
+    })
+}
