@@ -163,3 +163,147 @@ fn rise_error_inside_an_egg_program() {
         "expected f32, found int",
     );
 }
+
+// ---- sketch files, guide files, sketch checks ----
+
+fn check_sketch(sketch_file: &str, name: &str) -> Vec<String> {
+    [
+        "check",
+        "programs/matmul.rise:mm",
+        "--sketch",
+        &format!("{sketch_file}:{name}"),
+        "--rules",
+        "rules/mm.rules:baseline",
+        "--iterations",
+        "2",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+fn expect_sketch_error(text: &str, location: &str, needle: &str) {
+    let f = file("bad.sketch", text);
+    let args = check_sketch(&f, "s");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    expect_error(&args, 2, &format!("{f}:{location}"), needle);
+}
+
+#[test]
+fn sketch_unknown_abstraction() {
+    expect_sketch_error("sketch s = foo(?)", "1:12", "unknown sketch `foo`");
+}
+
+#[test]
+fn sketch_wrong_argument_count() {
+    expect_sketch_error(
+        "def c(f) = contains(f)\nsketch s = c(?, ?)",
+        "2:15",
+        "takes 1 argument",
+    );
+}
+
+#[test]
+fn sketch_size_parameter_used_as_sketch() {
+    expect_sketch_error("def c(n: nat) = contains(n)", "1:26", "size parameter");
+}
+
+#[test]
+fn sketch_reserved_name() {
+    expect_sketch_error("def map = ?", "1:5", "reserved");
+}
+
+#[test]
+fn sketch_syntax_error() {
+    expect_sketch_error("sketch s = contains(map", "1:24", "expected `)`");
+}
+
+#[test]
+fn sketch_size_not_of_the_program() {
+    expect_sketch_error(
+        "sketch s = contains(map :: ?f -> q.?s -> ?r)",
+        "1:28",
+        "`q` is not a size parameter",
+    );
+}
+
+#[test]
+fn holes_only_in_sketches() {
+    let f = file("hole.rise", "def f = fun (x : ?t) => x");
+    expect_error(
+        &["typecheck", &f],
+        2,
+        &format!("{f}:1:18"),
+        "belong in sketches",
+    );
+}
+
+#[test]
+fn sketch_not_found_is_a_failed_check() {
+    let args = check_sketch("programs/mm.sketch", "split");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = sketchlog(&args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("sketch `split` not found"), "{stderr}");
+}
+
+fn expect_guide_error(text: &str, location: &str, needle: &str) {
+    let dir = std::env::current_dir().unwrap().join("programs");
+    let path = dir.join(format!(
+        "bad-{}.guide",
+        std::process::id() ^ text.len() as u32
+    ));
+    std::fs::write(&path, text).unwrap();
+    let f = path.display().to_string();
+    let out = sketchlog(&["guide", &f]);
+    std::fs::remove_file(&path).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with(&format!("{f}:{location}: error:")) && stderr.contains(needle),
+        "want {location} and {needle:?}: {stderr}"
+    );
+}
+
+const GUIDE_HEAD: &str = "program matmul.rise:mm\nsketches mm.sketch\nrules ../rules/mm.rules\n";
+
+#[test]
+fn guide_unknown_setting() {
+    expect_guide_error(
+        &format!("{GUIDE_HEAD}step baseline\n  rulez baseline\n"),
+        "5:3",
+        "unknown setting `rulez`",
+    );
+}
+
+#[test]
+fn guide_bad_number() {
+    expect_guide_error(
+        &format!("{GUIDE_HEAD}limits iterations many\n"),
+        "4:19",
+        "expected a number",
+    );
+}
+
+#[test]
+fn guide_unknown_ruleset() {
+    expect_guide_error(
+        &format!("{GUIDE_HEAD}step baseline\n  rules nope\n"),
+        "5:9",
+        "no ruleset named `nope`",
+    );
+}
+
+#[test]
+fn guide_unknown_sketch() {
+    expect_guide_error(
+        &format!("{GUIDE_HEAD}step nope\n"),
+        "4:6",
+        "no sketch named `nope`",
+    );
+}
+
+#[test]
+fn guide_without_program() {
+    expect_guide_error("sketches mm.sketch\nstep baseline\n", "1:1", "no `program");
+}

@@ -167,6 +167,9 @@ impl Compiler {
                 let (Some(a), Some(b)) = (self.relation(a)?, self.relation(b)?) else {
                     return Ok(None);
                 };
+                if a == b {
+                    return Ok(Some(a));
+                }
                 let r = self.fresh();
                 self.rule(&format!("({a} e)"), &r);
                 self.rule(&format!("({b} e)"), &r);
