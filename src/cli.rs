@@ -178,11 +178,7 @@ fn run_steps(guide: &guide::Guide, stats: Option<&Path>) -> Result<()> {
         log.write(path)?;
     }
     match reports.last() {
-        Some(r) if !r.outcome.found() => Err(Error::check_failed(format!(
-            "sketch `{}` not found ({})",
-            r.sketch,
-            r.outcome.stop.name()
-        ))),
+        Some(r) if !r.outcome.found() => Err(guide::not_found(r)),
         _ => Ok(()),
     }
 }
@@ -196,34 +192,21 @@ fn check(
     stats: Option<&Path>,
     show_query: bool,
 ) -> Result<()> {
-    let def = rise::load_def_ref(program, Path::new(""))?;
-    let sketch = crate::sketch::load(sketch, &def.sizes)?;
-    if show_query {
-        print!(
-            "{}",
-            crate::sketch::query::SketchQuery::compile(&sketch.sketch)?.program
-        );
-    }
-    let mut all = vec![];
-    for spec in rules {
-        all.extend(crate::rules::load_selection(spec)?);
-    }
     let cost = match weights {
         Some(w) => guide::Cost::Weighted(extract::Weighted::load(w)?),
         None => guide::Cost::AstSize,
     };
-    let guide = guide::Guide {
-        program: program.to_string(),
-        start: def.term,
-        steps: vec![guide::Step {
-            sketch,
-            rules: all,
-            cost,
-            limits: limits.limits(),
-            filter: limits.filter(),
-        }],
-    };
-    run_steps(&guide, stats)
+    let g = guide::Guide::check(
+        program,
+        sketch,
+        rules,
+        (cost, limits.limits(), limits.filter()),
+    )?;
+    if show_query {
+        let query = crate::sketch::query::SketchQuery::compile(&g.steps[0].sketch.sketch)?;
+        print!("{}", query.program);
+    }
+    run_steps(&g, stats)
 }
 
 fn typecheck(path: &Path) -> Result<()> {

@@ -9,9 +9,12 @@
 //! |---|---|
 //! | `(rise-load $name "file.rise" "def")` | elaborate a definition, add it (with all types), bind `$name` |
 //! | `(rise-extract e)` | print the smallest term of `e`'s e-class as named Rise |
+//! | `(sketch-check "P.rise:NAME" "S.sketch:NAME" "R.rules:SET" ...)` | `sketchlog check`, default limits |
+//! | `(guide "G.guide")` | `sketchlog guide` |
 
 use crate::egraph::{self, encode, extract};
 use crate::error::{Error, ErrorKind, Result};
+use crate::guide;
 use crate::rise::{self, debruijn, print, term::Term};
 use egglog::ast::{Expr, Literal};
 use egglog::{CommandOutput, EGraph, UserDefinedCommand};
@@ -26,7 +29,11 @@ pub fn from_egglog(e: egglog::Error) -> Error {
     };
     let message = e.to_string();
     // Our own commands report errors that already carry `file:line:col: error:`.
-    if let Some(rest) = message.strip_prefix("sketchlog: ") {
+    let (kind, ours) = match message.strip_prefix("sketchlog-check: ") {
+        Some(rest) => (ErrorKind::CheckFailed, Some(rest)),
+        None => (kind, message.strip_prefix("sketchlog: ")),
+    };
+    if let Some(rest) = ours {
         let (location, message) = match rest.split_once(": error: ") {
             Some((loc, msg)) => (Some(loc.to_string()), msg.to_string()),
             None => (
@@ -61,9 +68,13 @@ fn egglog_location(msg: &str) -> Option<String> {
     Some(format!("{file}:{line}:{col}"))
 }
 
-/// Wraps a sketchlog error for returning from an egglog command.
+/// Wraps a sketchlog error for returning from an egglog command (its kind survives).
 fn to_egglog(e: Error) -> egglog::Error {
-    egglog::Error::BackendError(format!("sketchlog: {e}"))
+    let tag = match e.kind {
+        ErrorKind::CheckFailed => "sketchlog-check",
+        ErrorKind::BadInput => "sketchlog",
+    };
+    egglog::Error::BackendError(format!("{tag}: {e}"))
 }
 
 fn string_arg(args: &[Expr], i: usize, cmd: &str) -> std::result::Result<String, egglog::Error> {
@@ -173,12 +184,81 @@ impl UserDefinedCommand for RiseExtract {
     }
 }
 
+fn string_args(args: &[Expr], cmd: &str) -> std::result::Result<Vec<String>, egglog::Error> {
+    (0..args.len()).map(|i| string_arg(args, i, cmd)).collect()
+}
+
+/// Runs a guide and returns its step summaries; a step that does not find its sketch is a
+/// failed check.
+fn run_guide_text(g: &guide::Guide) -> Result<String> {
+    let mut text = String::new();
+    let reports = guide::run(
+        g,
+        |_, _| {},
+        |i, r| {
+            text += &guide::report::summary(i, r);
+            text.push('\n');
+        },
+    )?;
+    match reports.last() {
+        Some(r) if !r.outcome.found() => Err(guide::not_found(r)),
+        _ => Ok(text),
+    }
+}
+
+/// `(sketch-check "FILE.rise:NAME" "FILE.sketch:NAME" "FILE.rules:SET" ...)`.
+struct SketchCheck;
+
+impl UserDefinedCommand for SketchCheck {
+    fn update(
+        &self,
+        _: &mut EGraph,
+        args: &[Expr],
+    ) -> std::result::Result<Vec<CommandOutput>, egglog::Error> {
+        let usage = "usage: (sketch-check \"FILE.rise:NAME\" \"FILE.sketch:NAME\" \"FILE.rules[:SET]\" ...)";
+        let a = string_args(args, "sketch-check")?;
+        let [program, sketch, rules @ ..] = a.as_slice() else {
+            return Err(to_egglog(Error::bad_input(usage)));
+        };
+        if rules.is_empty() {
+            return Err(to_egglog(Error::bad_input(usage)));
+        }
+        let g = guide::Guide::check(program, sketch, rules, guide::Step::defaults())
+            .map_err(to_egglog)?;
+        let text = run_guide_text(&g).map_err(to_egglog)?;
+        Ok(vec![CommandOutput::UserDefined(Arc::new(text))])
+    }
+}
+
+/// `(guide "FILE.guide")`.
+struct RunGuide;
+
+impl UserDefinedCommand for RunGuide {
+    fn update(
+        &self,
+        _: &mut EGraph,
+        args: &[Expr],
+    ) -> std::result::Result<Vec<CommandOutput>, egglog::Error> {
+        let a = string_args(args, "guide")?;
+        let [file] = a.as_slice() else {
+            return Err(to_egglog(Error::bad_input("usage: (guide \"FILE.guide\")")));
+        };
+        let g = guide::parse::load_guide(Path::new(file)).map_err(to_egglog)?;
+        let text = run_guide_text(&g).map_err(to_egglog)?;
+        Ok(vec![CommandOutput::UserDefined(Arc::new(text))])
+    }
+}
+
 /// An e-graph with sketchlog's commands registered (and no schema yet).
 pub fn sketchlog_egraph() -> EGraph {
     let mut eg = EGraph::default();
     eg.add_command("rise-load".into(), Arc::new(RiseLoad))
         .expect("fresh e-graph");
     eg.add_command("rise-extract".into(), Arc::new(RiseExtract))
+        .expect("fresh e-graph");
+    eg.add_command("sketch-check".into(), Arc::new(SketchCheck))
+        .expect("fresh e-graph");
+    eg.add_command("guide".into(), Arc::new(RunGuide))
         .expect("fresh e-graph");
     eg
 }

@@ -123,7 +123,7 @@ fn random_sketch(rng: &mut Rng, depth: usize) -> Sketch {
         4 => Sketch::Node(Op::Lam, vec![random_sketch(rng, depth - 1)]),
         5 | 6 => Sketch::contains(random_sketch(rng, depth - 1)),
         _ => {
-            if rng.next_u64() % 2 == 0 {
+            if rng.next_u64().is_multiple_of(2) {
                 Sketch::Or(
                     Box::new(random_sketch(rng, depth - 1)),
                     Box::new(random_sketch(rng, depth - 1)),
@@ -260,4 +260,19 @@ fn sketch_sizes_count_written_operators() {
         .collect();
     assert!(sizes.contains(&("baseline".to_string(), 4)), "{sizes:?}");
     assert!(sizes.contains(&("split".to_string(), 7)), "{sizes:?}");
+}
+
+#[test]
+fn sketch_commands_run_inside_egg_programs() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sketchlog"))
+        .args(["run", "programs/sketches.egg"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(stdout.matches(": found after").count(), 3, "{stdout}");
 }

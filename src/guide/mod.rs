@@ -74,6 +74,51 @@ pub struct Guide {
     pub steps: Vec<Step>,
 }
 
+impl Step {
+    /// Settings of a step not given otherwise: AST size, default limits, no filter.
+    pub fn defaults() -> (Cost, Limits, Filter) {
+        (Cost::AstSize, Limits::default(), Filter::default())
+    }
+}
+
+impl Guide {
+    /// A one-step guide: `FILE.rise:NAME` searched for `FILE.sketch:NAME` with the rules of
+    /// each `FILE.rules[:SET]`.
+    pub fn check(
+        program: &str,
+        sketch: &str,
+        rules: &[String],
+        (cost, limits, filter): (Cost, Limits, Filter),
+    ) -> Result<Guide> {
+        let def = crate::rise::load_def_ref(program, std::path::Path::new(""))?;
+        let sketch = crate::sketch::load(sketch, &def.sizes)?;
+        let mut all = vec![];
+        for spec in rules {
+            all.extend(crate::rules::load_selection(spec)?);
+        }
+        Ok(Guide {
+            program: program.to_string(),
+            start: def.term,
+            steps: vec![Step {
+                sketch,
+                rules: all,
+                cost,
+                limits,
+                filter,
+            }],
+        })
+    }
+}
+
+/// The failed check of a step that did not find its sketch (exit code 1).
+pub fn not_found(r: &StepReport) -> Error {
+    Error::check_failed(format!(
+        "sketch `{}` not found ({})",
+        r.sketch,
+        r.outcome.stop.name()
+    ))
+}
+
 /// Runs one step from `start` (listing 6's `search`).
 pub fn search(
     start: &Term,
