@@ -276,3 +276,24 @@ fn sketch_commands_run_inside_egg_programs() {
     );
     assert_eq!(stdout.matches(": found after").count(), 3, "{stdout}");
 }
+
+#[test]
+fn weighted_costs_steer_sketch_extraction() {
+    use sketchlog::egraph::extract::Weighted;
+    let w = Weighted::load(std::path::Path::new("programs/lowering.cost")).unwrap();
+    let eg = hand_built();
+    let graph = ExprGraph::read(&eg).unwrap();
+    let c = term("fun (x : 4.f32) => reduce add 0.0 (map (fun y => mul y y) x)");
+    let root = sketchlog::egraph::saturate::find_term(&eg, &c).unwrap();
+    let (cost, t) = SketchExtractor::new(&graph, &w)
+        .extract(&Sketch::Any, root)
+        .unwrap();
+    assert_eq!(cost as usize, 2 * t.size());
+    // A bad weight is reported where it is written.
+    let dir = std::env::temp_dir().join(format!("sketchlog-cost-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.cost");
+    std::fs::write(&bad, "default 2\n  map zero\n").unwrap();
+    let err = Weighted::load(&bad).unwrap_err();
+    assert!(err.to_string().contains("bad.cost:2:3"), "{err}");
+}
