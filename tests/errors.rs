@@ -182,7 +182,13 @@ fn check_sketch(sketch_file: &str, name: &str) -> Vec<String> {
 }
 
 fn expect_sketch_error(text: &str, location: &str, needle: &str) {
-    let f = file("bad.sketch", text);
+    // One file per case: the tests run in parallel.
+    let name = format!(
+        "bad-{:x}.sketch",
+        text.bytes()
+            .fold(7u64, |h, b| h.wrapping_mul(31) + b as u64)
+    );
+    let f = file(&name, text);
     let args = check_sketch(&f, "s");
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     expect_error(&args, 2, &format!("{f}:{location}"), needle);

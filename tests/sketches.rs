@@ -297,3 +297,42 @@ fn weighted_costs_steer_sketch_extraction() {
     let err = Weighted::load(&bad).unwrap_err();
     assert!(err.to_string().contains("bad.cost:2:3"), "{err}");
 }
+
+/// The naive product of an m x k and a k x n matrix.
+fn matmul(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
+    let mut c = vec![0.0; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            c[i * n + j] = (0..k).map(|l| a[i * k + l] * b[l * n + j]).sum();
+        }
+    }
+    c
+}
+
+#[test]
+fn blocking_guide_finds_both_sketches_and_keeps_the_meaning() {
+    use sketchlog::rise::interp::{run, Value};
+    let g = guide::parse::load_guide(std::path::Path::new("programs/blocking.guide")).unwrap();
+    let reports = guide::run(&g, |_, _| {}, |_, _| {}).unwrap();
+    assert_eq!(reports.len(), 2);
+    for r in &reports {
+        assert!(r.outcome.found(), "{}: {:?}", r.sketch, r.outcome.stop);
+        assert!(satisfies(
+            r.term.as_ref().unwrap(),
+            &g.steps
+                .iter()
+                .find(|s| s.sketch.name == r.sketch)
+                .unwrap()
+                .sketch
+                .sketch
+        ));
+    }
+    let blocked = reports[1].term.clone().unwrap();
+    let mut rng = Rng(42);
+    for (m, n, k) in [(64, 32, 8), (32, 64, 12)] {
+        let (a, b) = (rng.f32s(m * k), rng.f32s(k * n));
+        let args = [Value::matrix(m, k, &a), Value::matrix(k, n, &b)];
+        let got = run(&blocked, &[m as i64, n as i64, k as i64], &args).unwrap();
+        common::assert_close(&got.flatten_f32().unwrap(), &matmul(&a, &b, m, n, k), 1e-4);
+    }
+}
