@@ -311,8 +311,18 @@ fn matmul(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
 
 #[test]
 fn blocking_guide_finds_both_sketches_and_keeps_the_meaning() {
+    guide_keeps_the_meaning("programs/blocking.guide");
+}
+
+#[test]
+fn loop_permutation_guide_finds_both_sketches_and_keeps_the_meaning() {
+    guide_keeps_the_meaning("programs/loop-perm-reorder.guide");
+}
+
+/// Runs a two-step matmul guide; both sketches are found and the result is a product.
+fn guide_keeps_the_meaning(path: &str) {
     use sketchlog::rise::interp::{run, Value};
-    let g = guide::parse::load_guide(std::path::Path::new("programs/blocking.guide")).unwrap();
+    let g = guide::parse::load_guide(std::path::Path::new(path)).unwrap();
     let reports = guide::run(&g, |_, _| {}, |_, _| {}).unwrap();
     assert_eq!(reports.len(), 2);
     for r in &reports {
