@@ -118,18 +118,8 @@ pub fn to_sexpr(t: &Term) -> String {
 
 /// Prints a type as an egglog expression.
 pub fn type_sexpr(t: &crate::rise::types::Type) -> String {
-    use crate::rise::types::Type;
-    match t {
-        Type::F32 => "(TF32)".into(),
-        Type::Int => "(TInt)".into(),
-        Type::Idx(n) => format!("(TIdx {})", nat_sexpr(n)),
-        Type::Arr(n, e) => format!("(TArr {} {})", nat_sexpr(n), type_sexpr(e)),
-        Type::Vector(e, n) => format!("(TVec {} {})", type_sexpr(e), nat_sexpr(n)),
-        Type::Pair(a, b) => format!("(TPair {} {})", type_sexpr(a), type_sexpr(b)),
-        Type::Fun(a, b) => format!("(TFun {} {})", type_sexpr(a), type_sexpr(b)),
-        Type::NatFun(b) => format!("(TNatFun {})", type_sexpr(b)),
-        Type::Meta(_) => "(TMeta)".into(),
-    }
+    encode::type_sexpr_with(t, &mut |n| Ok(nat_sexpr(n)), &mut || "(TMeta)".into())
+        .expect("printing sizes does not fail")
 }
 
 fn nat_sexpr(n: &crate::rise::nat::Nat) -> String {

@@ -70,6 +70,28 @@ impl NatTerm {
     }
 }
 
+/// A type as egglog text, with `nat` printing its sizes and `meta` its metavariables (a
+/// sketch's holes become query variables; a term's types have none).
+pub fn type_sexpr_with(
+    t: &Type,
+    nat: &mut dyn FnMut(&Nat) -> Result<String>,
+    meta: &mut dyn FnMut() -> String,
+) -> Result<String> {
+    let mut ty =
+        |t: &Type, nat: &mut dyn FnMut(&Nat) -> Result<String>| type_sexpr_with(t, nat, &mut *meta);
+    Ok(match t {
+        Type::F32 => "(TF32)".into(),
+        Type::Int => "(TInt)".into(),
+        Type::Idx(n) => format!("(TIdx {})", nat(n)?),
+        Type::Arr(n, e) => format!("(TArr {} {})", nat(n)?, ty(e, nat)?),
+        Type::Vector(e, n) => format!("(TVec {} {})", ty(e, nat)?, nat(n)?),
+        Type::Pair(a, b) => format!("(TPair {} {})", ty(a, nat)?, ty(b, nat)?),
+        Type::Fun(a, b) => format!("(TFun {} {})", ty(a, nat)?, ty(b, nat)?),
+        Type::NatFun(b) => format!("(TNatFun {})", ty(b, nat)?),
+        Type::Meta(_) => meta(),
+    })
+}
+
 pub fn add_nat<'a, 'db: 'a>(fs: &mut impl Write<'a, 'db>, n: &Nat) -> Result<Value> {
     fn go<'a, 'db: 'a>(fs: &mut impl Write<'a, 'db>, t: &NatTerm) -> Value {
         match t {

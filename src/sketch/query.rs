@@ -8,7 +8,7 @@
 //! is the root e-class in the relation of the whole sketch?
 
 use super::{Op, Sketch};
-use crate::egraph::encode::nat_term;
+use crate::egraph::encode::{nat_term, type_sexpr_with};
 use crate::error::{Error, Result};
 use crate::rise::nat::Nat;
 use crate::rise::types::Type;
@@ -203,34 +203,19 @@ fn nat_pattern(n: &Nat, holes: &mut usize) -> Result<String> {
 
 /// An egglog pattern for a type sketch: holes become fresh query variables.
 fn type_pattern(t: &Type, holes: &mut usize) -> Result<String> {
-    Ok(match t {
-        Type::Meta(_) => {
-            *holes += 1;
-            format!("ht{holes}")
-        }
-        Type::F32 => "(TF32)".into(),
-        Type::Int => "(TInt)".into(),
-        Type::Idx(n) => format!("(TIdx {})", nat_pattern(n, holes)?),
-        Type::Arr(n, e) => format!(
-            "(TArr {} {})",
-            nat_pattern(n, holes)?,
-            type_pattern(e, holes)?
-        ),
-        Type::Vector(e, n) => format!(
-            "(TVec {} {})",
-            type_pattern(e, holes)?,
-            nat_pattern(n, holes)?
-        ),
-        Type::Pair(a, b) => format!(
-            "(TPair {} {})",
-            type_pattern(a, holes)?,
-            type_pattern(b, holes)?
-        ),
-        Type::Fun(a, b) => format!(
-            "(TFun {} {})",
-            type_pattern(a, holes)?,
-            type_pattern(b, holes)?
-        ),
-        Type::NatFun(b) => format!("(TNatFun {})", type_pattern(b, holes)?),
-    })
+    let count = std::cell::Cell::new(*holes);
+    let fresh = || {
+        count.set(count.get() + 1);
+        count.get()
+    };
+    let out = type_sexpr_with(
+        t,
+        &mut |n| match n.as_meta() {
+            Some(_) => Ok(format!("hn{}", fresh())),
+            None => nat_pattern(n, &mut 0),
+        },
+        &mut || format!("ht{}", fresh()),
+    );
+    *holes = count.get();
+    out
 }
