@@ -177,10 +177,7 @@ fn run_steps(guide: &guide::Guide, stats: Option<&Path>) -> Result<()> {
     if let Some(path) = stats {
         log.write(path)?;
     }
-    match reports.last() {
-        Some(r) if !r.outcome.found() => Err(guide::not_found(r)),
-        _ => Ok(()),
-    }
+    guide::check_found(&reports)
 }
 
 fn check(

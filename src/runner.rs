@@ -190,10 +190,8 @@ fn run_guide_text(g: &guide::Guide) -> Result<String> {
             text.push('\n');
         },
     )?;
-    match reports.last() {
-        Some(r) if !r.outcome.found() => Err(guide::not_found(r)),
-        _ => Ok(text),
-    }
+    guide::check_found(&reports)?;
+    Ok(text)
 }
 
 /// `(sketch-check "FILE.rise:NAME" "FILE.sketch:NAME" "FILE.rules:SET" ...)`.

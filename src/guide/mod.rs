@@ -110,13 +110,16 @@ impl Guide {
     }
 }
 
-/// The failed check of a step that did not find its sketch (exit code 1).
-pub fn not_found(r: &StepReport) -> Error {
-    Error::check_failed(format!(
-        "sketch `{}` not found ({})",
-        r.sketch,
-        r.outcome.stop.name()
-    ))
+/// A failed check (exit code 1) when the last step run did not find its sketch.
+pub fn check_found(reports: &[StepReport]) -> Result<()> {
+    match reports.last() {
+        Some(r) if !r.outcome.found() => Err(Error::check_failed(format!(
+            "sketch `{}` not found ({})",
+            r.sketch,
+            r.outcome.stop.name()
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// Runs one step from `start` (listing 6's `search`).

@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::rise::nat::Nat;
 use crate::rise::types::Type;
 use egglog::{EGraph, Read, Value};
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::fmt::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -131,12 +132,11 @@ impl Compiler {
                     .iter()
                     .map(|k| self.relation(k))
                     .collect::<Result<Vec<_>>>()?;
-                let mut holes = 0;
                 let node = match op {
                     Op::App => "(App c0 c1 t)".to_string(),
                     Op::Lam => "(Lam c0 t)".to_string(),
                     Op::NatLam => "(NatLam c0 t)".to_string(),
-                    Op::NatApp(n) => format!("(NatApp c0 {} t)", nat_pattern(n, &mut holes)?),
+                    Op::NatApp(n) => format!("(NatApp c0 {} t)", nat_pattern(n, &Cell::new(0))?),
                     Op::Var => "(Var i t)".to_string(),
                     Op::Prim(p) => format!("(Prim \"{}\" t)", p.name()),
                 };
@@ -177,7 +177,7 @@ impl Compiler {
             }
             Sketch::Typed(inner, t) => {
                 let inner = self.relation(inner)?;
-                let mut body = format!("(= (ty e) {})", type_pattern(t, &mut 0)?);
+                let mut body = format!("(= (ty e) {})", type_pattern(t, &Cell::new(0))?);
                 if let Some(inner) = inner {
                     write!(body, " ({inner} e)").unwrap();
                 }
@@ -189,10 +189,15 @@ impl Compiler {
     }
 }
 
-fn nat_pattern(n: &Nat, holes: &mut usize) -> Result<String> {
+/// A fresh query variable for a hole; `holes` counts the holes of one rule.
+fn hole(prefix: &str, holes: &Cell<usize>) -> String {
+    holes.set(holes.get() + 1);
+    format!("{prefix}{}", holes.get())
+}
+
+fn nat_pattern(n: &Nat, holes: &Cell<usize>) -> Result<String> {
     if n.as_meta().is_some() {
-        *holes += 1;
-        return Ok(format!("hn{holes}"));
+        return Ok(hole("hn", holes));
     }
     nat_term(n).map(|t| t.sexpr()).ok_or_else(|| {
         Error::bad_input(format!(
@@ -202,20 +207,6 @@ fn nat_pattern(n: &Nat, holes: &mut usize) -> Result<String> {
 }
 
 /// An egglog pattern for a type sketch: holes become fresh query variables.
-fn type_pattern(t: &Type, holes: &mut usize) -> Result<String> {
-    let count = std::cell::Cell::new(*holes);
-    let fresh = || {
-        count.set(count.get() + 1);
-        count.get()
-    };
-    let out = type_sexpr_with(
-        t,
-        &mut |n| match n.as_meta() {
-            Some(_) => Ok(format!("hn{}", fresh())),
-            None => nat_pattern(n, &mut 0),
-        },
-        &mut || format!("ht{}", fresh()),
-    );
-    *holes = count.get();
-    out
+fn type_pattern(t: &Type, holes: &Cell<usize>) -> Result<String> {
+    type_sexpr_with(t, &mut |n| nat_pattern(n, holes), &mut || hole("ht", holes))
 }
