@@ -26,8 +26,9 @@ pub enum Raw {
     Lam(Value),
     NatApp(Value, Value),
     NatLam(Value),
-    /// Primitives and literals: closed, never rewritten by substitution.
-    Leaf,
+    /// Primitives and literals (constructor and payload): closed, never rewritten by
+    /// substitution.
+    Leaf(&'static str, Value),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -70,7 +71,7 @@ pub fn scan(eg: &EGraph) -> Result<Vec<(Value, Raw, Value)>> {
         each("NatApp", &|c| Raw::NatApp(c[0], c[1]))?;
         each("NatLam", &|c| Raw::NatLam(c[0]))?;
         for leaf in ["Prim", "F32", "Int"] {
-            each(leaf, &|_| Raw::Leaf)?;
+            each(leaf, &|c| Raw::Leaf(leaf, c[0]))?;
         }
         Ok(())
     })
@@ -152,7 +153,7 @@ impl Snapshot {
             Raw::Lam(b) => self.free_bound(b, done).saturating_sub(1),
             Raw::App(f, x) => self.free_bound(f, done).max(self.free_bound(x, done)),
             Raw::NatApp(f, _) | Raw::NatLam(f) => self.free_bound(f, done),
-            Raw::Leaf => 0,
+            Raw::Leaf(..) => 0,
         };
         done.insert(c, b);
         b
@@ -179,7 +180,7 @@ impl Snapshot {
         let rep = self.reps.get(&class)?;
         match rep.node {
             Raw::Var(i) => Some(Some((i, rep.ty))),
-            Raw::Leaf => Some(None),
+            Raw::Leaf(..) => Some(None),
             _ => None,
         }
     }
@@ -308,6 +309,61 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
         )
     }
 
+    /// The vector version `fV` of a scalar function (reference B.5, `vec-before-map`): the
+    /// representative of `class` with every `f32` in its types replaced by `vec[f32, n]` and
+    /// each literal `c` by `vectorFromScalar c`. Only lambdas, applications, variables and
+    /// `add`, `mul`, `fst`, `snd`, `makePair` carry over, and the function must be closed
+    /// (a captured scalar would stay scalar); anything else gives `None`.
+    pub fn vectorize(&mut self, class: Value, n: &Nat) -> Option<Value> {
+        self.vectorize_under(class, n, 0, &mut HashMap::new())
+    }
+
+    fn vectorize_under(
+        &mut self,
+        class: Value,
+        n: &Nat,
+        depth: u32,
+        memo: &mut HashMap<(Value, u32), Value>,
+    ) -> Option<Value> {
+        if let Some(v) = memo.get(&(class, depth)) {
+            return Some(*v);
+        }
+        let rep = *self.snap.reps.get(&class)?;
+        let scalar_ty = self.snap.class_type(class)?.clone();
+        let ty = self.type_value(&vectorized(&scalar_ty, n))?;
+        let v = match rep.node {
+            Raw::Var(i) if (i as u32) < depth => self.var(i as u32, ty),
+            Raw::App(f, x) => {
+                let f = self.vectorize_under(f, n, depth, memo)?;
+                let x = self.vectorize_under(x, n, depth, memo)?;
+                self.add("App", vec![f, x], ty)
+            }
+            Raw::Lam(b) => {
+                let b = self.vectorize_under(b, n, depth + 1, memo)?;
+                self.add("Lam", vec![b], ty)
+            }
+            Raw::Leaf("Prim", p) => {
+                let lifts = ["add", "mul", "fst", "snd", "makePair"];
+                if !lifts.iter().any(|name| self.base(*name) == p) {
+                    return None;
+                }
+                self.add("Prim", vec![p], ty)
+            }
+            Raw::Leaf("F32", _) => {
+                let broadcast = self.type_value(&crate::rise::types::fun(
+                    scalar_ty,
+                    vectorized(&Type::F32, n),
+                ))?;
+                let prim = self.base("vectorFromScalar");
+                let f = self.add("Prim", vec![prim], broadcast);
+                self.add("App", vec![f, class], ty)
+            }
+            _ => return None,
+        };
+        memo.insert((class, depth), v);
+        Some(v)
+    }
+
     /// Rebuilds the representative of `class` (under `depth` binders), replacing each
     /// variable with index >= `depth` by `on_var(builder, index, depth, type)`. Classes whose
     /// representative has no such variable are reused as they are. `None` if a representative
@@ -341,10 +397,22 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
                 let f = self.map_vars(f, depth, on_var, memo)?;
                 self.add("NatApp", vec![f, n], rep.ty)
             }
-            Raw::NatLam(_) | Raw::Leaf => return None,
+            Raw::NatLam(_) | Raw::Leaf(..) => return None,
         };
         memo.insert((class, depth), v);
         Some(v)
+    }
+}
+
+/// `t` with every `f32` replaced by `vec[f32, n]`.
+fn vectorized(t: &Type, n: &Nat) -> Type {
+    use crate::rise::types::{arr, fun, pair, vector};
+    match t {
+        Type::F32 => vector(Type::F32, n.clone()),
+        Type::Arr(m, e) => arr(m.clone(), vectorized(e, n)),
+        Type::Pair(a, b) => pair(vectorized(a, n), vectorized(b, n)),
+        Type::Fun(a, b) => fun(vectorized(a, n), vectorized(b, n)),
+        _ => t.clone(),
     }
 }
 

@@ -11,6 +11,7 @@ use super::syntax::{Expr, ExprKind, Program};
 use super::term::{Node, Term};
 use super::types::{fun, nat_fun, shift_nat, Type};
 use crate::error::{Error, Result, Span};
+use std::collections::HashMap;
 use std::rc::Rc;
 
 /// A term during inference: types may still hold metavariables; nat variables are named.
@@ -208,6 +209,9 @@ struct Elaborator<'p> {
     /// Size variables in scope, innermost last: (surface name, internal name).
     nat_env: Vec<(String, String)>,
     next_nat: usize,
+    /// A rule's `?name` holes (numbered by the parser): the metavariable each stands for.
+    holes: HashMap<u32, Type>,
+    nat_holes: HashMap<u32, Nat>,
 }
 
 impl<'p> Elaborator<'p> {
@@ -236,6 +240,43 @@ impl<'p> Elaborator<'p> {
             _ => None,
         });
         err.map_or(Ok(out), Err)
+    }
+
+    /// Replaces a rule's holes by their metavariables (the same name, the same one).
+    fn instantiate_holes(&mut self, t: &Type) -> Type {
+        let (solver, nat_holes) = (&mut self.solver, &mut self.nat_holes);
+        let t = t.map_nats(0, &mut |n, _| {
+            n.substitute(&mut |a| match a {
+                NatAtom::Meta(i) => Some(
+                    nat_holes
+                        .entry(*i)
+                        .or_insert_with(|| solver.nat())
+                        .clone(),
+                ),
+                _ => None,
+            })
+        });
+        self.instantiate_type_holes(&t)
+    }
+
+    fn instantiate_type_holes(&mut self, t: &Type) -> Type {
+        use super::types::{arr, pair, vector};
+        match t {
+            Type::Meta(i) => match self.holes.get(i) {
+                Some(m) => m.clone(),
+                None => {
+                    let m = self.solver.any();
+                    self.holes.insert(*i, m.clone());
+                    m
+                }
+            },
+            Type::Arr(n, e) => arr(n.clone(), self.instantiate_type_holes(e)),
+            Type::Vector(e, n) => vector(self.instantiate_type_holes(e), n.clone()),
+            Type::Pair(a, b) => pair(self.instantiate_type_holes(a), self.instantiate_type_holes(b)),
+            Type::Fun(a, b) => fun(self.instantiate_type_holes(a), self.instantiate_type_holes(b)),
+            Type::NatFun(b) => nat_fun(self.instantiate_type_holes(b)),
+            Type::F32 | Type::Int | Type::Idx(_) => t.clone(),
+        }
     }
 
     fn resolve_type(&self, t: &Type, span: &Span) -> Result<Type> {
@@ -361,6 +402,7 @@ impl<'p> Elaborator<'p> {
             }
             ExprKind::Annot(inner, t) => {
                 let t = self.resolve_type(t, &span)?;
+                let t = self.instantiate_holes(&t);
                 let inner = self.infer(inner, &span)?;
                 self.solver
                     .unify(&t, &inner.ty, &inner.span)
@@ -435,6 +477,8 @@ fn elaborate_with(program: Option<&Program>, e: &Expr, fallback: &Span) -> Resul
         env: vec![],
         nat_env: vec![],
         next_nat: 0,
+        holes: HashMap::new(),
+        nat_holes: HashMap::new(),
     };
     let pre = el.infer(e, fallback)?;
     el.solver.solve_deferred()?;
@@ -487,6 +531,8 @@ pub fn def_type(program: &Program, name: &str) -> Result<String> {
                 env: vec![],
                 nat_env: vec![],
                 next_nat: 0,
+                holes: HashMap::new(),
+                nat_holes: HashMap::new(),
             };
             let pre = el.infer(&def.expr, &def.span)?;
             let _ = el.solver.solve_deferred();
@@ -525,6 +571,8 @@ pub fn type_rule(
         env: vec![],
         nat_env: nat_vars.iter().map(|n| (n.clone(), n.clone())).collect(),
         next_nat: 0,
+        holes: HashMap::new(),
+        nat_holes: HashMap::new(),
     };
     for v in vars {
         let t = el.solver.any();

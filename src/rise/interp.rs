@@ -362,6 +362,7 @@ fn run_prim(p: &Partial) -> EvalResult<Value> {
             p.nats[0] as usize
         ]))),
         Weights2d | WeightsH | WeightsV => Ok(binomial_weights(p.prim)),
+        Vectorize => Err("`vectorize` belongs on the right-hand side of rules only".into()),
     }
 }
 

@@ -20,6 +20,7 @@ use super::nat::Nat;
 use super::syntax::{Def, Expr, ExprKind, Float, Program, RuleDecl, RuleFile, RulesetDecl};
 use super::types::{arr, fun, nat_fun, pair, vector, Type};
 use crate::error::{Error, Result, Source, Span};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -110,6 +111,9 @@ pub(crate) struct Parser {
     /// fresh metavariable.
     pub(crate) holes: bool,
     next_hole: u32,
+    /// In a rule, `?name` stands for the same type or size wherever it occurs: the hole
+    /// numbers given to names (reset for each rule). `None`: every hole is independent.
+    named_holes: Option<HashMap<String, u32>>,
 }
 
 impl Parser {
@@ -255,6 +259,7 @@ impl Parser {
                 continue;
             }
             self.expect_kw("rule")?;
+            self.named_holes = Some(HashMap::new());
             let name = self.rule_name()?;
             self.expect_sym("=")?;
             let lhs = self.expr()?;
@@ -468,8 +473,18 @@ impl Parser {
             return self.expected("a size or a type (holes `?` belong in sketches)");
         }
         self.pos += 1;
-        if matches!(self.peek(), Tok::Ident(_)) && self.adjacent(self.pos - 1) {
-            self.pos += 1;
+        let mut name = None;
+        if let Tok::Ident(x) = self.peek().clone() {
+            if self.adjacent(self.pos - 1) {
+                self.pos += 1;
+                name = Some(x);
+            }
+        }
+        if let (Some(names), Some(name)) = (&mut self.named_holes, name) {
+            if let Some(i) = names.get(&name) {
+                return Ok(Some(*i));
+            }
+            names.insert(name, self.next_hole);
         }
         self.next_hole += 1;
         Ok(Some(self.next_hole - 1))
@@ -609,6 +624,7 @@ pub(crate) fn parser(src: &Arc<Source>) -> Result<Parser> {
         pos: 0,
         holes: false,
         next_hole: 0,
+        named_holes: None,
     })
 }
 
@@ -629,6 +645,7 @@ pub fn parse_program(src: &Arc<Source>) -> Result<Program> {
 /// Parses a `.rules` file.
 pub fn parse_rule_file(src: &Arc<Source>) -> Result<RuleFile> {
     let mut p = parser(src)?;
+    p.holes = true;
     let f = p.rule_file()?;
     finish(&mut p, f)
 }

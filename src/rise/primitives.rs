@@ -36,6 +36,7 @@ primitives! {
     AsVector = "asVector", AsVectorAligned = "asVectorAligned", AsScalar = "asScalar",
     VectorFromScalar = "vectorFromScalar", Id = "id",
     Weights2d = "weights2d", WeightsH = "weightsH", WeightsV = "weightsV",
+    Vectorize = "vectorize",
 }
 
 /// Supplies fresh metavariables when a scheme is instantiated.
@@ -169,6 +170,12 @@ impl Prim {
             VectorFromScalar => {
                 let (n, t) = (fr.nat(), fr.data());
                 fun(t.clone(), vector(t, n))
+            }
+            // Rule-only (`vec-before-map`): the rule compiler builds the vector version of
+            // the function in Rust; the types on both sides come from the rule's context.
+            Vectorize => {
+                let (s, t, u, v) = (fr.data(), fr.data(), fr.data(), fr.data());
+                fun(fun(s, t), fun(u, v))
             }
             Weights2d => arr(three(), arr(three(), Type::F32)),
             WeightsH | WeightsV => arr(three(), Type::F32),

@@ -12,6 +12,7 @@ use crate::egraph::subst::{union_if, Builder, SharedSnapshot, Snapshot, TypeCach
 use crate::error::{Error, Result, Span};
 use crate::rise::infer::{type_rule, Matcher};
 use crate::rise::nat::{Nat, NatAtom};
+use crate::rise::primitives::Prim;
 use crate::rise::syntax::{Expr, ExprKind, RuleDecl};
 use crate::rise::term::{Node, Term};
 use crate::rise::types::Type;
@@ -29,6 +30,8 @@ enum Tmpl {
     },
     Bound(u32, usize),
     Node(Node<Box<Tmpl>>, usize),
+    /// `vectorize f`: the vector version of the function `f`, built in Rust.
+    Vectorize(Box<Tmpl>, usize),
 }
 
 /// How substitution is done: on representatives in Rust, or with `Sig`/`Phi` e-nodes.
@@ -46,6 +49,8 @@ pub struct CompiledRule {
     substitution: Substitution,
     /// The egglog query (facts), binding `root`, the pattern variables and size variables.
     pub query: String,
+    /// The left-hand side is one (typed) pattern variable: it is `root`.
+    lone: bool,
     /// Callback variables: `root`, pattern variables `v0..`, size variables `n_<name>..`,
     /// then the query's type variables.
     vars: Vec<(String, &'static str)>,
@@ -61,7 +66,7 @@ pub struct CompiledRule {
     slot_types: Vec<Type>,
     /// Matched types (root, pattern variables) and sizes -> the RHS slots' type values, or
     /// `None` when the rule's types do not fit. Types are hash-consed, so this is exact.
-    typings: std::sync::Mutex<HashMap<Vec<Value>, Option<Vec<Value>>>>,
+    typings: std::sync::Mutex<HashMap<Vec<Value>, Option<SlotTypes>>>,
     /// New e-nodes whose types fail the filter are not built (the rewrite does not fire).
     filter: Filter,
 }
@@ -166,6 +171,12 @@ impl LhsCompiler<'_> {
             (ExprKind::NatLam(_, b), Node::NatLam(tb)) => {
                 format!("(NatLam {} {ty})", self.pattern(b, tb, ctx)?)
             }
+            (_, Node::Prim(Prim::Vectorize)) => {
+                return Err(Error::at(
+                    self.span,
+                    "`vectorize` builds a right-hand side; it cannot be matched",
+                ))
+            }
             (_, Node::Prim(p)) => format!("(Prim \"{}\" {ty})", p.name()),
             (_, Node::F32(x)) => format!("(F32 {:?} {ty})", x.0 as f64),
             (_, Node::Int(i)) => format!("(Int {i} {ty})"),
@@ -204,6 +215,10 @@ fn rhs_template(
             let b = rhs_template(b, tb, nvars, ctx, slots);
             ctx.pop();
             Tmpl::Node(Node::Lam(Box::new(b)), s)
+        }
+        (ExprKind::App(_, x), Node::App(tf, tx)) if tf.node == Node::Prim(Prim::Vectorize) => {
+            let s = slot(&t.ty);
+            Tmpl::Vectorize(Box::new(rhs_template(x, tx, nvars, ctx, slots)), s)
         }
         (ExprKind::App(f, x), Node::App(tf, tx)) => {
             let s = slot(&t.ty);
@@ -248,12 +263,43 @@ pub fn compile_for(rule: &RuleDecl, substitution: Substitution) -> Result<Compil
         span: &rule.span,
     };
     let pattern = lc.pattern(&rule.lhs, &typing.lhs, &mut vec![])?;
-    if !pattern.starts_with('(') {
-        return Err(Error::at(
-            &rule.span,
-            "the left-hand side must not be a lone pattern variable",
-        ));
-    }
+    // A lone pattern variable (`(e : ?n.f32) => ...`) matches every class of its type: the
+    // query is on the class's type, and the variable is the matched class itself.
+    let lone = !pattern.starts_with('(');
+    let mut type_query_vars = vec![];
+    let query = if lone {
+        if !matches!(rule.lhs.kind, ExprKind::Annot(..)) {
+            return Err(Error::at(
+                &rule.span,
+                "a lone pattern variable on the left-hand side needs a type: `(e : ?n.f32)`",
+            ));
+        }
+        let mut fresh = |sort: &'static str| {
+            type_query_vars.push((format!("q{}", type_query_vars.len()), sort));
+            type_query_vars.last().unwrap().0.clone()
+        };
+        let mut nat_holes = vec![];
+        let ty = crate::egraph::encode::type_sexpr_with(
+            &typing.lhs.ty,
+            &mut |n| {
+                Ok(match crate::egraph::encode::nat_term(n) {
+                    Some(t) if n.as_const().is_some() => t.sexpr(),
+                    _ => {
+                        nat_holes.push(());
+                        format!("qn{}", nat_holes.len() - 1)
+                    }
+                })
+            },
+            &mut || fresh("Type"),
+        )?;
+        type_query_vars.extend((0..nat_holes.len()).map(|i| (format!("qn{i}"), "Nat")));
+        format!("(= (ty root) {ty})")
+    } else {
+        std::iter::once(format!("(= root {pattern})"))
+            .chain(lc.facts.iter().cloned())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
     let lhs_ctx: Vec<Vec<String>> = lc
         .lhs_ctx
         .iter()
@@ -291,16 +337,17 @@ pub fn compile_for(rule: &RuleDecl, substitution: Substitution) -> Result<Compil
     check_holes(&rhs, &vars, &lhs_ctx, &rule.not_free, &rule.span)?;
 
     let mut cb_vars = vec![("root".to_string(), "Expr")];
-    cb_vars.extend((0..vars.len()).map(|k| (format!("v{k}"), "Expr")));
+    if !lone {
+        cb_vars.extend((0..vars.len()).map(|k| (format!("v{k}"), "Expr")));
+    }
     cb_vars.extend(nat_vars.iter().map(|n| (format!("n_{n}"), "Nat")));
     cb_vars.extend((0..lc.type_vars).map(|i| (format!("ty{i}"), "Type")));
+    cb_vars.extend(type_query_vars.into_iter().map(|(n, s)| (n, s)));
     Ok(CompiledRule {
         name: rule.name.clone(),
         substitution,
-        query: std::iter::once(format!("(= root {pattern})"))
-            .chain(lc.facts.iter().cloned())
-            .collect::<Vec<_>>()
-            .join(" "),
+        lone,
+        query,
         vars: cb_vars,
         var_types: typing.var_types,
         root_type: typing.lhs.ty.clone(),
@@ -335,6 +382,7 @@ fn check_holes(
             Ok(())
         }
         Tmpl::Bound(..) => Ok(()),
+        Tmpl::Vectorize(f, _) => check_holes(f, vars, lhs_ctx, not_free, span),
         Tmpl::Node(n, _) => n
             .children()
             .iter()
@@ -342,12 +390,14 @@ fn check_holes(
     }
 }
 
+/// The type of each RHS slot for one typing of a match, as e-graph values and as types.
+type SlotTypes = Arc<[(Value, Type)]>;
+
 /// What building a right-hand side needs from a match.
 struct Match<'m> {
     values: &'m [Value],
     nats: Vec<Nat>,
-    /// The type value of each RHS slot.
-    types: Vec<Value>,
+    types: SlotTypes,
 }
 
 impl CompiledRule {
@@ -376,7 +426,7 @@ impl CompiledRule {
         snap: &Snapshot,
         values: &[Value],
         nats: &[Nat],
-    ) -> Option<Vec<Value>> {
+    ) -> Option<SlotTypes> {
         let mut m = Matcher::default();
         for (k, t) in self.var_types.iter().enumerate() {
             let actual = snap.class_type(values[1 + k])?;
@@ -395,7 +445,7 @@ impl CompiledRule {
                 if t.has_metas() || !self.filter.admits(&t) {
                     return None;
                 }
-                b.type_value(&t)
+                Some((b.type_value(&t)?, t))
             })
             .collect()
     }
@@ -469,7 +519,11 @@ impl CompiledRule {
                     }
                 }
             }
-            Tmpl::Bound(i, slot) => Some(b.var(*i, m.types[*slot])),
+            Tmpl::Bound(i, slot) => Some(b.var(*i, m.types[*slot].0)),
+            Tmpl::Vectorize(f, slot) => {
+                let f = self.build(f, b, m)?;
+                b.vectorize(f, vector_width(&m.types[*slot].1)?)
+            }
             Tmpl::Node(n, slot) => {
                 let (name, inputs) = match n {
                     Node::App(f, x) => ("App", vec![self.build(f, b, m)?, self.build(x, b, m)?]),
@@ -485,9 +539,19 @@ impl CompiledRule {
                     Node::Int(i) => ("Int", vec![b.base(*i)]),
                     Node::Var(_) => unreachable!("variables are holes or bound"),
                 };
-                Some(b.add(name, inputs, m.types[*slot]))
+                Some(b.add(name, inputs, m.types[*slot].0))
             }
         }
+    }
+}
+
+/// The width of the first vector type in `t` (the type of a `vectorize` result).
+fn vector_width(t: &Type) -> Option<&Nat> {
+    match t {
+        Type::Vector(_, n) => Some(n),
+        Type::Arr(_, e) => vector_width(e),
+        Type::Pair(a, b) | Type::Fun(a, b) => vector_width(a).or_else(|| vector_width(b)),
+        _ => None,
     }
 }
 
@@ -547,7 +611,12 @@ pub fn add_rules(
             move |mut ws, values| {
                 let snap = snap.read().unwrap();
                 let mut types = types.lock().unwrap();
-                let rhs = r.apply(&mut Builder::new(&snap, &mut ws, &mut types), &snap, values);
+                let mut b = Builder::new(&snap, &mut ws, &mut types);
+                let rhs = if r.lone {
+                    r.apply(&mut b, &snap, &[values[0], values[0]])
+                } else {
+                    r.apply(&mut b, &snap, values)
+                };
                 union_if(&mut ws, values[0], rhs)
             },
         )
