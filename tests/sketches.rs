@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{def, term, Rng};
+use common::{def, satisfies, term, Rng};
 use sketchlog::egraph::extract::{AstSize, ExprGraph};
 use sketchlog::egraph::saturate::Limits;
 use sketchlog::egraph::{encode, rise_egraph};
@@ -17,30 +17,6 @@ use sketchlog::sketch::query::SketchQuery;
 use sketchlog::sketch::{type_matches, Op, Sketch};
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
-
-/// R(s): does a term satisfy a sketch? (The paper's figure 6, directly on terms.)
-fn satisfies(t: &Term, s: &Sketch) -> bool {
-    match s {
-        Sketch::Any => true,
-        Sketch::Node(op, kids) => {
-            let ok = match (op, &t.node) {
-                (Op::App, Node::App(..)) | (Op::Lam, Node::Lam(_)) => true,
-                (Op::NatLam, Node::NatLam(_)) | (Op::Var, Node::Var(_)) => true,
-                (Op::NatApp(n), Node::NatApp(_, m)) => n.as_meta().is_some() || n == m,
-                (Op::Prim(p), Node::Prim(q)) => p == q,
-                _ => false,
-            };
-            let children = t.node.children();
-            ok && children.len() == kids.len()
-                && children.iter().zip(kids).all(|(c, k)| satisfies(c, k))
-        }
-        Sketch::Contains(inner) => {
-            satisfies(t, inner) || t.node.children().iter().any(|c| satisfies(c, s))
-        }
-        Sketch::Or(a, b) => satisfies(t, a) || satisfies(t, b),
-        Sketch::Typed(inner, ty) => type_matches(ty, &t.ty) && satisfies(t, inner),
-    }
-}
 
 /// Every term of every class with at most `max` nodes.
 fn enumerate(graph: &ExprGraph, max: usize) -> HashMap<egglog::Value, Vec<Rc<Term>>> {
@@ -296,53 +272,4 @@ fn weighted_costs_steer_sketch_extraction() {
     std::fs::write(&bad, "default 2\n  map zero\n").unwrap();
     let err = Weighted::load(&bad).unwrap_err();
     assert!(err.to_string().contains("bad.cost:2:3"), "{err}");
-}
-
-/// The naive product of an m x k and a k x n matrix.
-fn matmul(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
-    let mut c = vec![0.0; m * n];
-    for i in 0..m {
-        for j in 0..n {
-            c[i * n + j] = (0..k).map(|l| a[i * k + l] * b[l * n + j]).sum();
-        }
-    }
-    c
-}
-
-#[test]
-fn blocking_guide_finds_both_sketches_and_keeps_the_meaning() {
-    guide_keeps_the_meaning("programs/blocking.guide");
-}
-
-#[test]
-fn loop_permutation_guide_finds_both_sketches_and_keeps_the_meaning() {
-    guide_keeps_the_meaning("programs/loop-perm-reorder.guide");
-}
-
-/// Runs a two-step matmul guide; both sketches are found and the result is a product.
-fn guide_keeps_the_meaning(path: &str) {
-    use sketchlog::rise::interp::{run, Value};
-    let g = guide::parse::load_guide(std::path::Path::new(path)).unwrap();
-    let reports = guide::run(&g, |_, _| {}, |_, _| {}).unwrap();
-    assert_eq!(reports.len(), 2);
-    for r in &reports {
-        assert!(r.outcome.found(), "{}: {:?}", r.sketch, r.outcome.stop);
-        assert!(satisfies(
-            r.term.as_ref().unwrap(),
-            &g.steps
-                .iter()
-                .find(|s| s.sketch.name == r.sketch)
-                .unwrap()
-                .sketch
-                .sketch
-        ));
-    }
-    let blocked = reports[1].term.clone().unwrap();
-    let mut rng = Rng(42);
-    for (m, n, k) in [(64, 32, 8), (32, 64, 12)] {
-        let (a, b) = (rng.f32s(m * k), rng.f32s(k * n));
-        let args = [Value::matrix(m, k, &a), Value::matrix(k, n, &b)];
-        let got = run(&blocked, &[m as i64, n as i64, k as i64], &args).unwrap();
-        common::assert_close(&got.flatten_f32().unwrap(), &matmul(&a, &b, m, n, k), 1e-4);
-    }
 }

@@ -247,12 +247,9 @@ impl<'p> Elaborator<'p> {
         let (solver, nat_holes) = (&mut self.solver, &mut self.nat_holes);
         let t = t.map_nats(0, &mut |n, _| {
             n.substitute(&mut |a| match a {
-                NatAtom::Meta(i) => Some(
-                    nat_holes
-                        .entry(*i)
-                        .or_insert_with(|| solver.nat())
-                        .clone(),
-                ),
+                NatAtom::Meta(i) => {
+                    Some(nat_holes.entry(*i).or_insert_with(|| solver.nat()).clone())
+                }
                 _ => None,
             })
         });
@@ -272,8 +269,14 @@ impl<'p> Elaborator<'p> {
             },
             Type::Arr(n, e) => arr(n.clone(), self.instantiate_type_holes(e)),
             Type::Vector(e, n) => vector(self.instantiate_type_holes(e), n.clone()),
-            Type::Pair(a, b) => pair(self.instantiate_type_holes(a), self.instantiate_type_holes(b)),
-            Type::Fun(a, b) => fun(self.instantiate_type_holes(a), self.instantiate_type_holes(b)),
+            Type::Pair(a, b) => pair(
+                self.instantiate_type_holes(a),
+                self.instantiate_type_holes(b),
+            ),
+            Type::Fun(a, b) => fun(
+                self.instantiate_type_holes(a),
+                self.instantiate_type_holes(b),
+            ),
             Type::NatFun(b) => nat_fun(self.instantiate_type_holes(b)),
             Type::F32 | Type::Int | Type::Idx(_) => t.clone(),
         }

@@ -4,6 +4,7 @@
 use sketchlog::error::Source;
 use sketchlog::rise::term::Node;
 use sketchlog::rise::{infer, parse, syntax::Program, term::Term};
+use sketchlog::sketch::{type_matches, Op, Sketch};
 use std::rc::Rc;
 
 /// A small deterministic generator for random inputs (xorshift64*).
@@ -64,4 +65,51 @@ pub fn program_files() -> Vec<String> {
 pub fn redexes(t: &Term) -> usize {
     let here = matches!(&t.node, Node::App(f, _) if matches!(f.node, Node::Lam(_)));
     here as usize + t.node.children().iter().map(|c| redexes(c)).sum::<usize>()
+}
+
+/// R(s): does a term satisfy a sketch? (The paper's figure 6, directly on terms.)
+pub fn satisfies(t: &Term, s: &Sketch) -> bool {
+    match s {
+        Sketch::Any => true,
+        Sketch::Node(op, kids) => {
+            let ok = match (op, &t.node) {
+                (Op::App, Node::App(..)) | (Op::Lam, Node::Lam(_)) => true,
+                (Op::NatLam, Node::NatLam(_)) | (Op::Var, Node::Var(_)) => true,
+                (Op::NatApp(n), Node::NatApp(_, m)) => n.as_meta().is_some() || n == m,
+                (Op::Prim(p), Node::Prim(q)) => p == q,
+                _ => false,
+            };
+            let children = t.node.children();
+            ok && children.len() == kids.len()
+                && children.iter().zip(kids).all(|(c, k)| satisfies(c, k))
+        }
+        Sketch::Contains(inner) => {
+            satisfies(t, inner) || t.node.children().iter().any(|c| satisfies(c, s))
+        }
+        Sketch::Or(a, b) => satisfies(t, a) || satisfies(t, b),
+        Sketch::Typed(inner, ty) => type_matches(ty, &t.ty) && satisfies(t, inner),
+    }
+}
+
+/// The naive product of an m x k and a k x n matrix.
+pub fn matmul(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
+    let mut c = vec![0.0; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            c[i * n + j] = (0..k).map(|l| a[i * k + l] * b[l * n + j]).sum();
+        }
+    }
+    c
+}
+
+/// Checks that a matmul program (`nfun m n k => fun a b => ...`) computes the product of
+/// random matrices at a square-ish and a non-square size.
+pub fn assert_computes_matmul(program: &Term, rng: &mut Rng) {
+    use sketchlog::rise::interp::{run, Value};
+    for (m, n, k) in [(64, 32, 8), (32, 64, 12)] {
+        let (a, b) = (rng.f32s(m * k), rng.f32s(k * n));
+        let args = [Value::matrix(m, k, &a), Value::matrix(k, n, &b)];
+        let got = run(program, &[m as i64, n as i64, k as i64], &args).unwrap();
+        assert_close(&got.flatten_f32().unwrap(), &matmul(&a, &b, m, n, k), 1e-4);
+    }
 }
