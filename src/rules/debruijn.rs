@@ -342,7 +342,7 @@ pub fn compile_for(rule: &RuleDecl, substitution: Substitution) -> Result<Compil
     }
     cb_vars.extend(nat_vars.iter().map(|n| (format!("n_{n}"), "Nat")));
     cb_vars.extend((0..lc.type_vars).map(|i| (format!("ty{i}"), "Type")));
-    cb_vars.extend(type_query_vars.into_iter().map(|(n, s)| (n, s)));
+    cb_vars.extend(type_query_vars);
     Ok(CompiledRule {
         name: rule.name.clone(),
         substitution,
