@@ -43,7 +43,7 @@ fn random_term(
         .iter()
         .filter(|n| size(n).is_some())
         .partition(|n| size(n) > Some(best));
-    let pool = if !larger.is_empty() && rng.next_u64() % 4 != 0 {
+    let pool = if !larger.is_empty() && !rng.next_u64().is_multiple_of(4) {
         larger
     } else {
         smallest
