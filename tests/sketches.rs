@@ -14,7 +14,7 @@ use sketchlog::rise::types::Type;
 use sketchlog::runner::to_sexpr;
 use sketchlog::sketch::extract::SketchExtractor;
 use sketchlog::sketch::query::SketchQuery;
-use sketchlog::sketch::{type_matches, Op, Sketch};
+use sketchlog::sketch::{Op, Sketch};
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
