@@ -9,6 +9,8 @@ use crate::guide::{self, report};
 use crate::rise::{self, debruijn, infer, print};
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
+use crate::experiments::child::Caps;
+use std::time::Duration;
 
 #[derive(Parser)]
 #[command(
@@ -37,22 +39,31 @@ enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
-    /// Reproduce a table of the paper as CSV in `results/`.
+    /// Reproduce tables and figures of the paper as CSV (and SVG) files in `results/`.
     Reproduce {
-        /// Which table: `table2`.
-        table: String,
-        /// Output file (default `results/<table>.csv`).
+        /// Which: `table2`, `table3`, `table4`, `table5`, `fig16` (several in one run share
+        /// their searches: fig16 reuses the rows of table3 and table4).
+        #[arg(required = true)]
+        tables: Vec<String>,
+        /// Output file of `table2` (default `results/table2.csv`).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Memory cap per row, in MB (the paper used 2 GB).
-        #[arg(long, default_value_t = 2000)]
-        memory_mb: u64,
-        /// Time limit per row, in seconds.
-        #[arg(long, default_value_t = 240)]
-        time_s: u64,
-        /// Only the rows of one substitution encoding (`explicit` or `extraction`).
+        /// Directory of the other tables' files.
+        #[arg(long, default_value = "results")]
+        dir: PathBuf,
+        /// Memory cap per row, in MB (table2: 2000 as in the paper; unguided rows of table3
+        /// and fig16: 20000).
+        #[arg(long)]
+        memory_mb: Option<u64>,
+        /// Time limit per row, in seconds (table2: 240; unguided rows: 1800).
+        #[arg(long)]
+        time_s: Option<u64>,
+        /// table2: only the rows of one substitution encoding (`explicit` or `extraction`).
         #[arg(long)]
         substitution: Option<String>,
+        /// table3/4/5: only these goals (comma-separated; default all seven).
+        #[arg(long, value_delimiter = ',')]
+        goals: Vec<String>,
     },
     /// Benchmark the efficient encoding on Table 2's goals: medians of several runs.
     Bench {
@@ -69,6 +80,18 @@ enum Command {
         #[arg(long, default_value = "extraction")]
         substitution: String,
         #[arg(long, default_value_t = 240)]
+        time_s: u64,
+    },
+    /// One goal of the matmul case study (run by `reproduce table3|table4|fig16` in a child
+    /// process): prints a line per iteration and per step.
+    #[command(hide = true)]
+    MatmulRow {
+        goal: String,
+        #[arg(long)]
+        unguided: bool,
+        #[arg(long, default_value_t = 20000)]
+        memory_mb: u64,
+        #[arg(long, default_value_t = 1800)]
         time_s: u64,
     },
     /// Search for a program satisfying a sketch: normalise, grow an e-graph with the rules
@@ -266,24 +289,14 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Typecheck { files } => files.iter().try_for_each(|f| typecheck(f)),
         Command::Show { program } => show(&program),
         Command::Reproduce {
-            table,
+            tables,
             out,
+            dir,
             memory_mb,
             time_s,
             substitution,
-        } => match table.as_str() {
-            "table2" => {
-                crate::experiments::table2::reproduce(&crate::experiments::table2::Table2Config {
-                    substitution,
-                    memory_mb,
-                    time: std::time::Duration::from_secs(time_s),
-                    out: out.unwrap_or_else(|| PathBuf::from("results/table2.csv")),
-                })
-            }
-            other => Err(Error::bad_input(format!(
-                "unknown table `{other}` (available: table2)"
-            ))),
-        },
+            goals,
+        } => reproduce(&tables, out, dir, memory_mb, time_s, substitution, goals),
         Command::Bench { table, runs } => match table.as_str() {
             "table2" => crate::experiments::table2::bench(
                 &crate::experiments::table2::Table2Config {
@@ -306,6 +319,19 @@ fn dispatch(cli: Cli) -> Result<()> {
             &goal,
             &substitution,
             std::time::Duration::from_secs(time_s),
+        ),
+        Command::MatmulRow {
+            goal,
+            unguided,
+            memory_mb,
+            time_s,
+        } => crate::experiments::matmul::row_main(
+            &goal,
+            unguided,
+            Caps {
+                memory_mb,
+                time: Duration::from_secs(time_s),
+            },
         ),
         Command::Rules { rules } => print_rules(&rules),
         Command::Check {
@@ -359,4 +385,54 @@ pub fn main() -> i32 {
             3
         }
     }
+}
+
+/// `sketchlog reproduce TABLE..`: each table in turn; the matmul ones share their runs.
+fn reproduce(
+    tables: &[String],
+    out: Option<PathBuf>,
+    dir: PathBuf,
+    memory_mb: Option<u64>,
+    time_s: Option<u64>,
+    substitution: Option<String>,
+    goals: Vec<String>,
+) -> Result<()> {
+    use crate::experiments::{matmul, table2};
+    let known = ["table2", "table3", "table4", "table5", "fig16"];
+    if let Some(t) = tables.iter().find(|t| !known.contains(&t.as_str())) {
+        return Err(Error::bad_input(format!(
+            "unknown table `{t}` (available: {})",
+            known.join(", ")
+        )));
+    }
+    let goals = if goals.is_empty() {
+        matmul::GOALS.map(String::from).to_vec()
+    } else {
+        goals
+    };
+    let cfg = matmul::MatmulConfig {
+        goals,
+        unguided: Caps {
+            memory_mb: memory_mb.unwrap_or(20000),
+            time: Duration::from_secs(time_s.unwrap_or(1800)),
+        },
+        dir,
+    };
+    let mut runs = matmul::Runs::default();
+    for table in tables {
+        eprintln!("== {table}");
+        match table.as_str() {
+            "table2" => table2::reproduce(&table2::Table2Config {
+                substitution: substitution.clone(),
+                memory_mb: memory_mb.unwrap_or(2000),
+                time: Duration::from_secs(time_s.unwrap_or(240)),
+                out: out.clone().unwrap_or_else(|| PathBuf::from("results/table2.csv")),
+            })?,
+            "table3" => matmul::table3(&cfg, &mut runs)?,
+            "table4" => matmul::table4(&cfg, &mut runs)?,
+            "table5" => matmul::table5(&cfg)?,
+            _ => matmul::fig16(&cfg, &mut runs)?,
+        }
+    }
+    Ok(())
 }

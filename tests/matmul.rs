@@ -60,3 +60,39 @@ fn cache_blocks() {
 fn parallel() {
     goal_is_found_and_keeps_the_meaning("parallel", 4);
 }
+
+/// `reproduce table3 table4 table5 fig16` with tiny caps: every file is written, the
+/// unguided blocking row names the cap that stopped it, and the guided rows are found.
+#[test]
+fn reproduce_writes_the_case_study_tables() {
+    let dir = std::env::temp_dir().join(format!("sketchlog-mm-{}", std::process::id()));
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_sketchlog"))
+        .args(["reproduce", "table3", "table4", "table5", "fig16"])
+        .args(["--goals", "baseline,blocking", "--memory-mb", "3000", "--time-s", "5"])
+        .arg("--dir")
+        .arg(&dir)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+    let table3 = read("table3.csv");
+    let rows: Vec<Vec<&str>> = table3.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 2, "{table3}");
+    assert_eq!(&rows[0][..2], ["baseline", "true"], "{table3}");
+    assert_eq!(&rows[1][..2], ["blocking", "false"], "{table3}");
+    assert!(
+        ["time-limit", "memory-limit"].contains(&rows[1][8]),
+        "{table3}"
+    );
+    let table4 = read("table4.csv");
+    assert!(table4.contains("\nbaseline,0,true,"), "{table4}");
+    assert!(table4.contains("\nblocking,1,true,"), "{table4}");
+    assert_eq!(read("table4-steps.csv").lines().count(), 1 + 1 + 2);
+    assert!(read("table5.csv").contains("\nblocking,split,reorder1,7 + 7,14,"));
+    let fig16 = read("fig16.csv");
+    for series in ["blocking,unguided", "parallel,unguided", "blocking,guided", "parallel,guided"] {
+        assert!(fig16.contains(&format!("\n{series},")), "{series}");
+    }
+    assert!(read("fig16.svg").starts_with("<svg"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

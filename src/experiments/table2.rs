@@ -15,8 +15,8 @@ use crate::rise::infer::elaborate_def;
 use crate::rules::debruijn::{self, Substitution};
 use crate::rules::{load_rule_file, select};
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use super::child::{self, Caps, End};
+use std::time::Duration;
 
 pub const GOALS: [&str; 3] = ["reduction", "fission", "binomial"];
 /// (substitution, binding) encodings sketchlog implements.
@@ -99,70 +99,41 @@ pub struct Table2Config {
 
 /// The outcome of one row run in a child process: the row's fields after `goal`,
 /// `substitution`, `binding` (in [`COLUMNS`] order).
-fn run_child(exe: &Path, goal: &str, subst: &str, cfg: &Table2Config) -> Result<Vec<String>> {
-    let started = Instant::now();
-    let cmd = format!(
-        "ulimit -v {}; exec \"$0\" table2-row {goal} --substitution {subst} --time-s {}",
-        cfg.memory_mb * 1024,
-        cfg.time.as_secs()
-    );
-    let mut child = Command::new("bash")
-        .arg("-c")
-        .arg(&cmd)
-        .arg(exe)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| Error::bad_input(format!("starting a row: {e}")))?;
-    // The child stops itself at the time limit; this guards against a hang.
-    let deadline = cfg.time + Duration::from_secs(30);
-    let status = loop {
-        if let Some(s) = child
-            .try_wait()
-            .map_err(|e| Error::bad_input(e.to_string()))?
-        {
-            break Some(s);
-        }
-        if started.elapsed() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(5));
+fn run_child(goal: &str, subst: &str, cfg: &Table2Config) -> Result<Vec<String>> {
+    let args = ["table2-row", goal, "--substitution", subst, "--time-s"]
+        .map(String::from)
+        .into_iter()
+        .chain([cfg.time.as_secs().to_string()])
+        .collect::<Vec<_>>();
+    let caps = Caps {
+        memory_mb: cfg.memory_mb,
+        time: cfg.time,
     };
-    let wall = format!("{:.6}", started.elapsed().as_secs_f64());
-    let output = child
-        .wait_with_output()
-        .map_err(|e| Error::bad_input(e.to_string()))?;
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let empty = String::new;
-    // The child prints: found,saturation,rules,enodes,eclasses,stop,iterations,peak_rss
-    Ok(match (status, stdout.lines().last()) {
-        (Some(s), Some(l)) if s.success() => {
+    let run = child::run(&args, caps)?;
+    let wall = format!("{:.6}", run.wall_s);
+    let result = run.stdout.lines().rev().find_map(|l| l.strip_prefix("row,"));
+    // The child prints: row,found,saturation,rules,enodes,eclasses,stop,iterations,peak_rss
+    Ok(match (&run.end, result) {
+        (End::Finished, Some(l)) => {
             let f: Vec<&str> = l.split(',').collect();
             [f[0], f[6], f[1], &wall, f[7], f[2], f[3], f[4], f[5]]
                 .map(String::from)
                 .to_vec()
         }
-        (status, _) => {
-            let err = String::from_utf8_lossy(&output.stderr);
-            let reason = match status {
-                None => "time-limit",
-                Some(_) if err.contains("alloc") => "memory-limit",
-                Some(_) => "error",
-            };
+        (end, _) => {
             // How far it got: the last `progress,iteration,rules,enodes,eclasses` line.
-            let last = err.lines().rev().find_map(|l| l.strip_prefix("progress,"));
+            let last = run.stdout.lines().rev().find_map(|l| l.strip_prefix("progress,"));
             let p: Vec<String> = match last {
                 Some(l) => l.split(',').map(String::from).collect(),
-                None => vec![empty(); 4],
+                None => vec![String::new(); 4],
             };
+            let reason = if *end == End::Finished { "error" } else { end.reason() };
             vec![
                 "false".into(),
                 p[0].clone(),
-                empty(),
+                String::new(),
                 wall,
-                empty(),
+                String::new(),
                 p[1].clone(),
                 p[2].clone(),
                 p[3].clone(),
@@ -172,16 +143,11 @@ fn run_child(exe: &Path, goal: &str, subst: &str, cfg: &Table2Config) -> Result<
     })
 }
 
-fn own_exe() -> Result<std::path::PathBuf> {
-    std::env::current_exe().map_err(|e| Error::bad_input(format!("own executable: {e}")))
-}
-
 /// Runs every row in a child process and writes the CSV.
 pub fn reproduce(cfg: &Table2Config) -> Result<()> {
     if let Some(s) = &cfg.substitution {
         substitution(s)?;
     }
-    let exe = own_exe()?;
     let mut csv = csv::Writer::from_writer(vec![]);
     let mut record = |fields: &[String]| {
         csv.write_record(fields)
@@ -193,7 +159,7 @@ pub fn reproduce(cfg: &Table2Config) -> Result<()> {
             if cfg.substitution.as_deref().is_some_and(|s| s != subst) {
                 continue;
             }
-            let fields = run_child(&exe, goal, subst, cfg)?;
+            let fields = run_child(goal, subst, cfg)?;
             let row: Vec<String> = [goal, subst, bind]
                 .map(String::from)
                 .into_iter()
@@ -225,13 +191,12 @@ fn median(mut xs: Vec<f64>) -> f64 {
 /// `sketchlog bench table2`: the efficient encoding's saturation time and peak RSS per goal,
 /// medians of `runs` child-process runs, beside the targets.
 pub fn bench(cfg: &Table2Config, runs: usize) -> Result<()> {
-    let exe = own_exe()?;
     println!("goal       runs  saturation ms (median)  target ms  peak RSS MB (median)  target MB");
     for (goal, target_ms, target_mb) in TARGETS {
         let mut times = vec![];
         let mut rss = vec![];
         for _ in 0..runs.max(1) {
-            let f = run_child(&exe, goal, "extraction", cfg)?;
+            let f = run_child(goal, "extraction", cfg)?;
             if f[0] != "true" {
                 return Err(Error::bad_input(format!("{goal} was not found ({})", f[8])));
             }
@@ -250,8 +215,8 @@ pub fn bench(cfg: &Table2Config, runs: usize) -> Result<()> {
     Ok(())
 }
 
-/// What a child process prints: the row's figures and its peak RSS on stdout, and each
-/// iteration's figures on stderr (so a row stopped by a limit reports how far it got).
+/// What a child process prints: each iteration's figures (so a row stopped by a limit
+/// reports how far it got), then the row's figures and its peak RSS.
 pub fn row_main(goal: &str, subst: &str, time: Duration) -> Result<()> {
     if !GOALS.contains(&goal) {
         return Err(Error::bad_input(format!(
@@ -265,14 +230,14 @@ pub fn row_main(goal: &str, subst: &str, time: Duration) -> Result<()> {
     let mut rules = 0;
     let out = search_goal(goal, substitution(subst)?, &limits, |s| {
         rules += s.rules_applied;
-        eprintln!(
+        println!(
             "progress,{},{rules},{},{}",
             s.iteration, s.enodes, s.eclasses
         );
     })?;
     let (enodes, eclasses) = out.size();
     println!(
-        "{},{:.6},{},{},{},{},{},{:.1}",
+        "row,{},{:.6},{},{},{},{},{},{:.1}",
         out.found(),
         out.saturation.as_secs_f64(),
         out.rules_applied(),

@@ -67,4 +67,16 @@ impl Term {
     pub fn size(&self) -> usize {
         1 + self.node.children().iter().map(|c| c.size()).sum::<usize>()
     }
+
+    /// Program size as the paper's Table 5 counts it: operators, lambdas, variables and
+    /// constants; applications (of values and of sizes) are not counted.
+    pub fn operator_count(&self) -> usize {
+        let own = usize::from(!matches!(self.node, Node::App(..) | Node::NatApp(..)));
+        own + self
+            .node
+            .children()
+            .iter()
+            .map(|c| c.operator_count())
+            .sum::<usize>()
+    }
 }

@@ -1,0 +1,106 @@
+//! Running one row of an experiment in a child process of `sketchlog` under caps: a memory
+//! cap (`ulimit -v`, so an allocation beyond it fails in the child only) and a time limit
+//! (the child is killed a little after it, in case it does not stop itself).
+
+use crate::error::{Error, Result};
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Limits on one child process.
+#[derive(Clone, Copy, Debug)]
+pub struct Caps {
+    pub memory_mb: u64,
+    pub time: Duration,
+}
+
+/// How a child ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum End {
+    Finished,
+    TimeLimit,
+    MemoryLimit,
+    /// It failed otherwise; the last line of its error output.
+    Failed(String),
+}
+
+impl End {
+    /// The stop reason written in tables for a child that did not finish.
+    pub fn reason(&self) -> &str {
+        match self {
+            End::Finished => "finished",
+            End::TimeLimit => "time-limit",
+            End::MemoryLimit => "memory-limit",
+            End::Failed(_) => "error",
+        }
+    }
+}
+
+/// What a child printed and how it ended.
+pub struct ChildRun {
+    pub end: End,
+    /// Everything it printed on stdout (also when stopped: how far it got).
+    pub stdout: String,
+    pub wall_s: f64,
+}
+
+/// The running executable (children are the same `sketchlog`).
+pub fn own_exe() -> Result<std::path::PathBuf> {
+    std::env::current_exe().map_err(|e| Error::bad_input(format!("own executable: {e}")))
+}
+
+/// Runs `sketchlog ARGS..` under `caps`.
+pub fn run(args: &[String], caps: Caps) -> Result<ChildRun> {
+    let started = Instant::now();
+    let cmd = format!(
+        "ulimit -v {}; exec \"$0\" \"$@\"",
+        caps.memory_mb.saturating_mul(1024)
+    );
+    let mut child = Command::new("bash")
+        .arg("-c")
+        .arg(&cmd)
+        .arg(own_exe()?)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| Error::bad_input(format!("starting a child process: {e}")))?;
+    // Read both pipes while it runs, so a chatty child never blocks on a full pipe.
+    let mut out_pipe = child.stdout.take().expect("piped");
+    let mut err_pipe = child.stderr.take().expect("piped");
+    let out_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out_pipe.read_to_string(&mut s);
+        s
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err_pipe.read_to_string(&mut s);
+        s
+    });
+    let deadline = caps.time + Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = child.try_wait().map_err(|e| Error::bad_input(e.to_string()))? {
+            break Some(s);
+        }
+        if started.elapsed() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let stdout = out_reader.join().unwrap_or_default();
+    let stderr = err_reader.join().unwrap_or_default();
+    let end = match status {
+        None => End::TimeLimit,
+        Some(s) if s.success() => End::Finished,
+        Some(_) if stderr.contains("alloc") => End::MemoryLimit,
+        Some(_) => End::Failed(stderr.lines().last().unwrap_or("").to_string()),
+    };
+    Ok(ChildRun {
+        end,
+        stdout,
+        wall_s: started.elapsed().as_secs_f64(),
+    })
+}

@@ -1,0 +1,468 @@
+//! The matrix multiplication case study (paper section 5.2): Tables 3, 4 and 5 and Figure 16.
+//!
+//! Each goal is `programs/GOAL.guide`. Guided (Table 4), the guide's steps run in order;
+//! unguided (Table 3), one search uses the rules of all its steps and stops at its last
+//! sketch. Every goal runs in a child process (`sketchlog matmul-row`) that prints a line
+//! per iteration and per step as it goes, so a run stopped by a cap still says how far it
+//! got; the parent turns these lines into CSV files, written after every row.
+
+use super::child::{self, Caps, End};
+use crate::egraph::saturate::{resident_mb, IterationStats, Limits};
+use crate::error::{write_atomically, Error, Result};
+use crate::guide::{self, parse::load_guide, Guide, Step, StepReport};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The goals, in the paper's order.
+pub const GOALS: [&str; 7] = [
+    "baseline",
+    "blocking",
+    "vectorization",
+    "loop-perm",
+    "array-packing",
+    "cache-blocks",
+    "parallel",
+];
+
+fn guide_of(goal: &str) -> Result<Guide> {
+    if !GOALS.contains(&goal) {
+        return Err(Error::bad_input(format!(
+            "unknown goal `{goal}` ({})",
+            GOALS.join(", ")
+        )));
+    }
+    load_guide(Path::new(&format!("programs/{goal}.guide")))
+}
+
+/// The single step of an unguided search: all the guide's rules (each once), its last
+/// sketch, cost and filter; the caps as limits (memory checked a little below the cap, so
+/// the search stops cleanly before an allocation fails).
+pub fn unguided_step(g: &Guide, caps: Caps) -> Step {
+    let last = g.steps.last().expect("a guide has steps");
+    let mut rules: Vec<crate::rise::syntax::RuleDecl> = vec![];
+    for r in g.steps.iter().flat_map(|s| &s.rules) {
+        if !rules.iter().any(|x| x.name == r.name) {
+            rules.push(r.clone());
+        }
+    }
+    Step {
+        sketch: last.sketch.clone(),
+        rules,
+        cost: last.cost.clone(),
+        limits: Limits {
+            iterations: last.limits.iterations,
+            enodes: usize::MAX,
+            time: caps.time,
+            memory_mb: Some(caps.memory_mb * 9 / 10),
+        },
+        filter: last.filter.clone(),
+    }
+}
+
+fn print_iteration(step: usize, s: &IterationStats) {
+    println!(
+        "iteration,{step},{},{},{},{},{:.6}",
+        s.iteration, s.enodes, s.eclasses, s.rules_applied, s.seconds
+    );
+}
+
+fn print_step(step: usize, r: &StepReport) {
+    let (enodes, eclasses) = r.outcome.size();
+    println!(
+        "step,{step},{},{},{},{:.6},{},{enodes},{eclasses},{:.1},{}",
+        r.sketch,
+        r.outcome.found(),
+        r.outcome.iterations.len(),
+        r.seconds,
+        r.outcome.rules_applied(),
+        r.peak_rss_mb,
+        r.outcome.stop.name()
+    );
+}
+
+/// The child process: runs one goal, guided or not, printing its progress lines.
+pub fn row_main(goal: &str, unguided: bool, caps: Caps) -> Result<()> {
+    let g = guide_of(goal)?;
+    if unguided {
+        let step = unguided_step(&g, caps);
+        let r = guide::search(&g.start, &step, |s| print_iteration(0, s))?;
+        print_step(0, &r);
+    } else {
+        guide::run(&g, print_iteration, print_step)?;
+    }
+    println!("done,{:.1}", resident_mb(true));
+    Ok(())
+}
+
+/// One iteration of a child's search.
+#[derive(Clone, Debug)]
+pub struct Iteration {
+    pub step: usize,
+    pub iteration: usize,
+    pub enodes: usize,
+    pub eclasses: usize,
+    pub rules_applied: usize,
+}
+
+/// One step of a child's search.
+#[derive(Clone, Debug)]
+pub struct StepRow {
+    pub sketch: String,
+    pub found: bool,
+    pub iterations: usize,
+    pub seconds: f64,
+    pub rules_applied: usize,
+    pub enodes: usize,
+    pub eclasses: usize,
+    pub peak_rss_mb: f64,
+    pub stop: String,
+}
+
+/// What one child run of a goal reported.
+pub struct GoalRun {
+    pub goal: String,
+    pub iterations: Vec<Iteration>,
+    pub steps: Vec<StepRow>,
+    pub end: End,
+    pub peak_rss_mb: Option<f64>,
+    pub wall_s: f64,
+}
+
+impl GoalRun {
+    /// Found when every step of the guide was found.
+    pub fn found(&self, guide_steps: usize) -> bool {
+        self.steps.len() == guide_steps && self.steps.iter().all(|s| s.found)
+    }
+
+    /// Why it stopped: the last step's reason, or the cap that ended the child.
+    pub fn stop(&self) -> String {
+        match (&self.end, self.steps.last()) {
+            (End::Finished, Some(s)) => s.stop.clone(),
+            (end, _) => end.reason().to_string(),
+        }
+    }
+
+    fn max(&self, f: impl Fn(&Iteration) -> usize) -> usize {
+        self.iterations.iter().map(f).max().unwrap_or(0)
+    }
+}
+
+fn parse_lines(goal: &str, run: child::ChildRun) -> GoalRun {
+    let mut out = GoalRun {
+        goal: goal.to_string(),
+        iterations: vec![],
+        steps: vec![],
+        end: run.end,
+        peak_rss_mb: None,
+        wall_s: run.wall_s,
+    };
+    for line in run.stdout.lines() {
+        let f: Vec<&str> = line.split(',').collect();
+        let n = |i: usize| f.get(i).and_then(|x| x.parse::<usize>().ok()).unwrap_or(0);
+        let x = |i: usize| f.get(i).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0);
+        match f[0] {
+            "iteration" => out.iterations.push(Iteration {
+                step: n(1),
+                iteration: n(2),
+                enodes: n(3),
+                eclasses: n(4),
+                rules_applied: n(5),
+            }),
+            "step" if f.len() >= 11 => out.steps.push(StepRow {
+                sketch: f[2].to_string(),
+                found: f[3] == "true",
+                iterations: n(4),
+                seconds: x(5),
+                rules_applied: n(6),
+                enodes: n(7),
+                eclasses: n(8),
+                peak_rss_mb: x(9),
+                stop: f[10].to_string(),
+            }),
+            "done" => out.peak_rss_mb = Some(x(1)),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Runs one goal in a child process under `caps`.
+pub fn run_goal(goal: &str, unguided: bool, caps: Caps) -> Result<GoalRun> {
+    guide_of(goal)?;
+    let mut args = vec!["matmul-row".to_string(), goal.to_string()];
+    if unguided {
+        args.push("--unguided".into());
+    }
+    args.extend([
+        "--memory-mb".into(),
+        caps.memory_mb.to_string(),
+        "--time-s".into(),
+        caps.time.as_secs().to_string(),
+    ]);
+    Ok(parse_lines(goal, child::run(&args, caps)?))
+}
+
+/// Settings of `reproduce table3|table4|table5|fig16`.
+pub struct MatmulConfig {
+    pub goals: Vec<String>,
+    /// Caps of each unguided row (Table 3, and Figure 16's unguided searches).
+    pub unguided: Caps,
+    pub dir: PathBuf,
+}
+
+impl MatmulConfig {
+    /// Caps of a guided row: the guides' own limits stop it; these only guard the machine.
+    fn guided_caps(&self) -> Caps {
+        Caps {
+            memory_mb: 8000,
+            time: Duration::from_secs(600),
+        }
+    }
+}
+
+/// The runs made so far in one `reproduce` invocation, so that Figure 16 reuses the rows of
+/// Tables 3 and 4.
+#[derive(Default)]
+pub struct Runs {
+    guided: Vec<GoalRun>,
+    unguided: Vec<GoalRun>,
+}
+
+impl Runs {
+    fn get(&mut self, goal: &str, unguided: bool, caps: Caps) -> Result<&GoalRun> {
+        let list = if unguided {
+            &mut self.unguided
+        } else {
+            &mut self.guided
+        };
+        if let Some(i) = list.iter().position(|r| r.goal == goal) {
+            return Ok(&list[i]);
+        }
+        eprintln!(
+            "{goal} ({}) ...",
+            if unguided { "unguided" } else { "guided" }
+        );
+        list.push(run_goal(goal, unguided, caps)?);
+        Ok(list.last().unwrap())
+    }
+}
+
+fn csv_bytes(header: &[&str], rows: &[Vec<String>]) -> Result<Vec<u8>> {
+    let mut w = csv::Writer::from_writer(vec![]);
+    let err = |e: csv::Error| Error::bad_input(format!("writing CSV: {e}"));
+    w.write_record(header).map_err(err)?;
+    for r in rows {
+        w.write_record(r).map_err(err)?;
+    }
+    w.into_inner()
+        .map_err(|e| Error::bad_input(format!("writing CSV: {e}")))
+}
+
+fn write_csv(path: &Path, header: &[&str], rows: &[Vec<String>]) -> Result<()> {
+    write_atomically(path, &csv_bytes(header, rows)?)
+}
+
+fn mb(x: Option<f64>) -> String {
+    x.map_or(String::new(), |x| format!("{x:.1}"))
+}
+
+pub const TABLE3_COLUMNS: [&str; 10] = [
+    "goal",
+    "found",
+    "runtime_s",
+    "peak_rss_mb",
+    "rules_applied",
+    "max_enodes",
+    "max_eclasses",
+    "iterations",
+    "stop_reason",
+    "caps",
+];
+
+/// Table 3: unguided searches, one child per goal under the caps; the file is rewritten
+/// after every row.
+pub fn table3(cfg: &MatmulConfig, runs: &mut Runs) -> Result<()> {
+    let path = cfg.dir.join("table3.csv");
+    let mut rows = vec![];
+    for goal in &cfg.goals {
+        let r = runs.get(goal, true, cfg.unguided)?;
+        let rules: usize = r.iterations.iter().map(|i| i.rules_applied).sum();
+        rows.push(vec![
+            goal.clone(),
+            r.found(1).to_string(),
+            format!("{:.3}", r.wall_s),
+            mb(r.peak_rss_mb),
+            rules.to_string(),
+            r.max(|i| i.enodes).to_string(),
+            r.max(|i| i.eclasses).to_string(),
+            r.iterations.len().to_string(),
+            r.stop(),
+            format!(
+                "{} MB, {} s",
+                cfg.unguided.memory_mb,
+                cfg.unguided.time.as_secs()
+            ),
+        ]);
+        eprintln!("  {}", rows.last().unwrap().join(","));
+        write_csv(&path, &TABLE3_COLUMNS, &rows)?;
+    }
+    Ok(())
+}
+
+pub const TABLE4_COLUMNS: [&str; 8] = [
+    "goal",
+    "sketch_guides",
+    "found",
+    "runtime_s",
+    "peak_rss_mb",
+    "rules_applied",
+    "max_enodes",
+    "max_eclasses",
+];
+
+pub const TABLE4_STEP_COLUMNS: [&str; 10] = [
+    "goal",
+    "step",
+    "sketch",
+    "found",
+    "iterations",
+    "runtime_s",
+    "rules_applied",
+    "enodes",
+    "eclasses",
+    "stop_reason",
+];
+
+/// Table 4 (guided) and its per-step figures.
+pub fn table4(cfg: &MatmulConfig, runs: &mut Runs) -> Result<()> {
+    let (mut rows, mut step_rows) = (vec![], vec![]);
+    for goal in &cfg.goals {
+        let steps = guide_of(goal)?.steps.len();
+        let r = runs.get(goal, false, cfg.guided_caps())?;
+        let seconds: f64 = r.steps.iter().map(|s| s.seconds).sum();
+        let rules: usize = r.steps.iter().map(|s| s.rules_applied).sum();
+        rows.push(vec![
+            goal.clone(),
+            (steps - 1).to_string(),
+            r.found(steps).to_string(),
+            format!("{seconds:.3}"),
+            mb(r.peak_rss_mb),
+            rules.to_string(),
+            r.steps.iter().map(|s| s.enodes).max().unwrap_or(0).to_string(),
+            r.steps.iter().map(|s| s.eclasses).max().unwrap_or(0).to_string(),
+        ]);
+        eprintln!("  {}", rows.last().unwrap().join(","));
+        for (i, s) in r.steps.iter().enumerate() {
+            step_rows.push(vec![
+                goal.clone(),
+                (i + 1).to_string(),
+                s.sketch.clone(),
+                s.found.to_string(),
+                s.iterations.to_string(),
+                format!("{:.3}", s.seconds),
+                s.rules_applied.to_string(),
+                s.enodes.to_string(),
+                s.eclasses.to_string(),
+                s.stop.clone(),
+            ]);
+        }
+        write_csv(&cfg.dir.join("table4.csv"), &TABLE4_COLUMNS, &rows)?;
+        write_csv(
+            &cfg.dir.join("table4-steps.csv"),
+            &TABLE4_STEP_COLUMNS,
+            &step_rows,
+        )?;
+    }
+    Ok(())
+}
+
+pub const TABLE5_COLUMNS: [&str; 6] = [
+    "goal",
+    "sketch_guides",
+    "sketch_goal",
+    "sketch_sizes",
+    "total_sketch_size",
+    "program_size",
+];
+
+/// Table 5: each goal's sketches and their sizes, and the size of the program it finds
+/// (the guide runs in this process).
+pub fn table5(cfg: &MatmulConfig) -> Result<()> {
+    let mut rows = vec![];
+    for goal in &cfg.goals {
+        let g = guide_of(goal)?;
+        let reports = guide::run(&g, |_, _| {}, |_, _| {})?;
+        guide::check_found(&reports)?;
+        let program = reports.last().and_then(|r| r.term.clone()).expect("found");
+        let names: Vec<&str> = g.steps.iter().map(|s| s.sketch.name.as_str()).collect();
+        let sizes: Vec<usize> = g.steps.iter().map(|s| s.sketch.size).collect();
+        let (guides, last) = names.split_at(names.len() - 1);
+        rows.push(vec![
+            goal.clone(),
+            guides.join(" + "),
+            last[0].to_string(),
+            sizes
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .join(" + "),
+            sizes.iter().sum::<usize>().to_string(),
+            program.operator_count().to_string(),
+        ]);
+        eprintln!("  {}", rows.last().unwrap().join(","));
+    }
+    write_csv(&cfg.dir.join("table5.csv"), &TABLE5_COLUMNS, &rows)
+}
+
+pub const FIG16_COLUMNS: [&str; 8] = [
+    "goal",
+    "search",
+    "step",
+    "iteration",
+    "enodes",
+    "eclasses",
+    "rules_applied",
+    "rules_applied_total",
+];
+
+/// The goals Figure 16 plots.
+pub const FIG16_GOALS: [&str; 2] = ["blocking", "parallel"];
+
+/// Figure 16: per-iteration growth of guided and unguided searches, as CSV and SVG.
+pub fn fig16(cfg: &MatmulConfig, runs: &mut Runs) -> Result<()> {
+    let mut rows = vec![];
+    let mut series = vec![];
+    for unguided in [true, false] {
+        for goal in FIG16_GOALS {
+            let caps = if unguided {
+                cfg.unguided
+            } else {
+                cfg.guided_caps()
+            };
+            let r = runs.get(goal, unguided, caps)?;
+            let search = if unguided { "unguided" } else { "guided" };
+            let mut total = 0;
+            let mut points = vec![];
+            for (x, it) in r.iterations.iter().enumerate() {
+                total += it.rules_applied;
+                rows.push(vec![
+                    goal.to_string(),
+                    search.to_string(),
+                    (it.step + 1).to_string(),
+                    (x + 1).to_string(),
+                    it.enodes.to_string(),
+                    it.eclasses.to_string(),
+                    it.rules_applied.to_string(),
+                    total.to_string(),
+                ]);
+                points.push((x + 1, it.step, it.enodes, it.eclasses, total));
+            }
+            series.push(super::plot::Panel {
+                title: format!("{goal}, {search}"),
+                points,
+            });
+        }
+    }
+    write_csv(&cfg.dir.join("fig16.csv"), &FIG16_COLUMNS, &rows)?;
+    super::plot::fig16(&cfg.dir.join("fig16.svg"), &series)
+}

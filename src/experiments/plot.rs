@@ -1,0 +1,88 @@
+//! Figure 16 as an SVG image (with `plotters`): one panel per search, e-nodes, e-classes and
+//! rules applied (so far) per iteration; dashed lines where a guided search starts a new
+//! sketch guide.
+
+use crate::error::{Error, Result};
+use plotters::prelude::*;
+use std::path::Path;
+
+/// One search's per-iteration points: (iteration, step, e-nodes, e-classes, rules so far).
+pub struct Panel {
+    pub title: String,
+    pub points: Vec<(usize, usize, usize, usize, usize)>,
+}
+
+fn plot_error(e: impl std::fmt::Display) -> Error {
+    Error::bad_input(format!("drawing the figure: {e}"))
+}
+
+/// Draws the panels in a 2 x 2 grid to `path` (written to a temporary file and renamed).
+pub fn fig16(path: &Path, panels: &[Panel]) -> Result<()> {
+    let tmp = path.with_extension("svg.tmp");
+    {
+        let root = SVGBackend::new(&tmp, (1200, 800)).into_drawing_area();
+        root.fill(&WHITE).map_err(plot_error)?;
+        for (area, panel) in root.split_evenly((2, 2)).iter().zip(panels) {
+            draw_panel(area, panel)?;
+        }
+        root.present().map_err(plot_error)?;
+    }
+    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
+}
+
+fn draw_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    p: &Panel,
+) -> Result<()> {
+    let x_max = p.points.iter().map(|q| q.0).max().unwrap_or(1).max(1);
+    let y_max = p
+        .points
+        .iter()
+        .map(|q| q.2.max(q.3).max(q.4))
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let mut chart = ChartBuilder::on(area)
+        .caption(&p.title, ("sans-serif", 20))
+        .margin(10)
+        .x_label_area_size(30)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0..x_max + 1, 0..y_max + y_max / 10)
+        .map_err(plot_error)?;
+    chart
+        .configure_mesh()
+        .x_desc("iteration")
+        .draw()
+        .map_err(plot_error)?;
+    let series: [(&str, RGBColor, fn(&(usize, usize, usize, usize, usize)) -> usize); 3] = [
+        ("e-nodes", BLUE, |q| q.2),
+        ("e-classes", GREEN, |q| q.3),
+        ("rules applied", RED, |q| q.4),
+    ];
+    for (name, color, y) in series {
+        chart
+            .draw_series(LineSeries::new(p.points.iter().map(|q| (q.0, y(q))), color))
+            .map_err(plot_error)?
+            .label(name)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+    }
+    // A new sketch guide starts where the step changes.
+    for w in p.points.windows(2).filter(|w| w[0].1 != w[1].1) {
+        let x = w[1].0;
+        chart
+            .draw_series(DashedLineSeries::new(
+                [(x, 0), (x, y_max)],
+                5,
+                5,
+                MAGENTA.into(),
+            ))
+            .map_err(plot_error)?;
+    }
+    chart
+        .configure_series_labels()
+        .border_style(BLACK)
+        .background_style(WHITE)
+        .draw()
+        .map_err(plot_error)?;
+    Ok(())
+}
