@@ -5,11 +5,11 @@
 
 use crate::egraph::{self, encode, extract};
 use crate::error::{Error, Result};
+use crate::experiments::child::Caps;
 use crate::guide::{self, report};
 use crate::rise::{self, debruijn, infer, print};
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
-use crate::experiments::child::Caps;
 use std::time::Duration;
 
 #[derive(Parser)]
@@ -426,7 +426,9 @@ fn reproduce(
                 substitution: substitution.clone(),
                 memory_mb: memory_mb.unwrap_or(2000),
                 time: Duration::from_secs(time_s.unwrap_or(240)),
-                out: out.clone().unwrap_or_else(|| PathBuf::from("results/table2.csv")),
+                out: out
+                    .clone()
+                    .unwrap_or_else(|| PathBuf::from("results/table2.csv")),
             })?,
             "table3" => matmul::table3(&cfg, &mut runs)?,
             "table4" => matmul::table4(&cfg, &mut runs)?,

@@ -68,7 +68,14 @@ fn reproduce_writes_the_case_study_tables() {
     let dir = std::env::temp_dir().join(format!("sketchlog-mm-{}", std::process::id()));
     let status = std::process::Command::new(env!("CARGO_BIN_EXE_sketchlog"))
         .args(["reproduce", "table3", "table4", "table5", "fig16"])
-        .args(["--goals", "baseline,blocking", "--memory-mb", "3000", "--time-s", "5"])
+        .args([
+            "--goals",
+            "baseline,blocking",
+            "--memory-mb",
+            "3000",
+            "--time-s",
+            "5",
+        ])
         .arg("--dir")
         .arg(&dir)
         .status()
@@ -76,7 +83,11 @@ fn reproduce_writes_the_case_study_tables() {
     assert!(status.success());
     let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
     let table3 = read("table3.csv");
-    let rows: Vec<Vec<&str>> = table3.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    let rows: Vec<Vec<&str>> = table3
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
     assert_eq!(rows.len(), 2, "{table3}");
     assert_eq!(&rows[0][..2], ["baseline", "true"], "{table3}");
     assert_eq!(&rows[1][..2], ["blocking", "false"], "{table3}");
@@ -90,7 +101,12 @@ fn reproduce_writes_the_case_study_tables() {
     assert_eq!(read("table4-steps.csv").lines().count(), 1 + 1 + 2);
     assert!(read("table5.csv").contains("\nblocking,split,reorder1,7 + 7,14,"));
     let fig16 = read("fig16.csv");
-    for series in ["blocking,unguided", "parallel,unguided", "blocking,guided", "parallel,guided"] {
+    for series in [
+        "blocking,unguided",
+        "parallel,unguided",
+        "blocking,guided",
+        "parallel,guided",
+    ] {
         assert!(fig16.contains(&format!("\n{series},")), "{series}");
     }
     assert!(read("fig16.svg").starts_with("<svg"));

@@ -50,7 +50,7 @@ fn random_term(
     };
     let node = pool[rng.next_u64() as usize % pool.len()];
     let node = node.map(|c| random_term(g, ex, *c, rng, fuel));
-    Term::new(node, g.types[&class].clone())
+    Term::new(node, g.ty(class).unwrap().clone())
 }
 
 /// Applies `rules` (with beta and eta) for `iterations` from `program`, then draws random

@@ -23,7 +23,7 @@ fn enumerate(graph: &ExprGraph, max: usize) -> HashMap<egglog::Value, Vec<Rc<Ter
     let mut by_size: HashMap<(egglog::Value, usize), Vec<Rc<Term>>> = HashMap::new();
     for size in 1..=max {
         for (class, nodes) in &graph.classes {
-            let ty = graph.types[class].clone();
+            let ty = graph.ty(*class).unwrap().clone();
             let mut out = vec![];
             for n in nodes {
                 match n.children().as_slice() {

@@ -21,7 +21,9 @@ pub type ENode = Node<Value>;
 /// The Rise term e-classes of an e-graph, read out of egglog.
 pub struct ExprGraph {
     pub classes: HashMap<Value, Vec<ENode>>,
-    pub types: HashMap<Value, Type>,
+    /// Each class's type, as an e-graph value (see [`ExprGraph::ty`]).
+    type_values: HashMap<Value, Value>,
+    table: TypeTable,
 }
 
 fn engine(e: egglog::Error) -> Error {
@@ -29,10 +31,25 @@ fn engine(e: egglog::Error) -> Error {
 }
 
 impl ExprGraph {
+    /// The e-classes with their types.
     pub fn read(eg: &EGraph) -> Result<ExprGraph> {
-        let table = TypeTable::read(eg)?;
+        Self::read_with(eg, true)
+    }
+
+    /// The e-classes without their types (`types` is empty): what costs and the term-size
+    /// filter need, at a fraction of the memory (decoded types are large trees).
+    pub fn read_shapes(eg: &EGraph) -> Result<ExprGraph> {
+        Self::read_with(eg, false)
+    }
+
+    fn read_with(eg: &EGraph, with_types: bool) -> Result<ExprGraph> {
+        let table = if with_types {
+            TypeTable::read(eg)?
+        } else {
+            TypeTable::read_sizes(eg)?
+        };
         let mut classes: HashMap<Value, Vec<ENode>> = HashMap::new();
-        let mut types: HashMap<Value, Type> = HashMap::new();
+        let mut type_values: HashMap<Value, Value> = HashMap::new();
         let mut bad = None;
         eg.read(|rs| -> std::result::Result<(), egglog::Error> {
             // Every Expr constructor has its type as the last field.
@@ -41,11 +58,11 @@ impl ExprGraph {
                     if e.subsumed {
                         return;
                     }
-                    let ty = table.ty(*e.children.last().unwrap());
-                    match (f(e.children), ty) {
-                        (Some(n), Some(t)) => {
+                    let tv = *e.children.last().unwrap();
+                    match f(e.children) {
+                        Some(n) if !with_types || table.ty(tv).is_some() => {
                             classes.entry(e.eclass).or_default().push(n);
-                            types.entry(e.eclass).or_insert_with(|| t.clone());
+                            type_values.entry(e.eclass).or_insert(tv);
                         }
                         _ => bad = Some(name.to_string()),
                     }
@@ -79,7 +96,23 @@ impl ExprGraph {
                 "e-graph holds a `{name}` node sketchlog cannot read (unknown primitive, size or type)"
             )));
         }
-        Ok(ExprGraph { classes, types })
+        Ok(ExprGraph {
+            classes,
+            type_values,
+            table,
+        })
+    }
+
+    /// The type of a class (`None` for a graph read without types).
+    pub fn ty(&self, class: Value) -> Option<&Type> {
+        self.table.ty(*self.type_values.get(&class)?)
+    }
+
+    /// Every class with its type.
+    pub fn typed_classes(&self) -> impl Iterator<Item = (Value, &Type)> {
+        self.type_values
+            .iter()
+            .filter_map(|(c, t)| Some((*c, self.table.ty(*t)?)))
     }
 
     /// Number of e-nodes and e-classes of Rise terms.
@@ -263,8 +296,7 @@ impl<'g> Extractor<'g> {
         let node = &self.graph.classes[&class][*i];
         let ty = self
             .graph
-            .types
-            .get(&class)
+            .ty(class)
             .ok_or_else(|| Error::bad_input("an e-class has no type"))?
             .clone();
         let mut err = None;

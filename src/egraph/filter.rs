@@ -61,7 +61,7 @@ impl Filter {
         let Some(limit) = self.ast_size else {
             return Ok(0);
         };
-        let graph = ExprGraph::read(eg)?;
+        let graph = ExprGraph::read_shapes(eg)?;
         let down = Extractor::new(&graph, &super::extract::AstSize);
         // Live e-nodes: constructor, key (egglog row), class, term children.
         let mut rows: Vec<(&str, Vec<Value>, Value, Vec<Value>)> = vec![];

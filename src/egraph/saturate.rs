@@ -82,6 +82,8 @@ pub struct IterationStats {
     /// relations gained) and its time.
     pub check_work: usize,
     pub check_seconds: f64,
+    /// Resident memory of the process after the iteration and its check, in MB.
+    pub rss_mb: f64,
 }
 
 /// The answer of a "found" check, and how much work it took.
@@ -194,6 +196,7 @@ pub fn saturate(
             snapshot_seconds,
             check_work: check.work,
             check_seconds: t.elapsed().as_secs_f64(),
+            rss_mb: resident_mb(false),
         };
         on_iteration(&stats);
         iterations.push(stats);

@@ -80,7 +80,10 @@ pub fn run(args: &[String], caps: Caps) -> Result<ChildRun> {
     });
     let deadline = caps.time + Duration::from_secs(30);
     let status = loop {
-        if let Some(s) = child.try_wait().map_err(|e| Error::bad_input(e.to_string()))? {
+        if let Some(s) = child
+            .try_wait()
+            .map_err(|e| Error::bad_input(e.to_string()))?
+        {
             break Some(s);
         }
         if started.elapsed() > deadline {

@@ -348,8 +348,18 @@ pub fn table4(cfg: &MatmulConfig, runs: &mut Runs) -> Result<()> {
             format!("{seconds:.3}"),
             mb(r.peak_rss_mb),
             rules.to_string(),
-            r.steps.iter().map(|s| s.enodes).max().unwrap_or(0).to_string(),
-            r.steps.iter().map(|s| s.eclasses).max().unwrap_or(0).to_string(),
+            r.steps
+                .iter()
+                .map(|s| s.enodes)
+                .max()
+                .unwrap_or(0)
+                .to_string(),
+            r.steps
+                .iter()
+                .map(|s| s.eclasses)
+                .max()
+                .unwrap_or(0)
+                .to_string(),
         ]);
         eprintln!("  {}", rows.last().unwrap().join(","));
         for (i, s) in r.steps.iter().enumerate() {

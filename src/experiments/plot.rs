@@ -54,7 +54,11 @@ fn draw_panel<DB: DrawingBackend>(
         .x_desc("iteration")
         .draw()
         .map_err(plot_error)?;
-    let series: [(&str, RGBColor, fn(&(usize, usize, usize, usize, usize)) -> usize); 3] = [
+    let series: [(
+        &str,
+        RGBColor,
+        fn(&(usize, usize, usize, usize, usize)) -> usize,
+    ); 3] = [
         ("e-nodes", BLUE, |q| q.2),
         ("e-classes", GREEN, |q| q.3),
         ("rules applied", RED, |q| q.4),

@@ -6,6 +6,7 @@
 //! e-graph, checked before every iteration). Implemented encoding: extraction-based
 //! substitution with De Bruijn indices.
 
+use super::child::{self, Caps, End};
 use crate::egraph::explicit::add_explicit_substitution;
 use crate::egraph::saturate::{normalise, same_class, saturate, Limits, Outcome};
 use crate::egraph::subst::{add_beta_eta, SharedSnapshot};
@@ -15,7 +16,6 @@ use crate::rise::infer::elaborate_def;
 use crate::rules::debruijn::{self, Substitution};
 use crate::rules::{load_rule_file, select};
 use std::path::Path;
-use super::child::{self, Caps, End};
 use std::time::Duration;
 
 pub const GOALS: [&str; 3] = ["reduction", "fission", "binomial"];
@@ -111,7 +111,11 @@ fn run_child(goal: &str, subst: &str, cfg: &Table2Config) -> Result<Vec<String>>
     };
     let run = child::run(&args, caps)?;
     let wall = format!("{:.6}", run.wall_s);
-    let result = run.stdout.lines().rev().find_map(|l| l.strip_prefix("row,"));
+    let result = run
+        .stdout
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix("row,"));
     // The child prints: row,found,saturation,rules,enodes,eclasses,stop,iterations,peak_rss
     Ok(match (&run.end, result) {
         (End::Finished, Some(l)) => {
@@ -122,12 +126,20 @@ fn run_child(goal: &str, subst: &str, cfg: &Table2Config) -> Result<Vec<String>>
         }
         (end, _) => {
             // How far it got: the last `progress,iteration,rules,enodes,eclasses` line.
-            let last = run.stdout.lines().rev().find_map(|l| l.strip_prefix("progress,"));
+            let last = run
+                .stdout
+                .lines()
+                .rev()
+                .find_map(|l| l.strip_prefix("progress,"));
             let p: Vec<String> = match last {
                 Some(l) => l.split(',').map(String::from).collect(),
                 None => vec![String::new(); 4],
             };
-            let reason = if *end == End::Finished { "error" } else { end.reason() };
+            let reason = if *end == End::Finished {
+                "error"
+            } else {
+                end.reason()
+            };
             vec![
                 "false".into(),
                 p[0].clone(),

@@ -60,6 +60,7 @@ impl StatsLog {
             "seconds",
             "sketch_work",
             "sketch_seconds",
+            "rss_mb",
         ];
         let csv_err = |e: csv::Error| crate::error::Error::bad_input(format!("csv: {e}"));
         w.write_record(header).map_err(csv_err)?;
@@ -73,6 +74,7 @@ impl StatsLog {
                 format!("{:.6}", s.seconds),
                 s.check_work.to_string(),
                 format!("{:.6}", s.check_seconds),
+                format!("{:.1}", s.rss_mb),
             ])
             .map_err(csv_err)?;
         }

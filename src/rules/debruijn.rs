@@ -390,8 +390,9 @@ fn check_holes(
     }
 }
 
-/// The type of each RHS slot for one typing of a match, as e-graph values and as types.
-type SlotTypes = Arc<[(Value, Type)]>;
+/// The type of each RHS slot for one typing of a match, as an e-graph value, with the
+/// width of its first vector type (what `vectorize` needs; decoded types are large).
+type SlotTypes = Arc<[(Value, Option<Nat>)]>;
 
 /// What building a right-hand side needs from a match.
 struct Match<'m> {
@@ -445,7 +446,7 @@ impl CompiledRule {
                 if t.has_metas() || !self.filter.admits(&t) {
                     return None;
                 }
-                Some((b.type_value(&t)?, t))
+                Some((b.type_value(&t)?, vector_width(&t).cloned()))
             })
             .collect()
     }
@@ -522,7 +523,7 @@ impl CompiledRule {
             Tmpl::Bound(i, slot) => Some(b.var(*i, m.types[*slot].0)),
             Tmpl::Vectorize(f, slot) => {
                 let f = self.build(f, b, m)?;
-                b.vectorize(f, vector_width(&m.types[*slot].1)?)
+                b.vectorize(f, m.types[*slot].1.as_ref()?)
             }
             Tmpl::Node(n, slot) => {
                 let (name, inputs) = match n {

@@ -164,11 +164,10 @@ impl<'g> SketchExtractor<'g> {
                 let inner = self.table(inner);
                 let table = self
                     .graph
-                    .types
-                    .iter()
+                    .typed_classes()
                     .filter(|(_, ty)| type_matches(t, ty))
                     .filter_map(|(class, _)| {
-                        Some((*class, (self.cost_in(inner, *class)?, Choice::Via(inner))))
+                        Some((class, (self.cost_in(inner, class)?, Choice::Via(inner))))
                     })
                     .collect();
                 self.push(table)
@@ -185,7 +184,7 @@ impl<'g> SketchExtractor<'g> {
             Choice::Via(other) => self.build(*other, class),
             Choice::Node(i, from) => {
                 let node = &self.graph.classes[&class][*i];
-                let ty = self.graph.types.get(&class).ok_or_else(missing)?.clone();
+                let ty = self.graph.ty(class).ok_or_else(missing)?.clone();
                 let kids: Vec<Rc<Term>> = node
                     .children()
                     .iter()
