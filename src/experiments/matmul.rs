@@ -465,7 +465,13 @@ pub fn fig16(cfg: &MatmulConfig, runs: &mut Runs) -> Result<()> {
                     it.rules_applied.to_string(),
                     total.to_string(),
                 ]);
-                points.push((x + 1, it.step, it.enodes, it.eclasses, total));
+                points.push(super::plot::Point {
+                    iteration: x + 1,
+                    step: it.step,
+                    enodes: it.enodes,
+                    eclasses: it.eclasses,
+                    rules_total: total,
+                });
             }
             series.push(super::plot::Panel {
                 title: format!("{goal}, {search}"),

@@ -6,10 +6,21 @@ use crate::error::{Error, Result};
 use plotters::prelude::*;
 use std::path::Path;
 
-/// One search's per-iteration points: (iteration, step, e-nodes, e-classes, rules so far).
+/// One iteration of a search.
+pub struct Point {
+    pub iteration: usize,
+    /// The guide step it belongs to.
+    pub step: usize,
+    pub enodes: usize,
+    pub eclasses: usize,
+    /// Rules applied so far.
+    pub rules_total: usize,
+}
+
+/// One search's per-iteration points.
 pub struct Panel {
     pub title: String,
-    pub points: Vec<(usize, usize, usize, usize, usize)>,
+    pub points: Vec<Point>,
 }
 
 fn plot_error(e: impl std::fmt::Display) -> Error {
@@ -34,11 +45,17 @@ fn draw_panel<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
     p: &Panel,
 ) -> Result<()> {
-    let x_max = p.points.iter().map(|q| q.0).max().unwrap_or(1).max(1);
+    let x_max = p
+        .points
+        .iter()
+        .map(|q| q.iteration)
+        .max()
+        .unwrap_or(1)
+        .max(1);
     let y_max = p
         .points
         .iter()
-        .map(|q| q.2.max(q.3).max(q.4))
+        .map(|q| q.enodes.max(q.eclasses).max(q.rules_total))
         .max()
         .unwrap_or(1)
         .max(1);
@@ -71,8 +88,8 @@ fn draw_panel<DB: DrawingBackend>(
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
     }
     // A new sketch guide starts where the step changes.
-    for w in p.points.windows(2).filter(|w| w[0].1 != w[1].1) {
-        let x = w[1].0;
+    for w in p.points.windows(2).filter(|w| w[0].step != w[1].step) {
+        let x = w[1].iteration;
         chart
             .draw_series(DashedLineSeries::new(
                 [(x, 0), (x, y_max)],
