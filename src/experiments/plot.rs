@@ -71,18 +71,15 @@ fn draw_panel<DB: DrawingBackend>(
         .x_desc("iteration")
         .draw()
         .map_err(plot_error)?;
-    let series: [(
-        &str,
-        RGBColor,
-        fn(&(usize, usize, usize, usize, usize)) -> usize,
-    ); 3] = [
-        ("e-nodes", BLUE, |q| q.2),
-        ("e-classes", GREEN, |q| q.3),
-        ("rules applied", RED, |q| q.4),
+    let series: [(&str, RGBColor, fn(&Point) -> usize); 3] = [
+        ("e-nodes", BLUE, |q| q.enodes),
+        ("e-classes", GREEN, |q| q.eclasses),
+        ("rules applied", RED, |q| q.rules_total),
     ];
     for (name, color, y) in series {
+        let line = p.points.iter().map(|q| (q.iteration, y(q)));
         chart
-            .draw_series(LineSeries::new(p.points.iter().map(|q| (q.0, y(q))), color))
+            .draw_series(LineSeries::new(line, color))
             .map_err(plot_error)?
             .label(name)
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
