@@ -17,6 +17,9 @@ pub struct Point {
     pub rules_total: usize,
 }
 
+/// A line of a panel: its name, colour and value at each point.
+type Series = (&'static str, RGBColor, fn(&Point) -> usize);
+
 /// One search's per-iteration points.
 pub struct Panel {
     pub title: String,
@@ -71,7 +74,7 @@ fn draw_panel<DB: DrawingBackend>(
         .x_desc("iteration")
         .draw()
         .map_err(plot_error)?;
-    let series: [(&str, RGBColor, fn(&Point) -> usize); 3] = [
+    let series: [Series; 3] = [
         ("e-nodes", BLUE, |q| q.enodes),
         ("e-classes", GREEN, |q| q.eclasses),
         ("rules applied", RED, |q| q.rules_total),
