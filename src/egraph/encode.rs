@@ -8,7 +8,7 @@ use crate::rise::nat::{Nat, NatAtom, Ratio};
 use crate::rise::term::{Node, Term};
 use crate::rise::types::{arr, fun, nat_fun, pair, vector, Type};
 use egglog::{Core, EGraph, Read, Value, Write};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 fn engine(e: egglog::Error) -> Error {
     Error::bad_input(format!("e-graph: {e}"))
@@ -199,7 +199,7 @@ fn add_term<'a, 'db: 'a>(
 ///
 /// Adding a term that is already present returns its current, canonical e-class.
 pub fn load_term(eg: &mut EGraph, t: &Term) -> Result<Value> {
-    eg.update(|mut fs| Ok(add_term(&mut fs, t, &mut HashMap::new())))
+    eg.update(|mut fs| Ok(add_term(&mut fs, t, &mut HashMap::default())))
         .map_err(engine)?
 }
 
@@ -236,8 +236,8 @@ impl TypeTable {
 
     fn update_with(&mut self, eg: &EGraph, with_types: bool) -> Result<()> {
         let known = |v: &Value| self.nats.contains_key(v) || self.types.contains_key(v);
-        let mut raw: HashMap<Value, Raw> = HashMap::new();
-        let mut ints: HashMap<Value, Vec<i64>> = HashMap::new();
+        let mut raw: HashMap<Value, Raw> = HashMap::default();
+        let mut ints: HashMap<Value, Vec<i64>> = HashMap::default();
         for name in ["NNum", "NVar"] {
             eg.read(|rs| {
                 rs.constructor_enodes(name, |e| {

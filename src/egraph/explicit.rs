@@ -10,7 +10,6 @@
 use super::subst::{add_eta, union_if, Builder, SharedSnapshot};
 use crate::error::{Error, Result};
 use egglog::EGraph;
-use std::collections::HashMap;
 
 /// The structural rules, over every term of a class. Types: `Sig`/`Phi` have the type of the
 /// term they act on; under a lambda that is the lambda's result type.
@@ -63,7 +62,7 @@ pub fn add_explicit_substitution(
         move |mut ws, v| {
             let snap = s.read().unwrap();
             let i = ws.value_to_base::<i64>(v[1]);
-            let mut types = HashMap::new();
+            let mut types = Default::default();
             let r = snap.leaf(v[2]).and_then(|leaf| {
                 let mut b = Builder::new(&snap, &mut ws, &mut types);
                 match leaf {
@@ -103,7 +102,7 @@ pub fn add_explicit_substitution(
             let r = snap.leaf(v[3]).and_then(|leaf| match leaf {
                 Some((var, vt)) if var >= k => {
                     let shifted = u32::try_from(var + d).ok()?;
-                    Some(Builder::new(&snap, &mut ws, &mut HashMap::new()).var(shifted, vt))
+                    Some(Builder::new(&snap, &mut ws, &mut Default::default()).var(shifted, vt))
                 }
                 _ => Some(v[3]),
             });

@@ -12,7 +12,7 @@ use crate::rise::syntax::Float;
 use crate::rise::term::{Node, Term};
 use crate::rise::types::Type;
 use egglog::{Core, EGraph, Read, Value};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::rc::Rc;
 
 /// An e-node of a Rise term: children are e-class ids.
@@ -48,8 +48,8 @@ impl ExprGraph {
         } else {
             TypeTable::read_sizes(eg)?
         };
-        let mut classes: HashMap<Value, Vec<ENode>> = HashMap::new();
-        let mut type_values: HashMap<Value, Value> = HashMap::new();
+        let mut classes: HashMap<Value, Vec<ENode>> = HashMap::default();
+        let mut type_values: HashMap<Value, Value> = HashMap::default();
         let mut bad = None;
         eg.read(|rs| -> std::result::Result<(), egglog::Error> {
             // Every Expr constructor has its type as the last field.
@@ -151,7 +151,7 @@ impl Weighted {
     pub fn load(path: &std::path::Path) -> Result<Weighted> {
         let src = crate::error::read_source(path)?;
         let mut w = Weighted {
-            weights: HashMap::new(),
+            weights: HashMap::default(),
             default: 1,
         };
         let mut offset = 0;
@@ -235,7 +235,7 @@ pub fn redexes_then_size(is_redex: bool) -> u64 {
 /// lists (class, children, own cost); the result maps each class that has a finite term to
 /// (its cost, the index in `nodes` of its cheapest node).
 pub fn cheapest(nodes: &[(Value, Vec<Value>, u64)]) -> HashMap<Value, (u64, usize)> {
-    let mut best: HashMap<Value, (u64, usize)> = HashMap::new();
+    let mut best: HashMap<Value, (u64, usize)> = HashMap::default();
     loop {
         let mut changed = false;
         for (i, (class, kids, own)) in nodes.iter().enumerate() {

@@ -14,7 +14,7 @@ use super::extract::{ExprGraph, Extractor};
 use crate::error::{Error, Result};
 use crate::rise::types::Type;
 use egglog::{EGraph, Value, Write};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Filter {
@@ -78,7 +78,7 @@ impl Filter {
         let node_size =
             |kids: &[Value]| kids.iter().try_fold(1u64, |a, k| Some(a + down.cost(*k)?));
         // up[c]: the fewest nodes of a context around class c, from the root (relaxation).
-        let mut up: HashMap<Value, u64> = HashMap::from([(root, 0)]);
+        let mut up: HashMap<Value, u64> = HashMap::from_iter([(root, 0)]);
         loop {
             let mut changed = false;
             for (_, _, class, kids) in &rows {

@@ -14,7 +14,8 @@ use crate::error::{Error, Result};
 use crate::rise::nat::Nat;
 use crate::rise::types::Type;
 use egglog::{Core, EGraph, Read, Value, Write, WriteState};
-use std::collections::{BTreeSet, HashMap};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::BTreeSet;
 use std::sync::{Arc, RwLock};
 
 /// An e-node as stored: children are e-class ids; `payload` is the literal field (the
@@ -108,7 +109,7 @@ impl Snapshot {
             .collect();
         let best = cheapest(&costed);
         // Free variables: the `free` relation, maintained by the schema's rise-free rules.
-        let mut free: HashMap<Value, BTreeSet<u32>> = HashMap::new();
+        let mut free: HashMap<Value, BTreeSet<u32>> = HashMap::default();
         eg.read(|rs| {
             rs.constructor_enodes("free", |e| {
                 let i = rs.value_to_base::<i64>(e.children[1]);
@@ -117,7 +118,7 @@ impl Snapshot {
         })
         .map_err(engine)?;
         let mut snap = Snapshot {
-            reps: HashMap::new(),
+            reps: HashMap::default(),
             free,
             class_ty: nodes.iter().map(|(c, _, t)| (*c, *t)).collect(),
             table,
@@ -134,7 +135,7 @@ impl Snapshot {
             );
         }
         let classes: Vec<Value> = snap.reps.keys().copied().collect();
-        let mut done = HashMap::new();
+        let mut done = HashMap::default();
         for c in classes {
             snap.free_bound(c, &mut done);
         }
@@ -300,7 +301,7 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
                     if b.snap.class_type_value(arg) != Some(ty) {
                         return None;
                     }
-                    b.shift(arg, 0, depth as i64, &mut HashMap::new())
+                    b.shift(arg, 0, depth as i64, &mut HashMap::default())
                 } else {
                     Some(b.var(i - 1, ty))
                 }
@@ -315,7 +316,7 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
     /// `add`, `mul`, `fst`, `snd`, `makePair` carry over, and the function must be closed
     /// (a captured scalar would stay scalar); anything else gives `None`.
     pub fn vectorize(&mut self, class: Value, n: &Nat) -> Option<Value> {
-        self.vectorize_under(class, n, 0, &mut HashMap::new())
+        self.vectorize_under(class, n, 0, &mut HashMap::default())
     }
 
     fn vectorize_under(
@@ -453,7 +454,7 @@ pub fn add_eta(
         facts![(= e (Lam (App f (Var 0 vt) at) (TFun vt at)))],
         move |mut ws, v| {
             let snap = s.read().unwrap();
-            let mut types = HashMap::new();
+            let mut types = HashMap::default();
             let r = (!snap.may_be_free(v[1], 0))
                 .then(|| rewrite(&mut Builder::new(&snap, &mut ws, &mut types), v[1]))
                 .flatten();
@@ -493,18 +494,18 @@ pub fn add_beta_eta(eg: &mut EGraph, ruleset: &str, snap: &SharedSnapshot) -> Re
         facts![(= e (App (Lam body lt) arg at))],
         move |mut ws, v| {
             let snap = s.read().unwrap();
-            let r = Builder::new(&snap, &mut ws, &mut HashMap::new()).substitute(
+            let r = Builder::new(&snap, &mut ws, &mut HashMap::default()).substitute(
                 v[1],
                 0,
                 v[2],
-                &mut HashMap::new(),
+                &mut HashMap::default(),
             );
             union_if(&mut ws, v[0], r)
         },
     )
     .map_err(engine)?;
     add_eta(eg, "eta-extract", ruleset, snap, |b, f| {
-        b.shift(f, 0, -1, &mut HashMap::new())
+        b.shift(f, 0, -1, &mut HashMap::default())
     })?;
     Ok(())
 }

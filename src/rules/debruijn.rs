@@ -66,7 +66,7 @@ pub struct CompiledRule {
     slot_types: Vec<Type>,
     /// Matched types (root, pattern variables) and sizes -> the RHS slots' type values, or
     /// `None` when the rule's types do not fit. Types are hash-consed, so this is exact.
-    typings: std::sync::Mutex<HashMap<Vec<Value>, Option<SlotTypes>>>,
+    typings: std::sync::Mutex<HashMap<Vec<Value>, Option<Arc<Typing>>>>,
     /// New e-nodes whose types fail the filter are not built (the rewrite does not fire).
     filter: Filter,
 }
@@ -390,15 +390,22 @@ fn check_holes(
     }
 }
 
-/// The type of each RHS slot for one typing of a match, as an e-graph value, with the
-/// width of its first vector type (what `vectorize` needs; decoded types are large).
-type SlotTypes = Arc<[(Value, Option<Nat>)]>;
+/// What the RHS needs from one typing of a match (cached by the matched types and sizes).
+#[derive(Debug)]
+struct Typing {
+    /// The type of each RHS slot, as an e-graph value, with the width of its first vector
+    /// type (what `vectorize` needs; decoded types are large).
+    slots: Vec<(Value, Option<Nat>)>,
+    /// The size of each RHS size application, in pre-order, as e-graph values.
+    nats: Vec<Value>,
+}
 
 /// What building a right-hand side needs from a match.
 struct Match<'m> {
     values: &'m [Value],
-    nats: Vec<Nat>,
-    types: SlotTypes,
+    typing: Arc<Typing>,
+    /// The next of `typing.nats` to use.
+    next_nat: std::cell::Cell<usize>,
 }
 
 impl CompiledRule {
@@ -427,7 +434,7 @@ impl CompiledRule {
         snap: &Snapshot,
         values: &[Value],
         nats: &[Nat],
-    ) -> Option<SlotTypes> {
+    ) -> Option<Arc<Typing>> {
         let mut m = Matcher::default();
         for (k, t) in self.var_types.iter().enumerate() {
             let actual = snap.class_type(values[1 + k])?;
@@ -439,7 +446,8 @@ impl CompiledRule {
         if !m.unify(&self.with_nats(&self.root_type, nats), root_ty) || !m.solve() {
             return None;
         }
-        self.slot_types
+        let slots = self
+            .slot_types
             .iter()
             .map(|t| {
                 let t = m.resolve(&self.with_nats(t, nats));
@@ -448,7 +456,14 @@ impl CompiledRule {
                 }
                 Some((b.type_value(&t)?, vector_width(&t).cloned()))
             })
-            .collect()
+            .collect::<Option<_>>()?;
+        let mut rhs_nats = vec![];
+        pre_order_nats(&self.rhs, &mut rhs_nats);
+        let nats = rhs_nats
+            .iter()
+            .map(|n| b.nat_value(&self.subst_nats(n, nats)))
+            .collect::<Option<_>>()?;
+        Some(Arc::new(Typing { slots, nats }))
     }
 
     /// Fires on one match: checks types and conditions, builds the RHS.
@@ -464,28 +479,26 @@ impl CompiledRule {
             .map(|k| snap.class_type_value(values[k]))
             .collect::<Option<_>>()?;
         key.extend_from_slice(nat_values);
-        let nats: Vec<Nat> = nat_values
-            .iter()
-            .map(|v| snap.nat(*v).cloned())
-            .collect::<Option<_>>()?;
-        let cached = self.typings.lock().unwrap().get(&key).cloned();
-        let types = match cached {
-            Some(t) => t?,
+        let mut typings = self.typings.lock().unwrap();
+        let typing = match typings.get(&key) {
+            Some(t) => t.clone()?,
             None => {
+                let nats: Vec<Nat> = nat_values
+                    .iter()
+                    .map(|v| snap.nat(*v).cloned())
+                    .collect::<Option<_>>()?;
                 let t = self.type_rhs(b, snap, values, &nats);
-                self.typings.lock().unwrap().insert(key, t.clone());
+                typings.insert(key, t.clone());
                 t?
             }
         };
-        self.build(
-            &self.rhs,
-            b,
-            &Match {
-                values,
-                nats,
-                types,
-            },
-        )
+        drop(typings);
+        let m = Match {
+            values,
+            typing,
+            next_nat: Default::default(),
+        };
+        self.build(&self.rhs, b, &m)
     }
 
     fn build(&self, t: &Tmpl, b: &mut Builder, m: &Match) -> Option<Value> {
@@ -508,7 +521,7 @@ impl CompiledRule {
                     }
                 };
                 match self.substitution {
-                    Substitution::Extraction => b.reindex(class, 0, &map, &mut HashMap::new()),
+                    Substitution::Extraction => b.reindex(class, 0, &map, &mut Default::default()),
                     Substitution::Explicit => {
                         let (d, k) = as_shift(&map, lhs.len())?;
                         if d == 0 {
@@ -520,29 +533,44 @@ impl CompiledRule {
                     }
                 }
             }
-            Tmpl::Bound(i, slot) => Some(b.var(*i, m.types[*slot].0)),
+            Tmpl::Bound(i, slot) => Some(b.var(*i, m.typing.slots[*slot].0)),
             Tmpl::Vectorize(f, slot) => {
                 let f = self.build(f, b, m)?;
-                b.vectorize(f, m.types[*slot].1.as_ref()?)
+                b.vectorize(f, m.typing.slots[*slot].1.as_ref()?)
             }
             Tmpl::Node(n, slot) => {
                 let (name, inputs) = match n {
                     Node::App(f, x) => ("App", vec![self.build(f, b, m)?, self.build(x, b, m)?]),
                     Node::Lam(body) => ("Lam", vec![self.build(body, b, m)?]),
                     Node::NatLam(body) => ("NatLam", vec![self.build(body, b, m)?]),
-                    Node::NatApp(f, n) => {
-                        let f = self.build(f, b, m)?;
-                        let n = b.nat_value(&self.subst_nats(n, &m.nats))?;
-                        ("NatApp", vec![f, n])
+                    Node::NatApp(f, _) => {
+                        // Sizes are used in pre-order: this one before those inside `f`.
+                        let n = m.typing.nats[m.next_nat.get()];
+                        m.next_nat.set(m.next_nat.get() + 1);
+                        ("NatApp", vec![self.build(f, b, m)?, n])
                     }
                     Node::Prim(p) => ("Prim", vec![b.base(p.name())]),
                     Node::F32(x) => ("F32", vec![b.base(x.0 as f64)]),
                     Node::Int(i) => ("Int", vec![b.base(*i)]),
                     Node::Var(_) => unreachable!("variables are holes or bound"),
                 };
-                Some(b.add(name, inputs, m.types[*slot].0))
+                Some(b.add(name, inputs, m.typing.slots[*slot].0))
             }
         }
+    }
+}
+
+/// The sizes of the template's size applications, in pre-order.
+fn pre_order_nats<'t>(t: &'t Tmpl, out: &mut Vec<&'t Nat>) {
+    match t {
+        Tmpl::Node(node, _) => {
+            if let Node::NatApp(_, n) = node {
+                out.push(n);
+            }
+            node.children().iter().for_each(|c| pre_order_nats(c, out));
+        }
+        Tmpl::Vectorize(f, _) => pre_order_nats(f, out),
+        Tmpl::Hole { .. } | Tmpl::Bound(..) => {}
     }
 }
 

@@ -12,7 +12,7 @@ use crate::egraph::extract::{CostModel, ENode, ExprGraph, Extractor};
 use crate::error::{Error, Result};
 use crate::rise::term::{Node, Term};
 use egglog::Value;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::rc::Rc;
 
 /// How a table entry's term is built.
@@ -87,7 +87,7 @@ impl<'g> SketchExtractor<'g> {
             Sketch::Any => None,
             Sketch::Node(op, kids) => {
                 let kids: Vec<Option<usize>> = kids.iter().map(|k| self.table(k)).collect();
-                let mut table = Table::new();
+                let mut table = Table::default();
                 for (class, nodes) in &self.graph.classes {
                     for (i, node) in nodes.iter().enumerate() {
                         if !op_matches(op, node) || node.children().len() != kids.len() {
