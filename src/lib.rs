@@ -6,6 +6,7 @@
 //! commands) -> [`cli`].
 
 pub mod cli;
+pub mod codegen;
 pub mod egraph;
 pub mod error;
 pub mod experiments;

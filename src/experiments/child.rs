@@ -42,6 +42,17 @@ pub struct ChildRun {
     /// Everything it printed on stdout (also when stopped: how far it got).
     pub stdout: String,
     pub wall_s: f64,
+    /// Its peak resident memory as last seen by the parent (`VmHWM`), in MB: known also for
+    /// a child killed at the time limit.
+    pub peak_rss_mb: Option<f64>,
+}
+
+/// The peak resident memory of a running process, in MB.
+fn peak_rss_mb(pid: u32) -> Option<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
 }
 
 /// The running executable (children are the same `sketchlog`).
@@ -79,7 +90,14 @@ pub fn run(args: &[String], caps: Caps) -> Result<ChildRun> {
         s
     });
     let deadline = caps.time + Duration::from_secs(30);
+    let mut peak = None;
+    let mut polls = 0u32;
     let status = loop {
+        // `bash` execs the child, so the pid is sketchlog's.
+        if polls.is_multiple_of(20) {
+            peak = peak_rss_mb(child.id()).or(peak);
+        }
+        polls += 1;
         if let Some(s) = child
             .try_wait()
             .map_err(|e| Error::bad_input(e.to_string()))?
@@ -105,5 +123,6 @@ pub fn run(args: &[String], caps: Caps) -> Result<ChildRun> {
         end,
         stdout,
         wall_s: started.elapsed().as_secs_f64(),
+        peak_rss_mb: peak,
     })
 }

@@ -61,8 +61,8 @@ pub fn unguided_step(g: &Guide, caps: Caps) -> Step {
 
 fn print_iteration(step: usize, s: &IterationStats) {
     println!(
-        "iteration,{step},{},{},{},{},{:.6}",
-        s.iteration, s.enodes, s.eclasses, s.rules_applied, s.seconds
+        "iteration,{step},{},{},{},{},{:.6},{:.1}",
+        s.iteration, s.enodes, s.eclasses, s.rules_applied, s.seconds, s.rss_mb
     );
 }
 
@@ -153,7 +153,8 @@ fn parse_lines(goal: &str, run: child::ChildRun) -> GoalRun {
         iterations: vec![],
         steps: vec![],
         end: run.end,
-        peak_rss_mb: None,
+        // What the child reports; for a child stopped by a cap, what the parent saw.
+        peak_rss_mb: run.peak_rss_mb,
         wall_s: run.wall_s,
     };
     for line in run.stdout.lines() {

@@ -1,0 +1,650 @@
+//! Translating low-level Rise to C99 with OpenMP by partial evaluation.
+//!
+//! A program `nfun m n k => fun a b => body` is evaluated at concrete sizes into [`Val`]ues:
+//! data-layout primitives (`split`, `join`, `transpose`, `zip`, `unzip`, `slide`, `asVector`,
+//! `asScalar`, `fst`, `snd`, `generate`) become *views*, functions from C index expressions to
+//! elements, so they turn into index arithmetic on the buffers they read and never copy.
+//! The imperative primitives (`mapSeq`, `mapPar`, `reduceSeq`, `reduceSeqUnroll`) are
+//! *deferred*: writing one to a destination emits its loop (destination passing, so nested
+//! maps write straight into the output); reading one first materialises it into a buffer, so
+//! the generator never fuses or recomputes what the program computes separately (it takes no
+//! implementation decision of its own). `toMem` stores a value in a buffer of its own; a
+//! high-level `map` or `reduce` left in the program is an error naming the subterm.
+
+use crate::error::{Error, Result};
+use crate::rise::nat::{Nat, NatAtom};
+use crate::rise::primitives::Prim;
+use crate::rise::term::{Node, Term};
+use crate::rise::types::Type;
+use std::fmt::Write;
+use std::rc::Rc;
+
+/// An element accessor of an array view: element `i` (a C `long` expression).
+type Get = Rc<dyn Fn(&mut Emitter, &str) -> Result<Val>>;
+
+/// A value during code generation.
+#[derive(Clone)]
+pub enum Val {
+    /// A scalar: a C expression (an lvalue when it reads a buffer).
+    Scalar(String),
+    /// An index (`generate`'s argument): a C `long` expression.
+    Index(String),
+    Pair(Rc<Val>, Rc<Val>),
+    /// An array (or, `vector`, a vector) of `len` elements.
+    Array {
+        len: i64,
+        vector: bool,
+        get: Get,
+    },
+    /// A Rise lambda and its environment (innermost last).
+    Lam {
+        body: Rc<Term>,
+        env: Vec<Val>,
+    },
+    /// A primitive applied to some of its sizes and arguments; `ty` is its type.
+    Prim {
+        prim: Prim,
+        nats: Vec<i64>,
+        args: Vec<Val>,
+        ty: Type,
+    },
+    /// An imperative primitive with all its arguments, not yet run: a loop, emitted where the
+    /// value is written.
+    Deferred {
+        prim: Prim,
+        args: Vec<Val>,
+        ty: Type,
+    },
+}
+
+/// The C code of one program, built statement by statement.
+pub struct Emitter {
+    body: String,
+    indent: usize,
+    fresh: usize,
+    /// Sizes bound by the program's `nfun`s, innermost last.
+    nats: Vec<i64>,
+    /// File-level buffers (`toMem`): name and number of floats.
+    buffers: Vec<(String, i64)>,
+    /// Arithmetic operations evaluated so far (a view must not compute).
+    arith: usize,
+    /// The program's parameters: the first entries of every environment.
+    params: usize,
+    /// Code that runs once, before the loops: stored values that depend only on the
+    /// parameters (the reference hoists such `let`s out of loops before code generation).
+    prologue: String,
+    hoisted: std::collections::HashMap<*const Term, Val>,
+}
+
+fn unsupported(what: impl std::fmt::Display) -> Error {
+    Error::bad_input(format!("code generation: {what}"))
+}
+
+impl Emitter {
+    fn line(&mut self, s: &str) {
+        let _ = writeln!(self.body, "{}{s}", "  ".repeat(self.indent));
+    }
+
+    fn fresh(&mut self, base: &str) -> String {
+        self.fresh += 1;
+        format!("{base}{}", self.fresh)
+    }
+
+    fn nat(&self, n: &Nat) -> Result<i64> {
+        n.eval(&|a| match a {
+            NatAtom::Index(i) => self
+                .nats
+                .len()
+                .checked_sub(*i as usize + 1)
+                .map(|k| self.nats[k]),
+            _ => None,
+        })
+        .map_err(unsupported)
+    }
+
+    /// Evaluates a term to a value in `env`.
+    fn eval(&mut self, t: &Rc<Term>, env: &[Val]) -> Result<Val> {
+        match &t.node {
+            Node::Var(i) => env
+                .len()
+                .checked_sub(*i as usize + 1)
+                .map(|k| env[k].clone())
+                .ok_or_else(|| unsupported(format!("unbound variable {i}"))),
+            Node::F32(x) => Ok(Val::Scalar(c_float(x.0))),
+            Node::Int(i) => Ok(Val::Scalar(format!("{i}"))),
+            Node::Lam(b) => Ok(Val::Lam {
+                body: b.clone(),
+                env: env.to_vec(),
+            }),
+            Node::App(f, x) if f.node == Node::Prim(Prim::ToMem) && self.invariant(x, env) => {
+                self.hoist(t, x, env)
+            }
+            Node::App(f, x) => {
+                let f = self.eval(f, env);
+                let x = self.eval(x, env);
+                f.and_then(|f| self.apply(f, x?)).map_err(|e| e.or_context(t))
+            }
+            Node::NatApp(f, n) => match self.eval(f, env)? {
+                Val::Prim {
+                    prim,
+                    mut nats,
+                    args,
+                    ty,
+                } => {
+                    nats.push(self.nat(n)?);
+                    Ok(Val::Prim {
+                        prim,
+                        nats,
+                        args,
+                        ty,
+                    })
+                }
+                _ => Err(unsupported("a size applied to something other than a primitive")),
+            },
+            Node::NatLam(_) => Err(unsupported(
+                "a size-polymorphic function inside the program (only the outer `nfun`s are applied)",
+            )),
+            Node::Prim(Prim::Reduce) => Err(unsupported(
+                "the high-level primitive `reduce` is left in the program; lower it first (reduceSeq)",
+            )),
+            Node::Prim(p) => Ok(Val::Prim {
+                prim: *p,
+                nats: vec![],
+                args: vec![],
+                ty: t.ty.clone(),
+            }),
+        }
+    }
+
+    /// Does `t` read only the program's parameters (no loop variable)?
+    fn invariant(&self, t: &Term, env: &[Val]) -> bool {
+        let mut free = vec![];
+        free_vars(t, 0, &mut free);
+        free.iter().all(|i| {
+            env.len()
+                .checked_sub(*i as usize + 1)
+                .is_some_and(|k| k < self.params)
+        })
+    }
+
+    /// `toMem x` with `x` loop-invariant: stored once, in the prologue.
+    fn hoist(&mut self, t: &Rc<Term>, x: &Rc<Term>, env: &[Val]) -> Result<Val> {
+        let key = Rc::as_ptr(t);
+        if let Some(v) = self.hoisted.get(&key) {
+            return Ok(v.clone());
+        }
+        let saved = std::mem::replace(&mut self.body, std::mem::take(&mut self.prologue));
+        let indent = std::mem::replace(&mut self.indent, 1);
+        let v = self.eval(x, env).and_then(|v| self.materialise(v, &t.ty));
+        self.prologue = std::mem::replace(&mut self.body, saved);
+        self.indent = indent;
+        let v = v?;
+        self.hoisted.insert(key, v.clone());
+        Ok(v)
+    }
+
+    fn apply(&mut self, f: Val, x: Val) -> Result<Val> {
+        match f {
+            Val::Lam { body, mut env } => {
+                env.push(x);
+                self.eval(&body, &env)
+            }
+            Val::Prim {
+                prim,
+                nats,
+                mut args,
+                ty,
+            } => {
+                args.push(x);
+                if args.len() < prim.arity() {
+                    return Ok(Val::Prim {
+                        prim,
+                        nats,
+                        args,
+                        ty,
+                    });
+                }
+                self.primitive(prim, &nats, args, &ty)
+            }
+            _ => Err(unsupported("applying a value that is not a function")),
+        }
+    }
+
+    /// The result type of a primitive of type `ty` after all its arguments.
+    fn result_len(&self, ty: &Type) -> Result<i64> {
+        match ty.uncurry().1 {
+            Type::Arr(n, _) | Type::Vector(_, n) => self.nat(n),
+            other => Err(unsupported(format!(
+                "expected an array result, found {other}"
+            ))),
+        }
+    }
+
+    fn primitive(&mut self, prim: Prim, nats: &[i64], args: Vec<Val>, ty: &Type) -> Result<Val> {
+        use Prim::*;
+        let arg = |i: usize| args[i].clone();
+        match prim {
+            MapSeq | MapPar | ReduceSeq | ReduceSeqUnroll => Ok(Val::Deferred {
+                prim,
+                args,
+                ty: ty.uncurry().1.clone(),
+            }),
+            Reduce => unreachable!("rejected where the primitive occurs"),
+            // A high-level map of a function that only rearranges data is a view; one that
+            // computes must have been lowered (the generator does not choose its loop).
+            Map => {
+                let (f, xs) = (arg(0), self.force(arg(1))?);
+                Ok(view(array_len(&xs)?, false, move |em, i| {
+                    let (code, ops) = (em.body.len(), em.arith);
+                    let x = em.get(&xs, i)?;
+                    let y = em.apply(f.clone(), x)?;
+                    if em.body.len() != code || em.arith != ops {
+                        return Err(unsupported(
+                            "the high-level primitive `map` computes here; lower it first (mapSeq, mapPar)",
+                        ));
+                    }
+                    Ok(y)
+                }))
+            }
+            Id => Ok(arg(0)),
+            Let => self.apply(arg(1), arg(0)),
+            ToMem => self.materialise(arg(0), ty.uncurry().1),
+            Fst | Snd => match self.force(arg(0))? {
+                Val::Pair(a, b) => Ok(if prim == Fst {
+                    (*a).clone()
+                } else {
+                    (*b).clone()
+                }),
+                _ => Err(unsupported("fst/snd of something that is not a pair")),
+            },
+            MakePair => Ok(Val::Pair(Rc::new(arg(0)), Rc::new(arg(1)))),
+            Add | Mul => {
+                self.arith += 1;
+                let op = if prim == Add { "+" } else { "*" };
+                arith(self.force(arg(0))?, self.force(arg(1))?, op)
+            }
+            Zip => {
+                let (a, b) = (self.force(arg(0))?, self.force(arg(1))?);
+                let len = array_len(&a)?;
+                Ok(view(len, false, move |em, i| {
+                    let x = em.get(&a, i)?;
+                    let y = em.get(&b, i)?;
+                    Ok(Val::Pair(Rc::new(x), Rc::new(y)))
+                }))
+            }
+            Unzip => {
+                let a = self.force(arg(0))?;
+                let len = array_len(&a)?;
+                let part = |first: bool| {
+                    let a = a.clone();
+                    view(len, false, move |em, i| match em.get(&a, i)? {
+                        Val::Pair(x, y) => Ok(if first { (*x).clone() } else { (*y).clone() }),
+                        _ => Err(unsupported("unzip of an array of non-pairs")),
+                    })
+                };
+                Ok(Val::Pair(Rc::new(part(true)), Rc::new(part(false))))
+            }
+            Split | AsVector | AsVectorAligned => {
+                let (a, n) = (self.force(arg(0))?, nats[0]);
+                let len = array_len(&a)? / n;
+                let vector = prim != Split;
+                Ok(view(len, false, move |_, i| {
+                    let (a, i) = (a.clone(), i.to_string());
+                    Ok(view(n, vector, move |em, j| {
+                        em.get(&a, &format!("({i}) * {n} + ({j})"))
+                    }))
+                }))
+            }
+            Join | AsScalar => {
+                let a = self.force(arg(0))?;
+                let outer = array_len(&a)?;
+                let inner = self.result_len(ty)? / outer.max(1);
+                Ok(view(outer * inner, false, move |em, i| {
+                    let row = em.get(&a, &format!("({i}) / {inner}"))?;
+                    em.get(&row, &format!("({i}) % {inner}"))
+                }))
+            }
+            Transpose => {
+                let a = self.force(arg(0))?;
+                let rows = array_len(&a)?;
+                let cols = self.result_len(ty)?;
+                Ok(view(cols, false, move |_, i| {
+                    let (a, i) = (a.clone(), i.to_string());
+                    Ok(view(rows, false, move |em, j| {
+                        let row = em.get(&a, j)?;
+                        em.get(&row, &i)
+                    }))
+                }))
+            }
+            Slide => {
+                let (a, sz, sp) = (self.force(arg(0))?, nats[0], nats[1]);
+                let len = self.result_len(ty)?;
+                Ok(view(len, false, move |_, i| {
+                    let (a, i) = (a.clone(), i.to_string());
+                    Ok(view(sz, false, move |em, j| {
+                        em.get(&a, &format!("({i}) * {sp} + ({j})"))
+                    }))
+                }))
+            }
+            Generate => {
+                let f = arg(0);
+                Ok(view(self.result_len(ty)?, false, move |em, i| {
+                    em.apply(f.clone(), Val::Index(i.to_string()))
+                }))
+            }
+            VectorFromScalar => {
+                let x = self.force(arg(0))?;
+                Ok(view(self.result_len(ty)?, true, move |_, _| Ok(x.clone())))
+            }
+            Weights2d | WeightsH | WeightsV | Vectorize => Err(unsupported(format!(
+                "the primitive `{}` has no C translation",
+                prim.name()
+            ))),
+        }
+    }
+
+    /// Element `i` of an array value.
+    fn get(&mut self, a: &Val, i: &str) -> Result<Val> {
+        match self.force(a.clone())? {
+            Val::Array { get, .. } => get(self, i),
+            _ => Err(unsupported("indexing something that is not an array")),
+        }
+    }
+
+    /// A deferred loop's value, materialised into a buffer so that it can be read.
+    fn force(&mut self, v: Val) -> Result<Val> {
+        match v {
+            Val::Deferred { ref ty, .. } => {
+                let ty = ty.clone();
+                self.materialise(v, &ty)
+            }
+            v => Ok(v),
+        }
+    }
+
+    /// Stores `v` (of type `ty`) into a new buffer and returns a view of the buffer. Arrays
+    /// of up to 64K floats live on the stack of the current block (so each thread of a
+    /// parallel loop has its own); larger ones are file-level buffers allocated once.
+    fn materialise(&mut self, v: Val, ty: &Type) -> Result<Val> {
+        let (shape, floats) = shape_of(ty, self)?;
+        let name = self.fresh("buf");
+        if floats == 1 && shape.is_empty() {
+            self.line(&format!("float {name};"));
+        } else if floats <= 65536 {
+            self.line(&format!("float {name}[{floats}];"));
+        } else {
+            self.buffers.push((name.clone(), floats));
+        }
+        let dest = buffer_view(&name, &shape, floats == 1 && shape.is_empty());
+        self.write(v, dest.clone())?;
+        Ok(dest)
+    }
+
+    /// Emits the code that stores `v` into the destination `dest` (a view whose scalars are
+    /// lvalues).
+    pub fn write(&mut self, v: Val, dest: Val) -> Result<()> {
+        match v {
+            Val::Deferred { prim, args, ty } => self.write_loop(prim, args, &ty, dest),
+            Val::Scalar(x) | Val::Index(x) => match dest {
+                Val::Scalar(d) => {
+                    self.line(&format!("{d} = {x};"));
+                    Ok(())
+                }
+                _ => Err(unsupported("writing a scalar into a non-scalar")),
+            },
+            Val::Pair(a, b) => match dest {
+                Val::Pair(da, db) => {
+                    self.write((*a).clone(), (*da).clone())?;
+                    self.write((*b).clone(), (*db).clone())
+                }
+                _ => Err(unsupported("writing a pair into a non-pair")),
+            },
+            Val::Array { len, vector, .. } => {
+                let i = self.fresh("i");
+                if vector {
+                    self.line("#pragma omp simd");
+                }
+                self.line(&format!("for (long {i} = 0; {i} < {len}; {i}++) {{"));
+                self.indent += 1;
+                let (x, d) = (self.get(&v, &i)?, self.get(&dest, &i)?);
+                self.write(x, d)?;
+                self.indent -= 1;
+                self.line("}");
+                Ok(())
+            }
+            Val::Lam { .. } | Val::Prim { .. } => Err(unsupported(
+                "a function is stored as data (an under-applied primitive)",
+            )),
+        }
+    }
+
+    /// Emits a deferred loop (`ty`: its result type) writing into `dest`.
+    fn write_loop(&mut self, prim: Prim, args: Vec<Val>, ty: &Type, dest: Val) -> Result<()> {
+        let xs = self.force(args[args.len() - 1].clone())?;
+        let len = array_len(&xs)?;
+        let i = self.fresh("i");
+        match prim {
+            Prim::MapSeq | Prim::MapPar => {
+                if prim == Prim::MapPar {
+                    self.line("#pragma omp parallel for");
+                }
+                self.line(&format!("for (long {i} = 0; {i} < {len}; {i}++) {{"));
+                self.indent += 1;
+                let x = self.get(&xs, &i)?;
+                let y = self.apply(args[0].clone(), x)?;
+                let d = self.get(&dest, &i)?;
+                self.write(y, d)?;
+            }
+            _ => {
+                // The accumulator is the destination itself: initialise, then update.
+                self.write(args[1].clone(), dest.clone())?;
+                if prim == Prim::ReduceSeqUnroll {
+                    self.line("#pragma GCC unroll 64");
+                }
+                self.line(&format!("for (long {i} = 0; {i} < {len}; {i}++) {{"));
+                self.indent += 1;
+                let x = self.get(&xs, &i)?;
+                let step = self.apply(args[0].clone(), dest.clone())?;
+                let y = self.apply(step, x)?;
+                // The new accumulator may read the old one at other places than it writes:
+                // compute it into a buffer first unless it is a scalar.
+                let y = match y {
+                    Val::Scalar(_) => y,
+                    other => self.materialise(other, ty)?,
+                };
+                self.write(y, dest)?;
+            }
+        }
+        self.indent -= 1;
+        self.line("}");
+        Ok(())
+    }
+}
+
+/// The free variable indices of `t` under `depth` binders (relative to the outside).
+fn free_vars(t: &Term, depth: u32, out: &mut Vec<u32>) {
+    match &t.node {
+        Node::Var(i) if *i >= depth => out.push(i - depth),
+        Node::Lam(b) => free_vars(b, depth + 1, out),
+        n => n.children().iter().for_each(|c| free_vars(c, depth, out)),
+    }
+}
+
+fn c_float(x: f32) -> String {
+    if x.is_finite() && x == x.trunc() && x.abs() < 1e9 {
+        format!("{x:.1}f")
+    } else {
+        format!("{x:e}f")
+    }
+}
+
+fn view(len: i64, vector: bool, get: impl Fn(&mut Emitter, &str) -> Result<Val> + 'static) -> Val {
+    Val::Array {
+        len,
+        vector,
+        get: Rc::new(get),
+    }
+}
+
+fn array_len(v: &Val) -> Result<i64> {
+    match v {
+        Val::Array { len, .. } => Ok(*len),
+        _ => Err(unsupported("expected an array")),
+    }
+}
+
+fn arith(a: Val, b: Val, op: &'static str) -> Result<Val> {
+    match (a, b) {
+        (Val::Scalar(x) | Val::Index(x), Val::Scalar(y) | Val::Index(y)) => {
+            Ok(Val::Scalar(format!("({x} {op} {y})")))
+        }
+        (a @ Val::Array { .. }, b @ Val::Array { .. }) => {
+            let len = array_len(&a)?;
+            Ok(view(len, true, move |em, l| {
+                let (x, y) = (em.get(&a, l)?, em.get(&b, l)?);
+                arith(em.force(x)?, em.force(y)?, op)
+            }))
+        }
+        _ => Err(unsupported(format!("`{op}` on values of different kinds"))),
+    }
+}
+
+/// The array dimensions of a data type (outermost first) and its number of floats.
+fn shape_of(ty: &Type, em: &Emitter) -> Result<(Vec<i64>, i64)> {
+    let mut shape = vec![];
+    let mut t = ty;
+    loop {
+        match t {
+            Type::Arr(n, e) | Type::Vector(e, n) => {
+                shape.push(em.nat(n)?);
+                t = e;
+            }
+            Type::F32 | Type::Int => break,
+            other => return Err(unsupported(format!("storing a value of type {other}"))),
+        }
+    }
+    let floats = shape.iter().product();
+    Ok((shape, floats))
+}
+
+/// A row-major buffer seen as nested arrays (a lone scalar when `scalar`).
+fn buffer_view(name: &str, shape: &[i64], scalar: bool) -> Val {
+    if scalar {
+        return Val::Scalar(name.to_string());
+    }
+    fn level(name: Rc<str>, shape: Rc<[i64]>, depth: usize, offset: String) -> Val {
+        if depth == shape.len() {
+            return Val::Scalar(format!("{name}[{offset}]"));
+        }
+        let stride: i64 = shape[depth + 1..].iter().product();
+        let vector = false;
+        view(shape[depth], vector, move |_, i| {
+            let off = if offset == "0" {
+                format!("({i}) * {stride}")
+            } else {
+                format!("{offset} + ({i}) * {stride}")
+            };
+            Ok(level(name.clone(), shape.clone(), depth + 1, off))
+        })
+    }
+    level(name.into(), shape.into(), 0, "0".into())
+}
+
+/// An emitter with the sizes bound, parameter shapes, body, result shape.
+type Signature = (Emitter, Vec<Vec<i64>>, Rc<Term>, Vec<i64>);
+
+/// The program after its sizes: an emitter with the sizes bound, the array shapes of its
+/// parameters, its body and the shape of its result.
+fn signature(program: &Rc<Term>, sizes: &[i64]) -> Result<Signature> {
+    let mut em = Emitter {
+        body: String::new(),
+        indent: 1,
+        fresh: 0,
+        nats: vec![],
+        buffers: vec![],
+        arith: 0,
+        params: 0,
+        prologue: String::new(),
+        hoisted: Default::default(),
+    };
+    let mut t = program.clone();
+    for s in sizes {
+        match &t.node {
+            Node::NatLam(b) => {
+                em.nats.push(*s);
+                t = b.clone();
+            }
+            _ => return Err(unsupported("the program takes fewer sizes than given")),
+        }
+    }
+    if matches!(t.node, Node::NatLam(_)) {
+        return Err(unsupported("the program takes more sizes than given"));
+    }
+    let mut params = vec![];
+    while let (Node::Lam(b), Type::Fun(input, _)) = (&t.node, &t.ty) {
+        params.push(shape_of(input, &em)?.0);
+        t = b.clone();
+    }
+    let out = shape_of(&t.ty, &em)?.0;
+    Ok((em, params, t, out))
+}
+
+/// The float counts of a program's parameters and of its result, at `sizes`.
+pub fn buffer_sizes(program: &Rc<Term>, sizes: &[i64]) -> Result<(Vec<usize>, usize)> {
+    let (_, params, _, out) = signature(program, sizes)?;
+    let count = |s: &Vec<i64>| s.iter().product::<i64>() as usize;
+    Ok((params.iter().map(count).collect(), count(&out)))
+}
+
+/// C for a closed program `nfun s.. => fun x1 .. xn => body` at the given sizes: a function
+/// `void NAME(const float *x0, ..., float *out)` over row-major buffers.
+pub fn program_c(name: &str, program: &Rc<Term>, sizes: &[i64]) -> Result<String> {
+    let (mut em, shapes, body, out_shape) = signature(program, sizes)?;
+    let env: Vec<Val> = shapes
+        .iter()
+        .enumerate()
+        .map(|(i, s)| match s.is_empty() {
+            true => Val::Scalar(format!("x{i}[0]")),
+            false => buffer_view(&format!("x{i}"), s, false),
+        })
+        .collect();
+    let mut params: Vec<String> = (0..shapes.len())
+        .map(|i| format!("const float *restrict x{i}"))
+        .collect();
+    em.params = env.len();
+    let v = em.eval(&body, &env)?;
+    em.write(v, buffer_view("out", &out_shape, false))?;
+    let body = format!("{}{}", em.prologue, em.body);
+    let mut c = String::from("#include <stdlib.h>\n\n");
+    for (b, n) in &em.buffers {
+        let _ = writeln!(c, "static float {b}[{n}];");
+    }
+    params.push("float *restrict out".into());
+    let _ = writeln!(c, "void {name}({}) {{\n{body}}}", params.join(", "));
+    Ok(c)
+}
+
+impl Error {
+    /// Names the subterm where a code generation error happened (the innermost one).
+    fn or_context(mut self, t: &Term) -> Error {
+        if !self.message.contains(" in `") {
+            let mut head = t;
+            let mut args = 0;
+            while let Node::App(f, _) | Node::NatApp(f, _) = &head.node {
+                head = f;
+                args += 1;
+            }
+            let name = match &head.node {
+                Node::Prim(p) => p.name().to_string(),
+                Node::Lam(_) => "fun ...".into(),
+                Node::Var(i) => format!("variable #{i}"),
+                _ => "...".into(),
+            };
+            self.message = format!(
+                "{} in `{name}` applied to {args} argument(s), of type {}",
+                self.message, t.ty
+            );
+        }
+        self
+    }
+}

@@ -1,0 +1,35 @@
+//! OpenMP C code generation from low-level Rise ([`emit`]), and compiling, running and
+//! validating the generated C against the interpreter ([`run`]).
+
+pub mod emit;
+pub mod run;
+
+use crate::rise::primitives::Prim;
+use crate::rise::term::{Node, Term};
+use std::rc::Rc;
+
+/// The last lowering before code generation (the reference's `mapSeq` and `reduceSeq`
+/// lowering rules): every `map` whose function computes (adds, multiplies or reduces)
+/// becomes a sequential loop, every `reduce` a sequential reduction. Maps that only
+/// rearrange data stay maps (views, index arithmetic); parallel maps, unrolled reductions
+/// and vectors are what the program already says.
+pub fn sequential(t: &Rc<Term>) -> Rc<Term> {
+    let node = match &t.node {
+        Node::App(f, g) if f.node == Node::Prim(Prim::Map) && computes(g) => {
+            let map_seq = Term::new(Node::Prim(Prim::MapSeq), f.ty.clone());
+            Node::App(map_seq, sequential(g))
+        }
+        Node::Prim(Prim::Reduce) => Node::Prim(Prim::ReduceSeq),
+        n => n.map(sequential),
+    };
+    Term::new(node, t.ty.clone())
+}
+
+/// Does the term do arithmetic or reduce?
+fn computes(t: &Term) -> bool {
+    use Prim::*;
+    match &t.node {
+        Node::Prim(p) => matches!(p, Add | Mul | Reduce | ReduceSeq | ReduceSeqUnroll),
+        n => n.children().iter().any(|c| computes(c)),
+    }
+}

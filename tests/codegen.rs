@@ -1,0 +1,65 @@
+//! C code generation: generated programs compile, run and agree with the interpreter.
+
+mod common;
+
+use common::{assert_close, def, matmul, Rng};
+use sketchlog::codegen::emit::program_c;
+use sketchlog::codegen::run::{compile, COptions};
+use sketchlog::codegen::sequential;
+
+fn compiles_and_computes_matmul(name: &str, (m, n, k): (usize, usize, usize)) {
+    let p = def("programs/matmul-lowlevel.rise", name);
+    let sizes = [m as i64, n as i64, k as i64];
+    let opts = COptions::default();
+    let exe = compile(&p, &sizes, &opts).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let mut rng = Rng(3);
+    let (a, b) = (rng.f32s(m * k), rng.f32s(k * n));
+    let (out, times) = exe.run(&[a.clone(), b.clone()], &opts).unwrap();
+    assert_eq!(times.len(), 1);
+    assert_close(&out, &matmul(&a, &b, m, n, k), 1e-4);
+}
+
+#[test]
+fn baseline_compiles_and_computes_the_product() {
+    compiles_and_computes_matmul("baseline", (64, 32, 96));
+}
+
+#[test]
+fn parallel_rows_compile_with_an_omp_loop() {
+    let p = def("programs/matmul-lowlevel.rise", "parallelRows");
+    let c = program_c("mm", &p, &[32, 32, 32]).unwrap();
+    assert!(c.contains("#pragma omp parallel for"), "{c}");
+    compiles_and_computes_matmul("parallelRows", (32, 64, 8));
+}
+
+#[test]
+fn a_high_level_map_is_an_error_naming_it() {
+    let p = def("programs/matmul.rise", "mm");
+    let err = program_c("mm", &p, &[32, 32, 32]).unwrap_err().to_string();
+    assert!(err.contains("high-level primitive `reduce`"), "{err}");
+    assert!(err.contains(" in `"), "{err}");
+}
+
+/// The program a goal's guide finds, lowered to sequential loops where it says nothing else.
+fn found(goal: &str) -> std::rc::Rc<sketchlog::rise::term::Term> {
+    let g = sketchlog::guide::parse::load_guide(format!("programs/{goal}.guide").as_ref()).unwrap();
+    let steps = sketchlog::guide::run(&g, |_, _| {}, |_, _| {}).unwrap();
+    sequential(steps.last().unwrap().term.as_ref().unwrap())
+}
+
+#[test]
+fn found_parallel_program_compiles_and_computes_the_product() {
+    let p = found("parallel");
+    for (m, n, k) in [(64, 64, 64), (64, 32, 96)] {
+        let sizes = [m as i64, n as i64, k as i64];
+        let opts = COptions {
+            threads: 2,
+            ..COptions::default()
+        };
+        let exe = compile(&p, &sizes, &opts).unwrap();
+        let mut rng = Rng(5);
+        let (a, b) = (rng.f32s(m * k), rng.f32s(k * n));
+        let (out, _) = exe.run(&[a.clone(), b.clone()], &opts).unwrap();
+        assert_close(&out, &matmul(&a, &b, m, n, k), 1e-4);
+    }
+}
