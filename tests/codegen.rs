@@ -47,19 +47,38 @@ fn found(goal: &str) -> std::rc::Rc<sketchlog::rise::term::Term> {
     sequential(steps.last().unwrap().term.as_ref().unwrap())
 }
 
-#[test]
-fn found_parallel_program_compiles_and_computes_the_product() {
-    let p = found("parallel");
+/// Compiles a goal's found program and checks it at a square and a non-square size.
+fn found_program_computes_the_product(goal: &str) {
+    let p = found(goal);
     for (m, n, k) in [(64, 64, 64), (64, 32, 96)] {
         let sizes = [m as i64, n as i64, k as i64];
         let opts = COptions {
             threads: 2,
             ..COptions::default()
         };
-        let exe = compile(&p, &sizes, &opts).unwrap();
+        let exe = compile(&p, &sizes, &opts).unwrap_or_else(|e| panic!("{goal}: {e}"));
         let mut rng = Rng(5);
         let (a, b) = (rng.f32s(m * k), rng.f32s(k * n));
         let (out, _) = exe.run(&[a.clone(), b.clone()], &opts).unwrap();
         assert_close(&out, &matmul(&a, &b, m, n, k), 1e-4);
+    }
+}
+
+#[test]
+fn found_baseline_and_blocking_compile_and_compute_the_product() {
+    found_program_computes_the_product("baseline");
+    found_program_computes_the_product("blocking");
+}
+
+#[test]
+fn found_vectorization_and_loop_perm_compile_and_compute_the_product() {
+    found_program_computes_the_product("vectorization");
+    found_program_computes_the_product("loop-perm");
+}
+
+#[test]
+fn found_packing_versions_compile_and_compute_the_product() {
+    for goal in ["array-packing", "cache-blocks", "parallel"] {
+        found_program_computes_the_product(goal);
     }
 }
