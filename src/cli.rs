@@ -94,6 +94,33 @@ enum Command {
         #[arg(long, default_value_t = 1800)]
         time_s: u64,
     },
+    /// Print (or write) the OpenMP C of a low-level program at given sizes.
+    Codegen {
+        /// `FILE.rise:NAME`, or `FILE.guide` for the program its guide finds.
+        program: String,
+        /// The program's sizes, outermost first (default: every size 1024).
+        #[arg(long, value_delimiter = ',')]
+        sizes: Vec<i64>,
+        #[arg(short, long)]
+        out: Option<PathBuf>,
+    },
+    /// Compile a program's C, check it against the interpreter and time it.
+    BenchC {
+        /// `FILE.rise:NAME`, or `FILE.guide` for the program its guide finds.
+        program: String,
+        /// Every size of the program (a matrix multiplication: m = n = k).
+        #[arg(long, default_value_t = 1024)]
+        size: i64,
+        /// OpenMP thread counts to time.
+        #[arg(long, value_delimiter = ',', default_value = "1")]
+        threads: Vec<usize>,
+        /// Timed runs (the median is reported), after one warm-up run.
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+        /// C compiler flags (default `-O3 -march=native -fopenmp`).
+        #[arg(long, allow_hyphen_values = true)]
+        cflags: Option<String>,
+    },
     /// Search for a program satisfying a sketch: normalise, grow an e-graph with the rules
     /// until the sketch is satisfied or a limit is hit, extract. Exit 1 if not found.
     Check {
@@ -333,6 +360,18 @@ fn dispatch(cli: Cli) -> Result<()> {
                 time: Duration::from_secs(time_s),
             },
         ),
+        Command::Codegen {
+            program,
+            sizes,
+            out,
+        } => codegen(&program, sizes, out.as_deref()),
+        Command::BenchC {
+            program,
+            size,
+            threads,
+            runs,
+            cflags,
+        } => bench_c(&program, size, &threads, runs, cflags),
         Command::Rules { rules } => print_rules(&rules),
         Command::Check {
             program,
@@ -435,6 +474,67 @@ fn reproduce(
             "table5" => matmul::table5(&cfg)?,
             _ => matmul::fig16(&cfg, &mut runs)?,
         }
+    }
+    Ok(())
+}
+
+/// The sizes a program takes (its leading `nfun`s), each `size`.
+fn all_sizes(program: &crate::rise::term::Term, size: i64) -> Vec<i64> {
+    let mut n = 0;
+    let mut t = program;
+    while let crate::rise::term::Node::NatLam(b) = &t.node {
+        n += 1;
+        t = b;
+    }
+    vec![size; n]
+}
+
+fn codegen(program: &str, sizes: Vec<i64>, out: Option<&Path>) -> Result<()> {
+    let p = crate::codegen::load_program(program)?;
+    let sizes = if sizes.is_empty() {
+        all_sizes(&p, 1024)
+    } else {
+        sizes
+    };
+    let c = crate::codegen::emit::program_c("rise_program", &p, &sizes)?;
+    match out {
+        Some(path) => crate::error::write_atomically(path, c.as_bytes()),
+        None => {
+            print!("{c}");
+            Ok(())
+        }
+    }
+}
+
+fn bench_c(
+    program: &str,
+    size: i64,
+    threads: &[usize],
+    runs: usize,
+    cflags: Option<String>,
+) -> Result<()> {
+    use crate::codegen::run::{compile, validate, COptions};
+    let p = crate::codegen::load_program(program)?;
+    let sizes = all_sizes(&p, size);
+    let mut opts = COptions {
+        runs,
+        ..COptions::default()
+    };
+    if let Some(f) = cflags {
+        opts.flags = f.split_whitespace().map(String::from).collect();
+    }
+    let exe = compile(&p, &sizes, &opts)?;
+    println!("{program} at sizes {sizes:?}");
+    for &t in threads {
+        let opts = COptions {
+            threads: t,
+            ..opts.clone()
+        };
+        let r = validate(&exe, &p, &sizes, &opts)?;
+        println!(
+            "  {t} thread(s): median {:.3} ms, {:.1} GFLOP/s (2 m n k / time), max relative error {:.2e}",
+            r.median_ms, r.gflops, r.max_rel_error
+        );
     }
     Ok(())
 }

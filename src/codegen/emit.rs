@@ -589,9 +589,15 @@ fn signature(program: &Rc<Term>, sizes: &[i64]) -> Result<Signature> {
     Ok((em, params, t, out))
 }
 
+/// The array shapes of a program's parameters and of its result, at `sizes`.
+pub fn buffer_shapes(program: &Rc<Term>, sizes: &[i64]) -> Result<(Vec<Vec<i64>>, Vec<i64>)> {
+    let (_, params, _, out) = signature(program, sizes)?;
+    Ok((params, out))
+}
+
 /// The float counts of a program's parameters and of its result, at `sizes`.
 pub fn buffer_sizes(program: &Rc<Term>, sizes: &[i64]) -> Result<(Vec<usize>, usize)> {
-    let (_, params, _, out) = signature(program, sizes)?;
+    let (params, out) = buffer_shapes(program, sizes)?;
     let count = |s: &Vec<i64>| s.iter().product::<i64>() as usize;
     Ok((params.iter().map(count).collect(), count(&out)))
 }

@@ -4,6 +4,8 @@
 pub mod emit;
 pub mod run;
 
+use crate::error::Result;
+
 use crate::rise::primitives::Prim;
 use crate::rise::term::{Node, Term};
 use std::rc::Rc;
@@ -32,4 +34,17 @@ fn computes(t: &Term) -> bool {
         Node::Prim(p) => matches!(p, Add | Mul | Reduce | ReduceSeq | ReduceSeqUnroll),
         n => n.children().iter().any(|c| computes(c)),
     }
+}
+
+/// The program to generate code for: `FILE.rise:NAME` as written, or `FILE.guide`'s result
+/// (found by running the guide, then [`sequential`]).
+pub fn load_program(spec: &str) -> Result<Rc<Term>> {
+    if spec.ends_with(".guide") {
+        let g = crate::guide::parse::load_guide(std::path::Path::new(spec))?;
+        let reports = crate::guide::run(&g, |_, _| {}, |_, _| {})?;
+        crate::guide::check_found(&reports)?;
+        let found = reports.last().and_then(|r| r.term.clone()).expect("found");
+        return Ok(sequential(&found));
+    }
+    Ok(crate::rise::load_def_ref(spec, std::path::Path::new("."))?.term)
 }

@@ -198,3 +198,97 @@ impl Compiled {
         Ok((result, times))
     }
 }
+
+/// A validated, timed run.
+pub struct Validation {
+    pub median_ms: f64,
+    /// 2 * product of the sizes (a matrix multiplication's flops) per second.
+    pub gflops: f64,
+    /// max |c - r| / max(|r|, 1) over the output, against the reference `r`.
+    pub max_rel_error: f64,
+}
+
+/// Runs `exe` (compiled from `program` at `sizes`) on random inputs and compares it with a
+/// reference: the interpreter when the program is small enough, else (two matrices, as a
+/// matrix multiplication's shapes) a naive product in double precision.
+pub fn validate(
+    exe: &Compiled,
+    program: &Rc<Term>,
+    sizes: &[i64],
+    opts: &COptions,
+) -> Result<Validation> {
+    let mut seed = 0x9e3779b97f4a7c15u64;
+    let mut random = |n: usize| -> Vec<f32> {
+        (0..n)
+            .map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                (seed >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+            })
+            .collect()
+    };
+    let inputs: Vec<Vec<f32>> = exe.inputs.iter().map(|n| random(*n)).collect();
+    let (out, mut times) = exe.run(&inputs, opts)?;
+    let work: f64 = sizes.iter().map(|s| *s as f64).product();
+    let reference = if work <= (1 << 21) as f64 {
+        interpreted(program, sizes, &inputs)?
+    } else if let ([m, n, k], [a, b]) = (sizes, inputs.as_slice()) {
+        naive_product(a, b, *m as usize, *n as usize, *k as usize)
+    } else {
+        return Err(Error::bad_input(
+            "no reference for a large program that is not a matrix multiplication",
+        ));
+    };
+    let max_rel_error = out
+        .iter()
+        .zip(&reference)
+        .map(|(c, r)| ((c - r).abs() / r.abs().max(1.0)) as f64)
+        .fold(0.0, f64::max);
+    times.sort_by(|a, b| a.total_cmp(b));
+    let median_ms = times.get(times.len() / 2).copied().unwrap_or(f64::NAN);
+    Ok(Validation {
+        median_ms,
+        gflops: 2.0 * work / (median_ms * 1e6),
+        max_rel_error,
+    })
+}
+
+fn interpreted(program: &Rc<Term>, sizes: &[i64], inputs: &[Vec<f32>]) -> Result<Vec<f32>> {
+    use crate::rise::interp::{run, Value};
+    let (shapes, _) = super::emit::buffer_shapes(program, sizes)?;
+    let args: Vec<Value> = inputs
+        .iter()
+        .zip(&shapes)
+        .map(|(xs, shape)| nested(xs, shape))
+        .collect();
+    let v =
+        run(program, sizes, &args).map_err(|e| Error::bad_input(format!("interpreter: {e}")))?;
+    v.flatten_f32()
+        .map_err(|e| Error::bad_input(format!("interpreter: {e}")))
+}
+
+/// Row-major floats as nested arrays of `shape`.
+fn nested(xs: &[f32], shape: &[i64]) -> crate::rise::interp::Value {
+    use crate::rise::interp::Value;
+    match shape.split_first() {
+        None => Value::F32(xs[0]),
+        Some((n, rest)) => {
+            let step = xs.len() / (*n as usize).max(1);
+            Value::array(xs.chunks(step.max(1)).map(|c| nested(c, rest)).collect())
+        }
+    }
+}
+
+fn naive_product(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
+    let mut c = vec![0.0f32; m * n];
+    for i in 0..m {
+        for l in 0..k {
+            let x = a[i * k + l] as f64;
+            for j in 0..n {
+                c[i * n + j] += (x * b[l * n + j] as f64) as f32;
+            }
+        }
+    }
+    c
+}
