@@ -41,8 +41,8 @@ enum Command {
     },
     /// Reproduce tables and figures of the paper as CSV (and SVG) files in `results/`.
     Reproduce {
-        /// Which: `table2`, `table3`, `table4`, `table5`, `fig16` (several in one run share
-        /// their searches: fig16 reuses the rows of table3 and table4).
+        /// Which: `table2`, `table3`, `table4`, `table5`, `fig16`, `codegen` (several in one
+        /// run share their searches: fig16 reuses the rows of table3 and table4).
         #[arg(required = true)]
         tables: Vec<String>,
         /// Output file of `table2` (default `results/table2.csv`).
@@ -64,6 +64,9 @@ enum Command {
         /// table3/4/5: only these goals (comma-separated; default all seven).
         #[arg(long, value_delimiter = ',')]
         goals: Vec<String>,
+        /// codegen: the matrices' size (m = n = k).
+        #[arg(long, default_value_t = 1024)]
+        size: i64,
     },
     /// Benchmark the efficient encoding on Table 2's goals: medians of several runs.
     Bench {
@@ -323,7 +326,16 @@ fn dispatch(cli: Cli) -> Result<()> {
             time_s,
             substitution,
             goals,
-        } => reproduce(&tables, out, dir, memory_mb, time_s, substitution, goals),
+            size,
+        } => reproduce(
+            &tables,
+            out,
+            dir,
+            (memory_mb, time_s),
+            substitution,
+            goals,
+            size,
+        ),
         Command::Bench { table, runs } => match table.as_str() {
             "table2" => crate::experiments::table2::bench(
                 &crate::experiments::table2::Table2Config {
@@ -431,13 +443,13 @@ fn reproduce(
     tables: &[String],
     out: Option<PathBuf>,
     dir: PathBuf,
-    memory_mb: Option<u64>,
-    time_s: Option<u64>,
+    (memory_mb, time_s): (Option<u64>, Option<u64>),
     substitution: Option<String>,
     goals: Vec<String>,
+    size: i64,
 ) -> Result<()> {
     use crate::experiments::{matmul, table2};
-    let known = ["table2", "table3", "table4", "table5", "fig16"];
+    let known = ["table2", "table3", "table4", "table5", "fig16", "codegen"];
     if let Some(t) = tables.iter().find(|t| !known.contains(&t.as_str())) {
         return Err(Error::bad_input(format!(
             "unknown table `{t}` (available: {})",
@@ -472,6 +484,12 @@ fn reproduce(
             "table3" => matmul::table3(&cfg, &mut runs)?,
             "table4" => matmul::table4(&cfg, &mut runs)?,
             "table5" => matmul::table5(&cfg)?,
+            "codegen" => crate::experiments::codegen::reproduce(
+                &cfg.dir.join("codegen.csv"),
+                size,
+                &[1, 2],
+                5,
+            )?,
             _ => matmul::fig16(&cfg, &mut runs)?,
         }
     }

@@ -82,3 +82,26 @@ fn found_packing_versions_compile_and_compute_the_product() {
         found_program_computes_the_product(goal);
     }
 }
+
+#[test]
+fn reproduce_codegen_writes_every_version_validated() {
+    let dir = std::env::temp_dir().join(format!("sketchlog-cg-{}", std::process::id()));
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_sketchlog"))
+        .args(["reproduce", "codegen", "--size", "64", "--dir"])
+        .arg(&dir)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let csv = std::fs::read_to_string(dir.join("codegen.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert_eq!(rows.len(), 14, "{csv}");
+    for r in &rows {
+        let err: f64 = r[5].parse().unwrap();
+        assert!(err < 1e-4, "{r:?}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
