@@ -55,6 +55,53 @@ pub enum Val {
         args: Vec<Val>,
         ty: Type,
     },
+    /// A data-layout primitive applied to a value not computed yet: written by writing
+    /// `inner` into the destination seen through `dest` (`join x` into `d` is `x` into
+    /// `split d`).
+    Reshaped {
+        inner: Rc<Val>,
+        dest: Reshape,
+        ty: Type,
+    },
+}
+
+/// A change of view of an array (or of a destination).
+type Reshape = Rc<dyn Fn(Val) -> Result<Val>>;
+
+fn is_deferred(v: &Val) -> bool {
+    matches!(v, Val::Deferred { .. } | Val::Reshaped { .. })
+}
+
+/// `split<n>` (or `asVector<n>`, `vector`) of an array: rows of `n`.
+fn split_view(a: Val, n: i64, vector: bool) -> Result<Val> {
+    let len = array_len(&a)? / n;
+    Ok(view(len, false, move |_, i| {
+        let (a, i) = (a.clone(), i.to_string());
+        Ok(view(n, vector, move |em, j| {
+            em.get(&a, &format!("({i}) * {n} + ({j})"))
+        }))
+    }))
+}
+
+/// `join` (or `asScalar`) of an array of rows of `inner` elements.
+fn join_view(a: Val, inner: i64) -> Result<Val> {
+    let outer = array_len(&a)?;
+    Ok(view(outer * inner, false, move |em, i| {
+        let row = em.get(&a, &format!("({i}) / {inner}"))?;
+        em.get(&row, &format!("({i}) % {inner}"))
+    }))
+}
+
+/// `transpose` of an array whose rows have `cols` elements.
+fn transpose_view(a: Val, cols: i64) -> Result<Val> {
+    let rows = array_len(&a)?;
+    Ok(view(cols, false, move |_, i| {
+        let (a, i) = (a.clone(), i.to_string());
+        Ok(view(rows, false, move |em, j| {
+            let row = em.get(&a, j)?;
+            em.get(&row, &i)
+        }))
+    }))
 }
 
 /// The C code of one program, built statement by statement.
@@ -284,37 +331,44 @@ impl Emitter {
                 };
                 Ok(Val::Pair(Rc::new(part(true)), Rc::new(part(false))))
             }
-            Split | AsVector | AsVectorAligned => {
-                let (a, n) = (self.force(arg(0))?, nats[0]);
-                let len = array_len(&a)? / n;
+            Split | AsVector | AsVectorAligned | Join | AsScalar | Transpose => {
+                let a = arg(0);
                 let vector = prim != Split;
-                Ok(view(len, false, move |_, i| {
-                    let (a, i) = (a.clone(), i.to_string());
-                    Ok(view(n, vector, move |em, j| {
-                        em.get(&a, &format!("({i}) * {n} + ({j})"))
-                    }))
-                }))
-            }
-            Join | AsScalar => {
-                let a = self.force(arg(0))?;
-                let outer = array_len(&a)?;
-                let inner = self.result_len(ty)? / outer.max(1);
-                Ok(view(outer * inner, false, move |em, i| {
-                    let row = em.get(&a, &format!("({i}) / {inner}"))?;
-                    em.get(&row, &format!("({i}) % {inner}"))
-                }))
-            }
-            Transpose => {
-                let a = self.force(arg(0))?;
-                let rows = array_len(&a)?;
-                let cols = self.result_len(ty)?;
-                Ok(view(cols, false, move |_, i| {
-                    let (a, i) = (a.clone(), i.to_string());
-                    Ok(view(rows, false, move |em, j| {
-                        let row = em.get(&a, j)?;
-                        em.get(&row, &i)
-                    }))
-                }))
+                // Element length of the result's rows (join: of the argument's rows).
+                let (view_of, dest_of): (Reshape, Reshape) = match prim {
+                    Split | AsVector | AsVectorAligned => {
+                        let n = nats[0];
+                        (
+                            Rc::new(move |v| split_view(v, n, vector)),
+                            Rc::new(move |d| join_view(d, n)),
+                        )
+                    }
+                    Join | AsScalar => {
+                        let outer = self.len_of(&a)?;
+                        let inner = self.result_len(ty)? / outer.max(1);
+                        (
+                            Rc::new(move |v| join_view(v, inner)),
+                            Rc::new(move |d| split_view(d, inner, vector)),
+                        )
+                    }
+                    _ => {
+                        let (rows, cols) = (self.len_of(&a)?, self.result_len(ty)?);
+                        (
+                            Rc::new(move |v| transpose_view(v, cols)),
+                            Rc::new(move |d| transpose_view(d, rows)),
+                        )
+                    }
+                };
+                if is_deferred(&a) {
+                    // Not computed yet: it will be written through the reshaped destination
+                    // (the layout becomes index arithmetic on the writes).
+                    return Ok(Val::Reshaped {
+                        inner: Rc::new(a),
+                        dest: dest_of,
+                        ty: ty.uncurry().1.clone(),
+                    });
+                }
+                view_of(a)
             }
             Slide => {
                 let (a, sz, sp) = (self.force(arg(0))?, nats[0], nats[1]);
@@ -343,6 +397,14 @@ impl Emitter {
         }
     }
 
+    /// The length of an array, computed or not.
+    fn len_of(&self, v: &Val) -> Result<i64> {
+        match v {
+            Val::Deferred { ty, .. } | Val::Reshaped { ty, .. } => self.result_len(ty),
+            v => array_len(v),
+        }
+    }
+
     /// Element `i` of an array value.
     fn get(&mut self, a: &Val, i: &str) -> Result<Val> {
         match self.force(a.clone())? {
@@ -354,7 +416,7 @@ impl Emitter {
     /// A deferred loop's value, materialised into a buffer so that it can be read.
     fn force(&mut self, v: Val) -> Result<Val> {
         match v {
-            Val::Deferred { ref ty, .. } => {
+            Val::Deferred { ref ty, .. } | Val::Reshaped { ref ty, .. } => {
                 let ty = ty.clone();
                 self.materialise(v, &ty)
             }
@@ -385,6 +447,11 @@ impl Emitter {
     pub fn write(&mut self, v: Val, dest: Val) -> Result<()> {
         match v {
             Val::Deferred { prim, args, ty } => self.write_loop(prim, args, &ty, dest),
+            Val::Reshaped {
+                inner,
+                dest: reshape,
+                ..
+            } => self.write((*inner).clone(), reshape(dest)?),
             Val::Scalar(x) | Val::Index(x) => match dest {
                 Val::Scalar(d) => {
                     self.line(&format!("{d} = {x};"));
@@ -435,29 +502,61 @@ impl Emitter {
                 let d = self.get(&dest, &i)?;
                 self.write(y, d)?;
             }
-            _ => {
-                // The accumulator is the destination itself: initialise, then update.
-                self.write(args[1].clone(), dest.clone())?;
-                if prim == Prim::ReduceSeqUnroll {
-                    self.line("#pragma GCC unroll 64");
-                }
-                self.line(&format!("for (long {i} = 0; {i} < {len}; {i}++) {{"));
-                self.indent += 1;
-                let x = self.get(&xs, &i)?;
-                let step = self.apply(args[0].clone(), dest.clone())?;
-                let y = self.apply(step, x)?;
-                // The new accumulator may read the old one at other places than it writes:
-                // compute it into a buffer first unless it is a scalar.
-                let y = match y {
-                    Val::Scalar(_) => y,
-                    other => self.materialise(other, ty)?,
-                };
-                self.write(y, dest)?;
-            }
+            _ => return self.write_reduction(prim, args, &xs, &i, ty, dest),
         }
         self.indent -= 1;
         self.line("}");
         Ok(())
+    }
+
+    /// A reduction accumulates in local memory (a register for a scalar; two arrays for an
+    /// array, the new value computed from the old into the other, then swapped, so an update
+    /// that reads the accumulator elsewhere than it writes stays right), then is written to
+    /// `dest`.
+    fn write_reduction(
+        &mut self,
+        prim: Prim,
+        args: Vec<Val>,
+        xs: &Val,
+        i: &str,
+        ty: &Type,
+        dest: Val,
+    ) -> Result<()> {
+        let (shape, floats) = shape_of(ty, self)?;
+        let acc = self.fresh("acc");
+        let scalar = shape.is_empty();
+        let (cur, next) = if scalar {
+            self.line(&format!("float {acc};"));
+            (Val::Scalar(acc.clone()), Val::Scalar(acc.clone()))
+        } else {
+            self.line(&format!(
+                "float {acc}_a[{floats}], {acc}_b[{floats}], *{acc} = {acc}_a, *{acc}_next = {acc}_b;"
+            ));
+            let next = format!("{acc}_next");
+            (
+                buffer_view(&acc, &shape, false),
+                buffer_view(&next, &shape, false),
+            )
+        };
+        self.write(args[1].clone(), cur.clone())?;
+        if prim == Prim::ReduceSeqUnroll {
+            self.line("#pragma GCC unroll 64");
+        }
+        let len = array_len(xs)?;
+        self.line(&format!("for (long {i} = 0; {i} < {len}; {i}++) {{"));
+        self.indent += 1;
+        let x = self.get(xs, i)?;
+        let step = self.apply(args[0].clone(), cur.clone())?;
+        let y = self.apply(step, x)?;
+        self.write(y, next)?;
+        if !scalar {
+            self.line(&format!(
+                "{{ float *t = {acc}; {acc} = {acc}_next; {acc}_next = t; }}"
+            ));
+        }
+        self.indent -= 1;
+        self.line("}");
+        self.write(cur, dest)
     }
 }
 
