@@ -105,3 +105,36 @@ fn reproduce_codegen_writes_every_version_validated() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Compiles a program (lowered where it says nothing) and compares it with the interpreter.
+fn agrees_with_the_interpreter(path: &str, name: &str, sizes: &[i64]) {
+    let p = sequential(&def(path, name));
+    let opts = COptions::default();
+    let exe = compile(&p, sizes, &opts).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let r = sketchlog::codegen::run::validate(&exe, &p, sizes, &opts).unwrap();
+    assert!(r.max_rel_error < 1e-5, "{name}: {}", r.max_rel_error);
+}
+
+#[test]
+fn slide_and_both_binomial_filters_agree_with_the_interpreter() {
+    for name in ["start", "goal"] {
+        agrees_with_the_interpreter("programs/binomial.rise", name, &[30, 17]);
+    }
+}
+
+#[test]
+fn a_missing_c_compiler_is_a_clear_error() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sketchlog"))
+        .args([
+            "bench-c",
+            "programs/matmul-lowlevel.rise:baseline",
+            "--size",
+            "8",
+        ])
+        .env("CC", "/nonexistent/cc")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no C compiler"), "{err}");
+}

@@ -194,6 +194,7 @@ impl Emitter {
             Node::Prim(Prim::Reduce) => Err(unsupported(
                 "the high-level primitive `reduce` is left in the program; lower it first (reduceSeq)",
             )),
+            Node::Prim(p) if p.arity() == 0 => self.primitive(*p, &[], vec![], &t.ty),
             Node::Prim(p) => Ok(Val::Prim {
                 prim: *p,
                 nats: vec![],
@@ -372,7 +373,7 @@ impl Emitter {
             }
             Slide => {
                 let (a, sz, sp) = (self.force(arg(0))?, nats[0], nats[1]);
-                let len = self.result_len(ty)?;
+                let len = (array_len(&a)? - sz) / sp + 1;
                 Ok(view(len, false, move |_, i| {
                     let (a, i) = (a.clone(), i.to_string());
                     Ok(view(sz, false, move |em, j| {
@@ -390,7 +391,22 @@ impl Emitter {
                 let x = self.force(arg(0))?;
                 Ok(view(self.result_len(ty)?, true, move |_, _| Ok(x.clone())))
             }
-            Weights2d | WeightsH | WeightsV | Vectorize => Err(unsupported(format!(
+            // The binomial filter's weights ([1, 2, 1] / 4, and its outer product) as C
+            // array literals.
+            WeightsH | WeightsV => Ok(view(3, false, |_, i| {
+                Ok(Val::Scalar(format!(
+                    "((const float[]){{0.25f, 0.5f, 0.25f}})[{i}]"
+                )))
+            })),
+            Weights2d => Ok(view(3, false, |_, i| {
+                let i = i.to_string();
+                Ok(view(3, false, move |_, j| {
+                    Ok(Val::Scalar(format!(
+                        "((const float[]){{0.0625f, 0.125f, 0.0625f, 0.125f, 0.25f, 0.125f, 0.0625f, 0.125f, 0.0625f}})[({i}) * 3 + ({j})]"
+                    )))
+                }))
+            })),
+            Vectorize => Err(unsupported(format!(
                 "the primitive `{}` has no C translation",
                 prim.name()
             ))),
