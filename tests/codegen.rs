@@ -138,3 +138,29 @@ fn a_missing_c_compiler_is_a_clear_error() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("no C compiler"), "{err}");
 }
+
+#[test]
+fn unsupported_programs_are_clear_errors() {
+    let cases = [
+        // A map that computes must be lowered first (the generator does not pick its loop).
+        (
+            "nfun n => fun (x : n.f32) => map (fun y => add y y) x",
+            "`map` computes here",
+        ),
+        (
+            "nfun n => fun (x : n.f32) => reduce add 0.0 x",
+            "high-level primitive `reduce`",
+        ),
+        // A function as the program's result.
+        (
+            "nfun n => fun (x : n.f32) => (mapSeq (fun (y : f32) => y) : n.f32 -> n.f32)",
+            "storing a value of type",
+        ),
+    ];
+    for (src, expected) in cases {
+        let err = program_c("p", &common::term(src), &[8])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(expected), "{src}: {err}");
+    }
+}
