@@ -115,6 +115,8 @@ fn programs_print_and_reparse_identically() {
 fn every_program_has_its_expected_type() {
     let expected = [
         ("programs/matmul.rise", "mm", "(m: nat) -> (n: nat) -> (k: nat) -> m.k.f32 -> k.n.f32 -> m.n.f32"),
+        ("programs/matmul-lowlevel.rise", "baseline", "(m: nat) -> (n: nat) -> (k: nat) -> m.k.f32 -> k.n.f32 -> m.n.f32"),
+        ("programs/matmul-lowlevel.rise", "parallelRows", "(m: nat) -> (n: nat) -> (k: nat) -> m.k.f32 -> k.n.f32 -> m.n.f32"),
         ("programs/binomial.rise", "start", "(n: nat) -> (m: nat) -> (n + 2).(m + 2).f32 -> n.m.f32"),
         ("programs/binomial.rise", "goal", "(n: nat) -> (m: nat) -> (n + 2).(m + 2).f32 -> n.m.f32"),
         ("programs/reduction.rise", "start", "int -> int"),
