@@ -1,8 +1,10 @@
-//! OpenMP C code generation from low-level Rise ([`emit`]), and compiling, running and
-//! validating the generated C against the interpreter ([`run`]).
+//! OpenMP C code generation from low-level Rise ([`emit`], over the [`value`]s of partial
+//! evaluation), and compiling, running and validating the generated C against the
+//! interpreter ([`run`]).
 
 pub mod emit;
 pub mod run;
+pub mod value;
 
 use crate::error::Result;
 

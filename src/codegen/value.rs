@@ -1,0 +1,137 @@
+//! Values of code generation: scalars and pairs as C expressions, arrays as *views* (element
+//! accessors building index arithmetic), functions, and computations not yet run. The views
+//! of the data-layout primitives and of row-major buffers live here.
+
+use super::emit::Emitter;
+use crate::error::{Error, Result};
+use crate::rise::primitives::Prim;
+use crate::rise::term::Term;
+use crate::rise::types::Type;
+use std::rc::Rc;
+
+/// An element accessor of an array view: element `i` (a C `long` expression).
+pub type Get = Rc<dyn Fn(&mut Emitter, &str) -> Result<Val>>;
+
+/// A value during code generation.
+#[derive(Clone)]
+pub enum Val {
+    /// A scalar: a C expression (an lvalue when it reads a buffer).
+    Scalar(String),
+    /// An index (`generate`'s argument): a C `long` expression.
+    Index(String),
+    Pair(Rc<Val>, Rc<Val>),
+    /// An array (or, `vector`, a vector) of `len` elements.
+    Array {
+        len: i64,
+        vector: bool,
+        get: Get,
+    },
+    /// A Rise lambda and its environment (innermost last).
+    Lam {
+        body: Rc<Term>,
+        env: Vec<Val>,
+    },
+    /// A primitive applied to some of its sizes and arguments; `ty` is its type.
+    Prim {
+        prim: Prim,
+        nats: Vec<i64>,
+        args: Vec<Val>,
+        ty: Type,
+    },
+    /// An imperative primitive with all its arguments, not yet run: a loop, emitted where the
+    /// value is written.
+    Deferred {
+        prim: Prim,
+        args: Vec<Val>,
+        ty: Type,
+    },
+    /// A data-layout primitive applied to a value not computed yet: written by writing
+    /// `inner` into the destination seen through `dest` (`join x` into `d` is `x` into
+    /// `split d`).
+    Reshaped {
+        inner: Rc<Val>,
+        dest: Reshape,
+        ty: Type,
+    },
+}
+
+/// A change of view of an array (or of a destination).
+pub type Reshape = Rc<dyn Fn(Val) -> Result<Val>>;
+
+pub(crate) fn is_deferred(v: &Val) -> bool {
+    matches!(v, Val::Deferred { .. } | Val::Reshaped { .. })
+}
+
+/// `split<n>` (or `asVector<n>`, `vector`) of an array: rows of `n`.
+pub(crate) fn split_view(a: Val, n: i64, vector: bool) -> Result<Val> {
+    let len = array_len(&a)? / n;
+    Ok(view(len, false, move |_, i| {
+        let (a, i) = (a.clone(), i.to_string());
+        Ok(view(n, vector, move |em, j| {
+            em.get(&a, &format!("({i}) * {n} + ({j})"))
+        }))
+    }))
+}
+
+/// `join` (or `asScalar`) of an array of rows of `inner` elements.
+pub(crate) fn join_view(a: Val, inner: i64) -> Result<Val> {
+    let outer = array_len(&a)?;
+    Ok(view(outer * inner, false, move |em, i| {
+        let row = em.get(&a, &format!("({i}) / {inner}"))?;
+        em.get(&row, &format!("({i}) % {inner}"))
+    }))
+}
+
+/// `transpose` of an array whose rows have `cols` elements.
+pub(crate) fn transpose_view(a: Val, cols: i64) -> Result<Val> {
+    let rows = array_len(&a)?;
+    Ok(view(cols, false, move |_, i| {
+        let (a, i) = (a.clone(), i.to_string());
+        Ok(view(rows, false, move |em, j| {
+            let row = em.get(&a, j)?;
+            em.get(&row, &i)
+        }))
+    }))
+}
+
+pub(crate) fn view(
+    len: i64,
+    vector: bool,
+    get: impl Fn(&mut Emitter, &str) -> Result<Val> + 'static,
+) -> Val {
+    Val::Array {
+        len,
+        vector,
+        get: Rc::new(get),
+    }
+}
+
+pub(crate) fn array_len(v: &Val) -> Result<i64> {
+    match v {
+        Val::Array { len, .. } => Ok(*len),
+        _ => Err(Error::bad_input("code generation: expected an array")),
+    }
+}
+
+/// A row-major buffer seen as nested arrays (a lone scalar when `scalar`).
+pub(crate) fn buffer_view(name: &str, shape: &[i64], scalar: bool) -> Val {
+    if scalar {
+        return Val::Scalar(name.to_string());
+    }
+    fn level(name: Rc<str>, shape: Rc<[i64]>, depth: usize, offset: String) -> Val {
+        if depth == shape.len() {
+            return Val::Scalar(format!("{name}[{offset}]"));
+        }
+        let stride: i64 = shape[depth + 1..].iter().product();
+        let vector = false;
+        view(shape[depth], vector, move |_, i| {
+            let off = if offset == "0" {
+                format!("({i}) * {stride}")
+            } else {
+                format!("{offset} + ({i}) * {stride}")
+            };
+            Ok(level(name.clone(), shape.clone(), depth + 1, off))
+        })
+    }
+    level(name.into(), shape.into(), 0, "0".into())
+}
