@@ -483,8 +483,13 @@ impl Emitter {
         let x = self.get(xs, i)?;
         let step = self.apply(args[0].clone(), cur.clone())?;
         let y = self.apply(step, x)?;
-        self.write(y, next)?;
-        if !scalar {
+        // In place when every statement that reads the accumulator reads exactly the element
+        // it writes (element-wise updates); otherwise into the other array, then swapped.
+        let mark = self.body.len();
+        self.write(y.clone(), cur.clone())?;
+        if !scalar && !in_place(&self.body[mark..], &acc) {
+            self.body.truncate(mark);
+            self.write(y, next)?;
             self.line(&format!(
                 "{{ float *t = {acc}; {acc} = {acc}_next; {acc}_next = t; }}"
             ));
@@ -493,6 +498,55 @@ impl Emitter {
         self.line("}");
         self.write(cur, dest)
     }
+}
+
+/// Can `code`, which updates the accumulator array `acc`, run in place? Yes when every
+/// statement that reads `acc[..]` is an assignment to exactly one of the elements it reads.
+fn in_place(code: &str, acc: &str) -> bool {
+    let pattern = format!("{acc}[");
+    let reads = |text: &str| -> Vec<String> {
+        let mut out = vec![];
+        let mut rest = text;
+        while let Some(k) = rest.find(&pattern) {
+            let before = text.len() - rest.len() + k;
+            let bounded = text[..before]
+                .chars()
+                .last()
+                .is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
+            let tail = &rest[k + pattern.len()..];
+            let mut depth = 1;
+            let end = tail.char_indices().find_map(|(j, c)| {
+                depth += match c {
+                    '[' => 1,
+                    ']' => -1,
+                    _ => 0,
+                };
+                (depth == 0).then_some(j)
+            });
+            let Some(end) = end else {
+                return vec![String::new()];
+            };
+            if bounded {
+                out.push(format!("{pattern}{}]", &tail[..end]));
+            }
+            rest = &tail[end..];
+        }
+        out
+    };
+    code.lines().all(|line| {
+        let line = line.trim();
+        let all = reads(line);
+        if all.is_empty() {
+            return true;
+        }
+        match line.split_once(" = ") {
+            Some((lhs, rhs)) => {
+                let target = reads(lhs);
+                target.len() == 1 && target[0] == lhs && reads(rhs).iter().all(|r| *r == target[0])
+            }
+            None => false,
+        }
+    })
 }
 
 /// The free variable indices of `t` under `depth` binders (relative to the outside).
