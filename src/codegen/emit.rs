@@ -704,3 +704,22 @@ impl Error {
         self
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::in_place;
+
+    #[test]
+    fn in_place_only_when_each_statement_reads_what_it_writes() {
+        assert!(in_place("acc[(i) * 1] = (acc[(i) * 1] + x[i]);", "acc"));
+        // Reads another element (a transpose, a shift): not in place.
+        assert!(!in_place("acc[(i) * 1] = acc[(j) * 1];", "acc"));
+        // Reads the accumulator without writing it (into another buffer first).
+        assert!(!in_place(
+            "buf[i] = acc[(i) * 1];\nacc[(i) * 1] = buf[i];",
+            "acc"
+        ));
+        // Another array whose name extends `acc` is not the accumulator.
+        assert!(in_place("acc2[i] = acc2[j];", "acc"));
+    }
+}
