@@ -4,7 +4,7 @@
 
 use super::matmul::GOALS;
 use crate::codegen::run::{compile, validate, COptions};
-use crate::error::{write_atomically, Error, Result};
+use crate::error::Result;
 use std::path::Path;
 
 pub const COLUMNS: [&str; 7] = [
@@ -56,16 +56,7 @@ pub fn reproduce(out: &Path, size: i64, threads: &[usize], runs: usize) -> Resul
             ]);
             eprintln!("  {}", rows.last().unwrap().join(","));
         }
-        let mut w = csv::Writer::from_writer(vec![]);
-        let err = |e: csv::Error| Error::bad_input(format!("writing CSV: {e}"));
-        w.write_record(COLUMNS).map_err(err)?;
-        for r in &rows {
-            w.write_record(r).map_err(err)?;
-        }
-        let bytes = w
-            .into_inner()
-            .map_err(|e| Error::bad_input(format!("writing CSV: {e}")))?;
-        write_atomically(out, &bytes)?;
+        super::matmul::write_csv(out, &COLUMNS, &rows)?;
     }
     Ok(())
 }

@@ -259,7 +259,7 @@ fn csv_bytes(header: &[&str], rows: &[Vec<String>]) -> Result<Vec<u8>> {
         .map_err(|e| Error::bad_input(format!("writing CSV: {e}")))
 }
 
-fn write_csv(path: &Path, header: &[&str], rows: &[Vec<String>]) -> Result<()> {
+pub(crate) fn write_csv(path: &Path, header: &[&str], rows: &[Vec<String>]) -> Result<()> {
     write_atomically(path, &csv_bytes(header, rows)?)
 }
 
