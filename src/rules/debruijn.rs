@@ -62,6 +62,8 @@ pub struct CompiledRule {
     not_free: Vec<(usize, u32)>,
     nat_vars: Vec<String>,
     rhs: Tmpl,
+    /// The sizes of the RHS's size applications, in the pre-order `build` uses them.
+    rhs_nats: Vec<Nat>,
     /// The type of each RHS slot, with the rule's metavariables.
     slot_types: Vec<Type>,
     /// Matched types (root, pattern variables) and sizes -> the RHS slots' type values, or
@@ -354,6 +356,11 @@ pub fn compile_for(rule: &RuleDecl, substitution: Substitution) -> Result<Compil
         lhs_ctx,
         not_free,
         nat_vars,
+        rhs_nats: {
+            let mut nats = vec![];
+            pre_order_nats(&rhs, &mut nats);
+            nats.into_iter().cloned().collect()
+        },
         rhs,
         slot_types,
         typings: Default::default(),
@@ -457,9 +464,8 @@ impl CompiledRule {
                 Some((b.type_value(&t)?, vector_width(&t).cloned()))
             })
             .collect::<Option<_>>()?;
-        let mut rhs_nats = vec![];
-        pre_order_nats(&self.rhs, &mut rhs_nats);
-        let nats = rhs_nats
+        let nats = self
+            .rhs_nats
             .iter()
             .map(|n| b.nat_value(&self.subst_nats(n, nats)))
             .collect::<Option<_>>()?;
