@@ -61,6 +61,9 @@ enum Command {
         /// table2: only the rows of one substitution encoding (`explicit` or `extraction`).
         #[arg(long)]
         substitution: Option<String>,
+        /// table2: only the rows of one binding encoding (`names` or `debruijn`).
+        #[arg(long)]
+        binding: Option<String>,
         /// table3/4/5: only these goals (comma-separated; default all seven).
         #[arg(long, value_delimiter = ',')]
         goals: Vec<String>,
@@ -82,6 +85,8 @@ enum Command {
         goal: String,
         #[arg(long, default_value = "extraction")]
         substitution: String,
+        #[arg(long, default_value = "debruijn")]
+        binding: String,
         #[arg(long, default_value_t = 240)]
         time_s: u64,
     },
@@ -155,8 +160,17 @@ enum Command {
         #[arg(long)]
         stats: Option<PathBuf>,
     },
-    /// Print the compiled egglog form of rules: `FILE.rules[:SET]`.
-    Rules { rules: String },
+    /// Print the compiled egglog form of rules (`FILE.rules[:SET]`) for an encoding, with
+    /// the encoding's own substitution rules.
+    Rules {
+        rules: String,
+        /// `extraction` or `explicit`.
+        #[arg(long, default_value = "extraction")]
+        substitution: String,
+        /// `debruijn` or `names`.
+        #[arg(long, default_value = "debruijn")]
+        binding: String,
+    },
     /// Load a definition into an e-graph and extract it back: `FILE.rise:NAME`.
     Show {
         /// `FILE.rise:NAME` (NAME may be omitted when the file has one definition).
@@ -294,14 +308,14 @@ fn show(spec: &str) -> Result<()> {
     Ok(())
 }
 
-fn print_rules(spec: &str) -> Result<()> {
+fn print_rules(spec: &str, substitution: &str, binding: &str) -> Result<()> {
+    let encoding = crate::experiments::table2::encoding(substitution, binding)?;
     let rules = crate::rules::load_selection(spec)?;
+    println!(";; Encoding: {substitution} substitution, {binding} binding.");
+    println!("{}", crate::rules::debruijn::substitution_rules(encoding));
     for r in &rules {
-        let c = crate::rules::debruijn::compile(r)?;
-        println!(
-            ";; {} (De Bruijn, extraction-based; right-hand side built in Rust)",
-            c.name
-        );
+        let c = crate::rules::debruijn::compile_for(r, encoding)?;
+        println!(";; {} (right-hand side built in Rust)", c.name);
         println!("(rule ({}) (({}-rhs root ...)))", c.query, c.name);
     }
     Ok(())
@@ -325,6 +339,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             memory_mb,
             time_s,
             substitution,
+            binding,
             goals,
             size,
         } => reproduce(
@@ -332,7 +347,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             out,
             dir,
             (memory_mb, time_s),
-            substitution,
+            (substitution, binding),
             goals,
             size,
         ),
@@ -340,6 +355,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             "table2" => crate::experiments::table2::bench(
                 &crate::experiments::table2::Table2Config {
                     substitution: None,
+                    binding: None,
                     memory_mb: 2000,
                     time: std::time::Duration::from_secs(240),
                     out: PathBuf::new(),
@@ -353,10 +369,11 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Table2Row {
             goal,
             substitution,
+            binding,
             time_s,
         } => crate::experiments::table2::row_main(
             &goal,
-            &substitution,
+            (&substitution, &binding),
             std::time::Duration::from_secs(time_s),
         ),
         Command::MatmulRow {
@@ -384,7 +401,11 @@ fn dispatch(cli: Cli) -> Result<()> {
             runs,
             cflags,
         } => bench_c(&program, size, &threads, runs, cflags),
-        Command::Rules { rules } => print_rules(&rules),
+        Command::Rules {
+            rules,
+            substitution,
+            binding,
+        } => print_rules(&rules, &substitution, &binding),
         Command::Check {
             program,
             sketch,
@@ -444,7 +465,7 @@ fn reproduce(
     out: Option<PathBuf>,
     dir: PathBuf,
     (memory_mb, time_s): (Option<u64>, Option<u64>),
-    substitution: Option<String>,
+    (substitution, binding): (Option<String>, Option<String>),
     goals: Vec<String>,
     size: i64,
 ) -> Result<()> {
@@ -475,6 +496,7 @@ fn reproduce(
         match table.as_str() {
             "table2" => table2::reproduce(&table2::Table2Config {
                 substitution: substitution.clone(),
+                binding: binding.clone(),
                 memory_mb: memory_mb.unwrap_or(2000),
                 time: Duration::from_secs(time_s.unwrap_or(240)),
                 out: out

@@ -2,9 +2,10 @@
 
 mod common;
 use common::*;
+use sketchlog::egraph::names::Binding;
 use sketchlog::egraph::saturate::{normalise, Limits, StopReason};
 use sketchlog::experiments::table2::search_goal;
-use sketchlog::rules::debruijn::Substitution;
+use sketchlog::rules::debruijn::{Encoding, Substitution};
 
 #[test]
 fn extraction_based_search_finds_every_table2_goal() {
@@ -14,7 +15,7 @@ fn extraction_based_search_finds_every_table2_goal() {
         ..Limits::default()
     };
     for goal in ["reduction", "fission", "binomial"] {
-        let out = search_goal(goal, Substitution::Extraction, &limits, |_| {}).unwrap();
+        let out = search_goal(goal, Encoding::EFFICIENT, &limits, |_| {}).unwrap();
         assert_eq!(out.stop, StopReason::Found, "{goal}: {out:?}");
     }
 }
@@ -51,6 +52,8 @@ fn reproduce_table2_writes_one_row_per_goal_from_child_processes() {
             "table2",
             "--substitution",
             "extraction",
+            "--binding",
+            "debruijn",
             "--time-s",
             "120",
             "--out",
@@ -75,7 +78,10 @@ fn reproduce_table2_writes_one_row_per_goal_from_child_processes() {
 fn reduction_goal_is_found_with_explicit_substitution() {
     let out = search_goal(
         "reduction",
-        Substitution::Explicit,
+        Encoding {
+            substitution: Substitution::Explicit,
+            binding: Binding::DeBruijn,
+        },
         &Limits::default(),
         |_| {},
     )
@@ -83,4 +89,62 @@ fn reduction_goal_is_found_with_explicit_substitution() {
     assert_eq!(out.stop, StopReason::Found, "{out:?}");
     // Explicit substitution needs many more steps than extraction-based (5 iterations).
     assert!(out.iterations.len() > 10, "{}", out.iterations.len());
+}
+
+fn named(substitution: Substitution) -> Encoding {
+    Encoding {
+        substitution,
+        binding: Binding::Names,
+    }
+}
+
+#[test]
+fn extraction_with_names_finds_reduction_and_fission() {
+    for goal in ["reduction", "fission"] {
+        let out = search_goal(
+            goal,
+            named(Substitution::Extraction),
+            &Limits::default(),
+            |_| {},
+        )
+        .unwrap();
+        assert_eq!(out.stop, StopReason::Found, "{goal}: {out:?}");
+    }
+}
+
+#[test]
+fn explicit_with_names_finds_reduction() {
+    let out = search_goal(
+        "reduction",
+        named(Substitution::Explicit),
+        &Limits::default(),
+        |_| {},
+    )
+    .unwrap();
+    assert_eq!(out.stop, StopReason::Found, "{out:?}");
+}
+
+/// The paper's pattern: only extraction + De Bruijn finds binomial, and explicit + names
+/// does not find fission. Here within a cap of 5K e-nodes, under which the efficient
+/// encoding finds binomial; `reproduce table2` runs them to the 2 GB memory cap.
+#[test]
+fn names_fail_where_the_paper_says_within_a_small_cap() {
+    let limits = Limits {
+        enodes: 5_000,
+        ..Limits::default()
+    };
+    let efficient = search_goal("binomial", Encoding::EFFICIENT, &limits, |_| {}).unwrap();
+    assert_eq!(efficient.stop, StopReason::Found);
+    for (goal, substitution) in [
+        ("fission", Substitution::Explicit),
+        ("binomial", Substitution::Explicit),
+        ("binomial", Substitution::Extraction),
+    ] {
+        let out = search_goal(goal, named(substitution), &limits, |_| {}).unwrap();
+        assert_eq!(
+            out.stop,
+            StopReason::NodeLimit,
+            "{goal} {substitution:?}: {out:?}"
+        );
+    }
 }

@@ -172,3 +172,68 @@ fn explicit_substitution_agrees_with_the_interpreter_on_random_terms() {
         "explicit substitution reduced too few terms: {reduced}"
     );
 }
+
+/// Both named encodings (extraction-based and explicit substitution) reach, modulo renaming,
+/// the normal form the De Bruijn encoding computes (checked against the interpreter above).
+#[test]
+fn named_encodings_reach_the_de_bruijn_normal_form_on_random_terms() {
+    use sketchlog::egraph::names::{self, alpha_found};
+    use sketchlog::egraph::saturate::saturate;
+    use sketchlog::egraph::subst::SharedSnapshot;
+    use sketchlog::egraph::{encode, rise_egraph};
+    let mut rng = Rng(7);
+    let (mut found, mut explicit_found, mut with_redexes) = (0, 0, 0);
+    for _ in 0..80 {
+        let body = random_term(&mut rng, 3, &mut vec!["x".into()], &mut vec![]);
+        let t = term(&format!("fun (x : int) => {body}"));
+        let (n, _) = normalise(&t, &Limits::default()).unwrap();
+        with_redexes += redexes(&t).min(1);
+        // A term that differs from the normal form only in a literal is never found.
+        let src = sketchlog::rise::print::print_expr(&sketchlog::rise::debruijn::to_named(
+            &n,
+            sketchlog::rise::debruijn::Annotate::Leading,
+        ));
+        let wrong = term(&format!("fun (y : int) => add 1000 (({src}) y)"));
+        for explicit in [false, true] {
+            let mut eg = rise_egraph().unwrap();
+            encode::load_named_term(&mut eg, &t).unwrap();
+            let snap = SharedSnapshot::default();
+            if explicit {
+                names::add_explicit_substitution(&mut eg, "rw", &snap).unwrap();
+            } else {
+                names::add_beta_eta(&mut eg, "rw", &snap).unwrap();
+            }
+            let limits = Limits {
+                iterations: 25,
+                enodes: 20_000,
+                ..Limits::default()
+            };
+            let out = saturate(
+                &mut eg,
+                "rw",
+                &snap,
+                &limits,
+                |eg| Ok(alpha_found(eg, &t, &n)?.into()),
+                |_| {},
+            )
+            .unwrap_or_else(|e| panic!("{e}: {body}"));
+            assert!(!alpha_found(&eg, &t, &wrong).unwrap(), "{body}");
+            match explicit {
+                false => {
+                    assert!(out.found(), "extraction + names: {body}: {out:?}");
+                    found += 1;
+                }
+                true => explicit_found += out.found() as usize,
+            }
+        }
+    }
+    assert!(
+        with_redexes > 30,
+        "too few terms with redexes: {with_redexes}"
+    );
+    assert_eq!(found, 80);
+    assert!(
+        explicit_found > 70,
+        "explicit + names: {explicit_found} of 80"
+    );
+}

@@ -161,35 +161,47 @@ pub fn add_type<'a, 'db: 'a>(
     Ok(v)
 }
 
+/// Adds a term; with `names: Some(depth)` (`depth` binders around it) variables are named
+/// after their binder's depth ([`super::names::binder_name`]).
 fn add_term<'a, 'db: 'a>(
     fs: &mut impl Write<'a, 'db>,
     t: &Term,
     memo: &mut HashMap<Type, Value>,
+    names: Option<u32>,
 ) -> Result<Value> {
+    use super::names::binder_name;
     let ty = add_type(fs, &t.ty, memo)?;
-    let v = match &t.node {
-        Node::Var(i) => add(fs, "Var", (*i as i64, ty)),
-        Node::Prim(p) => add(fs, "Prim", (p.name(), ty)),
-        Node::F32(x) => add(fs, "F32", (x.0 as f64, ty)),
-        Node::Int(i) => add(fs, "Int", (*i, ty)),
-        Node::App(f, x) => {
-            let f = add_term(fs, f, memo)?;
-            let x = add_term(fs, x, memo)?;
-            add(fs, "App", (f, x, ty))
+    let add_term = |fs: &mut _, t, memo: &mut _| add_term(fs, t, memo, names);
+    let v = match (&t.node, names) {
+        (Node::Var(i), Some(depth)) => add(fs, "NamedVar", (binder_name(depth - 1 - i), ty)),
+        (Node::Lam(b), Some(depth)) => {
+            let b = self::add_term(fs, b, memo, Some(depth + 1))?;
+            add(fs, "NamedLam", (binder_name(depth), b, ty))
         }
-        Node::Lam(b) => {
-            let b = add_term(fs, b, memo)?;
-            add(fs, "Lam", (b, ty))
-        }
-        Node::NatLam(b) => {
-            let b = add_term(fs, b, memo)?;
-            add(fs, "NatLam", (b, ty))
-        }
-        Node::NatApp(f, n) => {
-            let f = add_term(fs, f, memo)?;
-            let n = add_nat(fs, n)?;
-            add(fs, "NatApp", (f, n, ty))
-        }
+        (node, _) => match node {
+            Node::Var(i) => add(fs, "Var", (*i as i64, ty)),
+            Node::Prim(p) => add(fs, "Prim", (p.name(), ty)),
+            Node::F32(x) => add(fs, "F32", (x.0 as f64, ty)),
+            Node::Int(i) => add(fs, "Int", (*i, ty)),
+            Node::App(f, x) => {
+                let f = add_term(fs, f, memo)?;
+                let x = add_term(fs, x, memo)?;
+                add(fs, "App", (f, x, ty))
+            }
+            Node::Lam(b) => {
+                let b = add_term(fs, b, memo)?;
+                add(fs, "Lam", (b, ty))
+            }
+            Node::NatLam(b) => {
+                let b = add_term(fs, b, memo)?;
+                add(fs, "NatLam", (b, ty))
+            }
+            Node::NatApp(f, n) => {
+                let f = add_term(fs, f, memo)?;
+                let n = add_nat(fs, n)?;
+                add(fs, "NatApp", (f, n, ty))
+            }
+        },
     };
     fs.set("ty", (v,), ty).map_err(engine)?;
     Ok(v)
@@ -199,7 +211,13 @@ fn add_term<'a, 'db: 'a>(
 ///
 /// Adding a term that is already present returns its current, canonical e-class.
 pub fn load_term(eg: &mut EGraph, t: &Term) -> Result<Value> {
-    eg.update(|mut fs| Ok(add_term(&mut fs, t, &mut HashMap::default())))
+    eg.update(|mut fs| Ok(add_term(&mut fs, t, &mut HashMap::default(), None)))
+        .map_err(engine)?
+}
+
+/// [`load_term`] with named variables (the named encodings).
+pub fn load_named_term(eg: &mut EGraph, t: &Term) -> Result<Value> {
+    eg.update(|mut fs| Ok(add_term(&mut fs, t, &mut HashMap::default(), Some(0))))
         .map_err(engine)?
 }
 

@@ -13,7 +13,7 @@ use egglog::EGraph;
 
 /// The structural rules, over every term of a class. Types: `Sig`/`Phi` have the type of the
 /// term they act on; under a lambda that is the lambda's result type.
-const STRUCTURAL: &str = r#"
+pub const STRUCTURAL: &str = r#"
 (rule ((= e (App (Lam body lt) arg at)))
       ((union e (Sig 0 body arg at))) :ruleset RS :name "beta-explicit")
 (rule ((= e (Sig i (Lam a (TFun p r)) x t)))

@@ -6,6 +6,7 @@ pub mod encode;
 pub mod explicit;
 pub mod extract;
 pub mod filter;
+pub mod names;
 pub mod saturate;
 pub mod subst;
 

@@ -127,8 +127,9 @@ fn engine(e: egglog::Error) -> Error {
 }
 
 /// Every term constructor, the explicit-substitution ones included.
-const EXPR_CONSTRUCTORS: [&str; 10] = [
-    "Var", "App", "Lam", "NatApp", "NatLam", "Prim", "F32", "Int", "Sig", "Phi",
+const EXPR_CONSTRUCTORS: [&str; 13] = [
+    "Var", "App", "Lam", "NatApp", "NatLam", "Prim", "F32", "Int", "Sig", "Phi", "NamedVar",
+    "NamedLam", "Let",
 ];
 
 /// (e-nodes, e-classes) of Rise terms.
@@ -225,28 +226,53 @@ pub fn saturate(
 
 /// The e-class of a term, if the e-graph holds it (nothing is added).
 pub fn find_term(eg: &EGraph, t: &Term) -> Option<Value> {
-    eg.read(|rs| find_in(&rs, t))
+    eg.read(|rs| find_in(&rs, t, None))
 }
 
-fn find_in<'a, 'db: 'a>(rs: &impl Read<'a, 'db>, t: &Term) -> Option<Value> {
+/// [`find_term`] for a term loaded with named variables.
+pub fn find_named_term(eg: &EGraph, t: &Term) -> Option<Value> {
+    eg.read(|rs| find_in(&rs, t, Some(0)))
+}
+
+/// The class of `t`; with `names: Some(depth)`, named as [`super::encode::load_named_term`]
+/// names it under `depth` binders.
+pub(crate) fn find_in<'a, 'db: 'a>(
+    rs: &impl Read<'a, 'db>,
+    t: &Term,
+    names: Option<u32>,
+) -> Option<Value> {
+    use super::names::binder_name;
     let ty = find_type(rs, &t.ty)?;
-    match &t.node {
-        Node::Var(i) => rs.eclass_of("Var", (*i as i64, ty)).ok()?,
-        Node::Int(i) => rs.eclass_of("Int", (*i, ty)).ok()?,
-        Node::F32(x) => rs.eclass_of("F32", (x.0 as f64, ty)).ok()?,
-        Node::Prim(p) => rs.eclass_of("Prim", (p.name(), ty)).ok()?,
-        Node::App(f, x) => rs
-            .eclass_of("App", (find_in(rs, f)?, find_in(rs, x)?, ty))
+    let find_in = |t| find_in(rs, t, names);
+    match (&t.node, names) {
+        (Node::Var(i), Some(d)) => rs
+            .eclass_of("NamedVar", (binder_name(d - 1 - i), ty))
             .ok()?,
-        Node::Lam(b) => rs.eclass_of("Lam", (find_in(rs, b)?, ty)).ok()?,
-        Node::NatLam(b) => rs.eclass_of("NatLam", (find_in(rs, b)?, ty)).ok()?,
-        Node::NatApp(f, n) => rs
-            .eclass_of("NatApp", (find_in(rs, f)?, find_nat(rs, n)?, ty))
+        (Node::Lam(b), Some(d)) => rs
+            .eclass_of(
+                "NamedLam",
+                (binder_name(d), self::find_in(rs, b, Some(d + 1))?, ty),
+            )
             .ok()?,
+        (node, _) => match node {
+            Node::Var(i) => rs.eclass_of("Var", (*i as i64, ty)).ok()?,
+            Node::Int(i) => rs.eclass_of("Int", (*i, ty)).ok()?,
+            Node::F32(x) => rs.eclass_of("F32", (x.0 as f64, ty)).ok()?,
+            Node::Prim(p) => rs.eclass_of("Prim", (p.name(), ty)).ok()?,
+            Node::App(f, x) => rs.eclass_of("App", (find_in(f)?, find_in(x)?, ty)).ok()?,
+            Node::Lam(b) => rs.eclass_of("Lam", (find_in(b)?, ty)).ok()?,
+            Node::NatLam(b) => rs.eclass_of("NatLam", (find_in(b)?, ty)).ok()?,
+            Node::NatApp(f, n) => rs
+                .eclass_of("NatApp", (find_in(f)?, find_nat(rs, n)?, ty))
+                .ok()?,
+        },
     }
 }
 
-fn find_nat<'a, 'db: 'a>(rs: &impl Read<'a, 'db>, n: &crate::rise::nat::Nat) -> Option<Value> {
+pub(crate) fn find_nat<'a, 'db: 'a>(
+    rs: &impl Read<'a, 'db>,
+    n: &crate::rise::nat::Nat,
+) -> Option<Value> {
     use super::encode::{nat_term, NatTerm};
     fn go<'a, 'db: 'a>(rs: &impl Read<'a, 'db>, t: &NatTerm) -> Option<Value> {
         match t {
@@ -259,7 +285,10 @@ fn find_nat<'a, 'db: 'a>(rs: &impl Read<'a, 'db>, n: &crate::rise::nat::Nat) -> 
     go(rs, &nat_term(n)?)
 }
 
-fn find_type<'a, 'db: 'a>(rs: &impl Read<'a, 'db>, t: &crate::rise::types::Type) -> Option<Value> {
+pub(crate) fn find_type<'a, 'db: 'a>(
+    rs: &impl Read<'a, 'db>,
+    t: &crate::rise::types::Type,
+) -> Option<Value> {
     use crate::rise::types::Type;
     let none = egglog::RawValues(vec![]);
     match t {

@@ -30,6 +30,9 @@ pub enum Raw {
     /// Primitives and literals (constructor and payload): closed, never rewritten by
     /// substitution.
     Leaf(&'static str, Value),
+    /// A named variable and a named lambda (the named encodings; the name is a string value).
+    NamedVar(Value),
+    NamedLam(Value, Value),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -46,6 +49,8 @@ pub struct Snapshot {
     reps: HashMap<Value, Rep>,
     /// Free variables of some term of the class (from the `free` relation).
     free: HashMap<Value, BTreeSet<u32>>,
+    /// Free names of some term of the class (from the `nfree` relation).
+    free_names: HashMap<Value, BTreeSet<Value>>,
     /// Each class's type value, and the decoded sizes and types.
     class_ty: HashMap<Value, Value>,
     table: TypeTable,
@@ -71,6 +76,8 @@ pub fn scan(eg: &EGraph) -> Result<Vec<(Value, Raw, Value)>> {
         each("Lam", &|c| Raw::Lam(c[0]))?;
         each("NatApp", &|c| Raw::NatApp(c[0], c[1]))?;
         each("NatLam", &|c| Raw::NatLam(c[0]))?;
+        each("NamedVar", &|c| Raw::NamedVar(c[0]))?;
+        each("NamedLam", &|c| Raw::NamedLam(c[0], c[1]))?;
         for leaf in ["Prim", "F32", "Int"] {
             each(leaf, &|c| Raw::Leaf(leaf, c[0]))?;
         }
@@ -83,7 +90,7 @@ pub fn scan(eg: &EGraph) -> Result<Vec<(Value, Raw, Value)>> {
 fn children(n: &Raw) -> Vec<Value> {
     match *n {
         Raw::App(f, x) => vec![f, x],
-        Raw::Lam(b) | Raw::NatApp(b, _) | Raw::NatLam(b) => vec![b],
+        Raw::Lam(b) | Raw::NatApp(b, _) | Raw::NatLam(b) | Raw::NamedLam(_, b) => vec![b],
         _ => vec![],
     }
 }
@@ -97,7 +104,7 @@ impl Snapshot {
         let nodes = scan(eg)?;
         let lam_classes: BTreeSet<Value> = nodes
             .iter()
-            .filter(|(_, n, _)| matches!(n, Raw::Lam(_)))
+            .filter(|(_, n, _)| matches!(n, Raw::Lam(_) | Raw::NamedLam(..)))
             .map(|(c, _, _)| *c)
             .collect();
         let costed: Vec<(Value, Vec<Value>, u64)> = nodes
@@ -110,16 +117,24 @@ impl Snapshot {
         let best = cheapest(&costed);
         // Free variables: the `free` relation, maintained by the schema's rise-free rules.
         let mut free: HashMap<Value, BTreeSet<u32>> = HashMap::default();
+        let mut free_names: HashMap<Value, BTreeSet<Value>> = HashMap::default();
         eg.read(|rs| {
             rs.constructor_enodes("free", |e| {
                 let i = rs.value_to_base::<i64>(e.children[1]);
                 free.entry(e.children[0]).or_default().insert(i as u32);
+            })?;
+            rs.constructor_enodes("nfree", |e| {
+                free_names
+                    .entry(e.children[0])
+                    .or_default()
+                    .insert(e.children[1]);
             })
         })
         .map_err(engine)?;
         let mut snap = Snapshot {
             reps: HashMap::default(),
             free,
+            free_names,
             class_ty: nodes.iter().map(|(c, _, t)| (*c, *t)).collect(),
             table,
         };
@@ -153,8 +168,8 @@ impl Snapshot {
             Raw::Var(i) => i as u32 + 1,
             Raw::Lam(b) => self.free_bound(b, done).saturating_sub(1),
             Raw::App(f, x) => self.free_bound(f, done).max(self.free_bound(x, done)),
-            Raw::NatApp(f, _) | Raw::NatLam(f) => self.free_bound(f, done),
-            Raw::Leaf(..) => 0,
+            Raw::NatApp(f, _) | Raw::NatLam(f) | Raw::NamedLam(_, f) => self.free_bound(f, done),
+            Raw::Leaf(..) | Raw::NamedVar(_) => 0,
         };
         done.insert(c, b);
         b
@@ -194,6 +209,20 @@ impl Snapshot {
         }
         self.free.get(&class).is_some_and(|s| s.contains(&v))
     }
+
+    /// Is the name `x` free in some term of the class? (Classes added since the snapshot:
+    /// conservatively yes.)
+    pub fn may_have_free_name(&self, class: Value, x: Value) -> bool {
+        if !self.class_ty.contains_key(&class) {
+            return true;
+        }
+        self.free_names.get(&class).is_some_and(|s| s.contains(&x))
+    }
+
+    /// The class's representative e-node and its type value.
+    pub fn rep(&self, class: Value) -> Option<(Raw, Value)> {
+        self.reps.get(&class).map(|r| (r.node, r.ty))
+    }
 }
 
 /// Values of the types a search has added: types are hash-consed and never merged, so a
@@ -229,6 +258,14 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
     /// The e-graph value of a size (added if new).
     pub fn nat_value(&mut self, n: &Nat) -> Option<Value> {
         encode::add_nat(self.ws, n).ok()
+    }
+
+    /// The string a string value holds (a variable's name).
+    pub fn string(&self, v: Value) -> String {
+        self.ws
+            .value_to_base::<egglog::sort::S>(v)
+            .as_str()
+            .to_owned()
     }
 
     /// A base value (index, string, float) as an e-graph value.
@@ -398,7 +435,7 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
                 let f = self.map_vars(f, depth, on_var, memo)?;
                 self.add("NatApp", vec![f, n], rep.ty)
             }
-            Raw::NatLam(_) | Raw::Leaf(..) => return None,
+            Raw::NatLam(_) | Raw::Leaf(..) | Raw::NamedVar(_) | Raw::NamedLam(..) => return None,
         };
         memo.insert((class, depth), v);
         Some(v)

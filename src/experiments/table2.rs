@@ -3,24 +3,30 @@
 //!
 //! Goals: `programs/{reduction,fission,binomial}.rise` (`start`, `goal`), rules from
 //! `rules/table2.rules`. "Found" means the goal's e-class is the start's (a query on the
-//! e-graph, checked before every iteration). Implemented encoding: extraction-based
-//! substitution with De Bruijn indices.
+//! e-graph, checked before every iteration; with names, a query for a term alpha-equivalent
+//! to the goal). Encodings: {explicit, extraction-based} substitution x {names, De Bruijn
+//! indices}.
 
 use super::child::{self, Caps, End};
-use crate::egraph::explicit::add_explicit_substitution;
+use crate::egraph::names::{self, Binding};
 use crate::egraph::saturate::{normalise, same_class, saturate, Limits, Outcome};
-use crate::egraph::subst::{add_beta_eta, SharedSnapshot};
-use crate::egraph::{encode, rise_egraph};
+use crate::egraph::subst::SharedSnapshot;
+use crate::egraph::{encode, explicit, rise_egraph, subst};
 use crate::error::{Error, Result};
 use crate::rise::infer::elaborate_def;
-use crate::rules::debruijn::{self, Substitution};
+use crate::rules::debruijn::{self, Encoding, Substitution};
 use crate::rules::{load_rule_file, select};
 use std::path::Path;
 use std::time::Duration;
 
 pub const GOALS: [&str; 3] = ["reduction", "fission", "binomial"];
-/// (substitution, binding) encodings sketchlog implements.
-pub const ENCODINGS: [(&str, &str); 2] = [("explicit", "debruijn"), ("extraction", "debruijn")];
+/// (substitution, binding) encodings, in the paper's order.
+pub const ENCODINGS: [(&str, &str); 4] = [
+    ("explicit", "names"),
+    ("explicit", "debruijn"),
+    ("extraction", "names"),
+    ("extraction", "debruijn"),
+];
 
 fn substitution(name: &str) -> Result<Substitution> {
     match name {
@@ -47,11 +53,19 @@ pub const COLUMNS: [&str; 12] = [
     "stop_reason",
 ];
 
+/// The encoding named by a substitution (`explicit`, `extraction`) and a binding.
+pub fn encoding(subst: &str, binding: &str) -> Result<Encoding> {
+    Ok(Encoding {
+        substitution: substitution(subst)?,
+        binding: Binding::parse(binding)?,
+    })
+}
+
 /// Searches for one goal with one encoding, calling `on_iteration` with each iteration's
 /// figures: start and goal from `programs/GOAL.rise`, rules from `rules/table2.rules`.
 pub fn search_goal(
     goal: &str,
-    subst: Substitution,
+    encoding: Encoding,
     limits: &Limits,
     on_iteration: impl FnMut(&crate::egraph::saturate::IterationStats),
 ) -> Result<Outcome> {
@@ -70,28 +84,47 @@ pub fn search_goal(
         Some(goal),
     )?;
     let mut eg = rise_egraph()?;
-    encode::load_term(&mut eg, &start)?;
     let snap = SharedSnapshot::default();
-    match subst {
-        Substitution::Extraction => add_beta_eta(&mut eg, "rw", &snap)?,
-        Substitution::Explicit => add_explicit_substitution(&mut eg, "rw", &snap)?,
+    let (rw, subst) = ("rw", encoding.substitution);
+    match encoding.binding {
+        Binding::DeBruijn => {
+            encode::load_term(&mut eg, &start)?;
+            match subst {
+                Substitution::Extraction => subst::add_beta_eta(&mut eg, rw, &snap)?,
+                Substitution::Explicit => explicit::add_explicit_substitution(&mut eg, rw, &snap)?,
+            }
+        }
+        Binding::Names => {
+            encode::load_named_term(&mut eg, &start)?;
+            match subst {
+                Substitution::Extraction => names::add_beta_eta(&mut eg, rw, &snap)?,
+                Substitution::Explicit => names::add_explicit_substitution(&mut eg, rw, &snap)?,
+            }
+        }
     }
-    debruijn::install_for(&mut eg, "rw", &rules, &snap, subst, &Default::default())?;
-    let out = saturate(
+    debruijn::install_for(&mut eg, rw, &rules, &snap, encoding, &Default::default())?;
+    let found = |eg: &mut egglog::EGraph| -> Result<bool> {
+        match encoding.binding {
+            Binding::DeBruijn => Ok(same_class(eg, &start, &target)),
+            Binding::Names => names::alpha_found(eg, &start, &target),
+        }
+    };
+    saturate(
         &mut eg,
-        "rw",
+        rw,
         &snap,
         limits,
-        |eg| Ok(same_class(eg, &start, &target).into()),
+        |eg| Ok(found(eg)?.into()),
         on_iteration,
-    )?;
-    Ok(out)
+    )
 }
 
 /// Settings of a table run.
 pub struct Table2Config {
     /// Only rows with this substitution (all when `None`).
     pub substitution: Option<String>,
+    /// Only rows with this binding (all when `None`).
+    pub binding: Option<String>,
     pub memory_mb: u64,
     pub time: Duration,
     pub out: std::path::PathBuf,
@@ -99,12 +132,21 @@ pub struct Table2Config {
 
 /// The outcome of one row run in a child process: the row's fields after `goal`,
 /// `substitution`, `binding` (in [`COLUMNS`] order).
-fn run_child(goal: &str, subst: &str, cfg: &Table2Config) -> Result<Vec<String>> {
-    let args = ["table2-row", goal, "--substitution", subst, "--time-s"]
-        .map(String::from)
-        .into_iter()
-        .chain([cfg.time.as_secs().to_string()])
-        .collect::<Vec<_>>();
+fn run_child(goal: &str, (subst, bind): (&str, &str), cfg: &Table2Config) -> Result<Vec<String>> {
+    let args = [
+        "table2-row",
+        goal,
+        "--substitution",
+        subst,
+        "--binding",
+        bind,
+    ]
+    .into_iter()
+    .chain(["--time-s"])
+    .map(String::from)
+    .into_iter()
+    .chain([cfg.time.as_secs().to_string()])
+    .collect::<Vec<_>>();
     let caps = Caps {
         memory_mb: cfg.memory_mb,
         time: cfg.time,
@@ -140,12 +182,16 @@ fn run_child(goal: &str, subst: &str, cfg: &Table2Config) -> Result<Vec<String>>
             } else {
                 end.reason()
             };
+            // Peak RSS as last seen in /proc (the child could not report it).
+            let peak = run
+                .peak_rss_mb
+                .map_or_else(String::new, |mb| format!("{mb:.1}"));
             vec![
                 "false".into(),
                 p[0].clone(),
                 String::new(),
                 wall,
-                String::new(),
+                peak,
                 p[1].clone(),
                 p[2].clone(),
                 p[3].clone(),
@@ -160,6 +206,9 @@ pub fn reproduce(cfg: &Table2Config) -> Result<()> {
     if let Some(s) = &cfg.substitution {
         substitution(s)?;
     }
+    if let Some(b) = &cfg.binding {
+        Binding::parse(b)?;
+    }
     let mut csv = csv::Writer::from_writer(vec![]);
     let mut record = |fields: &[String]| {
         csv.write_record(fields)
@@ -168,10 +217,11 @@ pub fn reproduce(cfg: &Table2Config) -> Result<()> {
     record(&COLUMNS.map(String::from))?;
     for goal in GOALS {
         for (subst, bind) in ENCODINGS {
-            if cfg.substitution.as_deref().is_some_and(|s| s != subst) {
+            let skip = |filter: &Option<String>, x| filter.as_deref().is_some_and(|f| f != x);
+            if skip(&cfg.substitution, subst) || skip(&cfg.binding, bind) {
                 continue;
             }
-            let fields = run_child(goal, subst, cfg)?;
+            let fields = run_child(goal, (subst, bind), cfg)?;
             let row: Vec<String> = [goal, subst, bind]
                 .map(String::from)
                 .into_iter()
@@ -208,7 +258,7 @@ pub fn bench(cfg: &Table2Config, runs: usize) -> Result<()> {
         let mut times = vec![];
         let mut rss = vec![];
         for _ in 0..runs.max(1) {
-            let f = run_child(goal, "extraction", cfg)?;
+            let f = run_child(goal, ("extraction", "debruijn"), cfg)?;
             if f[0] != "true" {
                 return Err(Error::bad_input(format!("{goal} was not found ({})", f[8])));
             }
@@ -229,7 +279,7 @@ pub fn bench(cfg: &Table2Config, runs: usize) -> Result<()> {
 
 /// What a child process prints: each iteration's figures (so a row stopped by a limit
 /// reports how far it got), then the row's figures and its peak RSS.
-pub fn row_main(goal: &str, subst: &str, time: Duration) -> Result<()> {
+pub fn row_main(goal: &str, (subst, binding): (&str, &str), time: Duration) -> Result<()> {
     if !GOALS.contains(&goal) {
         return Err(Error::bad_input(format!(
             "unknown goal `{goal}` (reduction, fission, binomial)"
@@ -240,7 +290,7 @@ pub fn row_main(goal: &str, subst: &str, time: Duration) -> Result<()> {
         ..Limits::default()
     };
     let mut rules = 0;
-    let out = search_goal(goal, substitution(subst)?, &limits, |s| {
+    let out = search_goal(goal, encoding(subst, binding)?, &limits, |s| {
         rules += s.rules_applied;
         println!(
             "progress,{},{rules},{},{}",

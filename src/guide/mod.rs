@@ -19,7 +19,7 @@ use crate::egraph::{encode, rise_egraph};
 use crate::error::{Error, Result};
 use crate::rise::syntax::RuleDecl;
 use crate::rise::term::Term;
-use crate::rules::debruijn::{install_for, Substitution};
+use crate::rules::debruijn::{install_for, Encoding};
 use crate::sketch::extract::SketchExtractor;
 use crate::sketch::query::SketchQuery;
 use crate::sketch::SketchDecl;
@@ -139,7 +139,7 @@ pub fn search(
         "rw",
         &step.rules,
         &snap,
-        Substitution::Extraction,
+        Encoding::EFFICIENT,
         &step.filter,
     )?;
     let query = SketchQuery::install(&mut eg, &step.sketch.sketch)?;

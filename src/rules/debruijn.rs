@@ -1,4 +1,6 @@
-//! Compiling named rules to the De Bruijn, extraction-based encoding (paper section 4.5).
+//! Compiling named rules to an encoding (paper section 4.5): De Bruijn indices or names,
+//! extraction-based or explicit substitution. The efficient encoding (De Bruijn,
+//! extraction) is the one sketchlog searches with; the others exist for Table 2.
 //!
 //! The left-hand side becomes an egglog query over the schema's constructors. The
 //! right-hand side is built by a semi-naive Rust rule: pattern variables are re-indexed on
@@ -6,8 +8,14 @@
 //! under a new lambda), `notin` conditions are checked on the free-variable analysis, and the
 //! types of the new e-nodes come from unifying the rule's typed sides with the types of the
 //! matched e-classes (a rule whose types do not fit a match does not fire).
+//!
+//! With names, binders on the left-hand side match any name (a query variable), a
+//! right-hand side binder that shares a left-hand one's name reuses the matched name, and a
+//! new binder is named after the matched e-class id (`y_42`); a pattern variable placed
+//! under a binder whose name it may have free does not fire (it would be captured).
 
 use crate::egraph::filter::Filter;
+use crate::egraph::names::{class_number, Binding};
 use crate::egraph::subst::{union_if, Builder, SharedSnapshot, Snapshot, TypeCache};
 use crate::error::{Error, Result, Span};
 use crate::rise::infer::{type_rule, Matcher};
@@ -41,12 +49,28 @@ pub enum Substitution {
     Explicit,
 }
 
-/// A rule compiled for a De Bruijn encoding.
+/// A lambda-calculus encoding: how substitution is done and how variables are bound.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Encoding {
+    pub substitution: Substitution,
+    pub binding: Binding,
+}
+
+impl Encoding {
+    /// Extraction-based substitution with De Bruijn indices: the one searches use.
+    pub const EFFICIENT: Encoding = Encoding {
+        substitution: Substitution::Extraction,
+        binding: Binding::DeBruijn,
+    };
+}
+
+/// A rule compiled for an encoding.
 #[derive(Debug)]
 pub struct CompiledRule {
     pub name: String,
-    /// With explicit substitution, a pattern variable moved between binders becomes a `Phi`.
-    substitution: Substitution,
+    /// With explicit substitution and De Bruijn indices, a pattern variable moved between
+    /// binders becomes a `Phi`.
+    encoding: Encoding,
     /// The egglog query (facts), binding `root`, the pattern variables and size variables.
     pub query: String,
     /// The left-hand side is one (typed) pattern variable: it is `root`.
@@ -60,6 +84,11 @@ pub struct CompiledRule {
     lhs_ctx: Vec<Vec<String>>,
     /// (pattern variable, free index in its LHS context) that must not be free.
     not_free: Vec<(usize, u32)>,
+    /// With names: each LHS binder's name in the rule and the callback variable holding the
+    /// matched name.
+    lhs_binders: Vec<(String, usize)>,
+    /// With names: the rule's names of the RHS binders, in pre-order.
+    rhs_binders: Vec<String>,
     nat_vars: Vec<String>,
     rhs: Tmpl,
     /// The sizes of the RHS's size applications, in the pre-order `build` uses them.
@@ -85,6 +114,11 @@ struct LhsCompiler<'r> {
     facts: Vec<String>,
     /// The parameter-type variable of each enclosing lambda, innermost last.
     params: Vec<String>,
+    /// With names, the query variable of each LHS binder's name (`bn<k>`) and the rule's
+    /// name for it, in pre-order; `None` with De Bruijn indices.
+    binders: Option<Vec<String>>,
+    /// The binder variables of the enclosing lambdas, innermost last.
+    binder_stack: Vec<String>,
     nvars: usize,
     nat_vars: &'r [String],
     lhs_ctx: Vec<Option<Vec<String>>>,
@@ -135,10 +169,14 @@ impl LhsCompiler<'_> {
             // A bound variable has its binder's parameter type: an e-class can also hold terms
             // from other contexts, where the same index is another variable.
             (_, Node::Var(i)) if *i < depth => {
-                format!(
-                    "(Var {i} {})",
-                    self.params[self.params.len() - 1 - *i as usize]
-                )
+                let param = &self.params[self.params.len() - 1 - *i as usize];
+                match self.binders {
+                    None => format!("(Var {i} {param})"),
+                    Some(_) => {
+                        let name = &self.binder_stack[self.binder_stack.len() - 1 - *i as usize];
+                        format!("(NamedVar {name} {param})")
+                    }
+                }
             }
             (_, Node::Var(i)) => {
                 let k = self.nvars - 1 - (*i - depth) as usize;
@@ -161,10 +199,21 @@ impl LhsCompiler<'_> {
                 self.facts.push(format!("(= {ty} (TFun {param} {result}))"));
                 self.params.push(param);
                 ctx.push(x.clone());
+                let binder = self.binders.as_mut().map(|names| {
+                    names.push(x.clone());
+                    format!("bn{}", names.len() - 1)
+                });
+                self.binder_stack.extend(binder.clone());
                 let b = self.pattern(b, tb, ctx);
                 ctx.pop();
                 self.params.pop();
-                format!("(Lam {} {ty})", b?)
+                match binder {
+                    None => format!("(Lam {} {ty})", b?),
+                    Some(name) => {
+                        self.binder_stack.pop();
+                        format!("(NamedLam {name} {} {ty})", b?)
+                    }
+                }
             }
             (ExprKind::NatApp(f, _), Node::NatApp(tf, n)) => {
                 let f = self.pattern(f, tf, ctx)?;
@@ -246,13 +295,69 @@ fn rhs_template(
     }
 }
 
-/// Compiles one rule (type-checking it).
-pub fn compile(rule: &RuleDecl) -> Result<CompiledRule> {
-    compile_for(rule, Substitution::Extraction)
+/// The encoding's own rules (beta, eta, substitution), as egglog text for the plain egglog
+/// rules and as comments for the Rust ones, for `sketchlog rules`.
+pub fn substitution_rules(encoding: Encoding) -> String {
+    use crate::egraph::{explicit, names};
+    let rust = |rules: &[(&str, &str)]| {
+        rules
+            .iter()
+            .map(|(name, query)| format!(";; {name} (Rust): {query}\n"))
+            .collect::<String>()
+    };
+    let eta_db = (
+        "eta",
+        "(= e (Lam (App f (Var 0 vt) at) (TFun vt at))), 0 not free in f",
+    );
+    let eta_names = (
+        "eta-names",
+        "(= e (NamedLam x (App f (NamedVar x vt) at) (TFun vt at))), x not free in f",
+    );
+    match (encoding.substitution, encoding.binding) {
+        (Substitution::Extraction, Binding::DeBruijn) => {
+            rust(&[("beta-extract", "(= e (App (Lam body lt) arg at))"), eta_db])
+        }
+        (Substitution::Extraction, Binding::Names) => rust(&[
+            (
+                "beta-extract-names",
+                "(= e (App (NamedLam x body lt) arg at))",
+            ),
+            eta_names,
+        ]),
+        (Substitution::Explicit, Binding::DeBruijn) => {
+            explicit::STRUCTURAL.replace("RS", "rw")
+                + &rust(&[
+                    (
+                        "sig-var-const",
+                        "(= e (Sig i a x t)), a's representative a variable or constant",
+                    ),
+                    (
+                        "phi-var-const",
+                        "(= e (Phi d k a t)), a's representative a variable or constant",
+                    ),
+                    eta_db,
+                ])
+        }
+        (Substitution::Explicit, Binding::Names) => {
+            names::LET_RULES.replace("RS", "rw")
+                + &rust(&[
+                    (
+                        "let-lam-other",
+                        "(= e (Let v a (NamedLam w body (TFun p r)) t)) (!= v w)",
+                    ),
+                    eta_names,
+                ])
+        }
+    }
 }
 
-/// Compiles one rule for the given substitution encoding.
-pub fn compile_for(rule: &RuleDecl, substitution: Substitution) -> Result<CompiledRule> {
+/// Compiles one rule (type-checking it) for the efficient encoding.
+pub fn compile(rule: &RuleDecl) -> Result<CompiledRule> {
+    compile_for(rule, Encoding::EFFICIENT)
+}
+
+/// Compiles one rule for the given encoding.
+pub fn compile_for(rule: &RuleDecl, encoding: Encoding) -> Result<CompiledRule> {
     let (vars, nat_vars) = super::pattern_vars(&rule.lhs);
     let typing = type_rule(&rule.lhs, &rule.rhs, &vars, &nat_vars)?;
     let mut lc = LhsCompiler {
@@ -263,6 +368,8 @@ pub fn compile_for(rule: &RuleDecl, substitution: Substitution) -> Result<Compil
         lhs_ctx: vec![None; vars.len()],
         type_vars: 0,
         span: &rule.span,
+        binders: (encoding.binding == Binding::Names).then(Vec::new),
+        binder_stack: vec![],
     };
     let pattern = lc.pattern(&rule.lhs, &typing.lhs, &mut vec![])?;
     // A lone pattern variable (`(e : ?n.f32) => ...`) matches every class of its type: the
@@ -345,9 +452,27 @@ pub fn compile_for(rule: &RuleDecl, substitution: Substitution) -> Result<Compil
     cb_vars.extend(nat_vars.iter().map(|n| (format!("n_{n}"), "Nat")));
     cb_vars.extend((0..lc.type_vars).map(|i| (format!("ty{i}"), "Type")));
     cb_vars.extend(type_query_vars);
+    let lhs_binders: Vec<(String, usize)> = (lc.binders.unwrap_or_default().into_iter())
+        .enumerate()
+        .map(|(k, name)| {
+            cb_vars.push((format!("bn{k}"), "String"));
+            (name, cb_vars.len() - 1)
+        })
+        .collect();
+    let mut rhs_binders = vec![];
+    if encoding.binding == Binding::Names {
+        pre_order_binders(&rule.rhs, &mut rhs_binders);
+        let shared = |x: &String| lhs_binders.iter().filter(|(n, _)| n == x).count() > 1;
+        if let Some(x) = rhs_binders.iter().find(|x| shared(x)) {
+            return Err(Error::at(
+                &rule.span,
+                format!("with names, a right-hand side binder `{x}` must name one left-hand side binder, not several"),
+            ));
+        }
+    }
     Ok(CompiledRule {
         name: rule.name.clone(),
-        substitution,
+        encoding,
         lone,
         query,
         vars: cb_vars,
@@ -355,6 +480,8 @@ pub fn compile_for(rule: &RuleDecl, substitution: Substitution) -> Result<Compil
         root_type: typing.lhs.ty.clone(),
         lhs_ctx,
         not_free,
+        lhs_binders,
+        rhs_binders,
         nat_vars,
         rhs_nats: {
             let mut nats = vec![];
@@ -413,6 +540,16 @@ struct Match<'m> {
     typing: Arc<Typing>,
     /// The next of `typing.nats` to use.
     next_nat: std::cell::Cell<usize>,
+    /// With names: the next of the rule's `rhs_binders`, and the (rule name, name value) of
+    /// the RHS binders around the node being built, innermost last.
+    next_binder: std::cell::Cell<usize>,
+    binders: std::cell::RefCell<Vec<(String, Value)>>,
+}
+
+impl Match<'_> {
+    fn next(counter: &std::cell::Cell<usize>) -> usize {
+        counter.replace(counter.get() + 1)
+    }
 }
 
 impl CompiledRule {
@@ -475,7 +612,15 @@ impl CompiledRule {
     /// Fires on one match: checks types and conditions, builds the RHS.
     fn apply(&self, b: &mut Builder, snap: &Snapshot, values: &[Value]) -> Option<Value> {
         for (k, j) in &self.not_free {
-            if snap.may_be_free(values[1 + k], *j) {
+            let free = match self.encoding.binding {
+                Binding::DeBruijn => snap.may_be_free(values[1 + k], *j),
+                Binding::Names => {
+                    let lhs = &self.lhs_ctx[*k];
+                    let binder = &lhs[lhs.len() - 1 - *j as usize];
+                    snap.may_have_free_name(values[1 + k], self.lhs_binder(binder, values)?)
+                }
+            };
+            if free {
                 return None;
             }
         }
@@ -503,14 +648,45 @@ impl CompiledRule {
             values,
             typing,
             next_nat: Default::default(),
+            next_binder: Default::default(),
+            binders: Default::default(),
         };
         self.build(&self.rhs, b, &m)
+    }
+
+    /// The matched name of the LHS binder the rule calls `x`.
+    fn lhs_binder(&self, x: &str, values: &[Value]) -> Option<Value> {
+        let (_, k) = self.lhs_binders.iter().find(|(n, _)| n == x)?;
+        Some(values[*k])
+    }
+
+    /// With names, a pattern variable's class used as it is: it must not have free the name
+    /// of an RHS binder around it that was not around it on the left (it would be captured).
+    fn named_hole(&self, class: Value, var: usize, snap: &Snapshot, m: &Match) -> Option<Value> {
+        let lhs = &self.lhs_ctx[var];
+        let captures = m
+            .binders
+            .borrow()
+            .iter()
+            .any(|(x, v)| !lhs.contains(x) && snap.may_have_free_name(class, *v));
+        (!captures).then_some(class)
+    }
+
+    /// The name value of the next RHS binder: the matched name of the LHS binder of the same
+    /// name, or a name derived from the matched root class.
+    fn rhs_binder(&self, b: &mut Builder, m: &Match) -> Value {
+        let x = &self.rhs_binders[Match::next(&m.next_binder)];
+        self.lhs_binder(x, m.values)
+            .unwrap_or_else(|| b.base(format!("{x}_{}", class_number(m.values[0]))))
     }
 
     fn build(&self, t: &Tmpl, b: &mut Builder, m: &Match) -> Option<Value> {
         match t {
             Tmpl::Hole { var, ctx } => {
                 let class = m.values[1 + var];
+                if self.encoding.binding == Binding::Names {
+                    return self.named_hole(class, *var, b.snap(), m);
+                }
                 let lhs = &self.lhs_ctx[*var];
                 if lhs == ctx {
                     return Some(class);
@@ -526,7 +702,7 @@ impl CompiledRule {
                         Some((j - lhs.len() + ctx.len()) as u32)
                     }
                 };
-                match self.substitution {
+                match self.encoding.substitution {
                     Substitution::Extraction => b.reindex(class, 0, &map, &mut Default::default()),
                     Substitution::Explicit => {
                         let (d, k) = as_shift(&map, lhs.len())?;
@@ -539,7 +715,17 @@ impl CompiledRule {
                     }
                 }
             }
-            Tmpl::Bound(i, slot) => Some(b.var(*i, m.typing.slots[*slot].0)),
+            Tmpl::Bound(i, slot) => {
+                let ty = m.typing.slots[*slot].0;
+                match self.encoding.binding {
+                    Binding::DeBruijn => Some(b.var(*i, ty)),
+                    Binding::Names => {
+                        let binders = m.binders.borrow();
+                        let name = binders[binders.len() - 1 - *i as usize].1;
+                        Some(b.add("NamedVar", vec![name], ty))
+                    }
+                }
+            }
             Tmpl::Vectorize(f, slot) => {
                 let f = self.build(f, b, m)?;
                 b.vectorize(f, m.typing.slots[*slot].1.as_ref()?)
@@ -547,12 +733,19 @@ impl CompiledRule {
             Tmpl::Node(n, slot) => {
                 let (name, inputs) = match n {
                     Node::App(f, x) => ("App", vec![self.build(f, b, m)?, self.build(x, b, m)?]),
+                    Node::Lam(body) if self.encoding.binding == Binding::Names => {
+                        let x = self.rhs_binders[m.next_binder.get()].clone();
+                        let name = self.rhs_binder(b, m);
+                        m.binders.borrow_mut().push((x, name));
+                        let body = self.build(body, b, m);
+                        m.binders.borrow_mut().pop();
+                        ("NamedLam", vec![name, body?])
+                    }
                     Node::Lam(body) => ("Lam", vec![self.build(body, b, m)?]),
                     Node::NatLam(body) => ("NatLam", vec![self.build(body, b, m)?]),
                     Node::NatApp(f, _) => {
                         // Sizes are used in pre-order: this one before those inside `f`.
-                        let n = m.typing.nats[m.next_nat.get()];
-                        m.next_nat.set(m.next_nat.get() + 1);
+                        let n = m.typing.nats[Match::next(&m.next_nat)];
                         ("NatApp", vec![self.build(f, b, m)?, n])
                     }
                     Node::Prim(p) => ("Prim", vec![b.base(p.name())]),
@@ -577,6 +770,24 @@ fn pre_order_nats<'t>(t: &'t Tmpl, out: &mut Vec<&'t Nat>) {
         }
         Tmpl::Vectorize(f, _) => pre_order_nats(f, out),
         Tmpl::Hole { .. } | Tmpl::Bound(..) => {}
+    }
+}
+
+/// The binder names of a right-hand side's lambdas, in pre-order.
+fn pre_order_binders(e: &Expr, out: &mut Vec<String>) {
+    match &e.kind {
+        ExprKind::Lam(x, _, b) => {
+            out.push(x.clone());
+            pre_order_binders(b, out);
+        }
+        ExprKind::App(f, x) => {
+            pre_order_binders(f, out);
+            pre_order_binders(x, out);
+        }
+        ExprKind::NatLam(_, b) | ExprKind::Annot(b, _) | ExprKind::NatApp(b, _) => {
+            pre_order_binders(b, out)
+        }
+        ExprKind::Var(_) | ExprKind::F32(_) | ExprKind::Int(_) => {}
     }
 }
 
@@ -661,7 +872,10 @@ pub fn add_rules(
 }
 
 /// Parses egglog facts text into the AST `rust_rule` takes.
-fn parse_facts(eg: &mut EGraph, text: &str) -> Result<egglog::ast::Facts<String, String>> {
+pub(crate) fn parse_facts(
+    eg: &mut EGraph,
+    text: &str,
+) -> Result<egglog::ast::Facts<String, String>> {
     let cmds = eg
         .parse_program(None, &format!("(rule ({text}) ())"))
         .map_err(|e| Error::bad_input(format!("internal: compiled query does not parse: {e}")))?;
@@ -683,23 +897,23 @@ pub fn install(
         ruleset,
         rules,
         snapshot,
-        Substitution::Extraction,
+        Encoding::EFFICIENT,
         &Filter::default(),
     )
 }
 
-/// [`install`] for the given substitution encoding.
+/// [`install`] for the given encoding.
 pub fn install_for(
     eg: &mut EGraph,
     ruleset: &str,
     rules: &[RuleDecl],
     snapshot: &SharedSnapshot,
-    substitution: Substitution,
+    encoding: Encoding,
     filter: &Filter,
 ) -> Result<()> {
     let compiled = rules
         .iter()
-        .map(|r| compile_for(r, substitution))
+        .map(|r| compile_for(r, encoding))
         .collect::<Result<Vec<_>>>()?;
     add_rules(eg, ruleset, compiled, snapshot, filter)
 }

@@ -1,0 +1,383 @@
+//! The named encodings of the paper's Table 2 (section 4.2): variables carry their names as
+//! operator metadata (`NamedVar "x"`, `NamedLam "x"`), so alpha-equivalent terms are different
+//! e-nodes. They exist to be compared with De Bruijn indices.
+//!
+//! - Loading names binder `k` levels deep `x<k>` ([`binder_name`]).
+//! - "Found" is an alpha-equivalence match from the start's class ([`alpha_found`]).
+//! - Extraction-based substitution ([`add_beta_eta`]) substitutes on representatives and
+//!   renames a binder that would capture a free name of the argument.
+//! - Explicit substitution ([`add_explicit_substitution`]) adds `Let` e-nodes and pushes them
+//!   through the term with rewrite rules, renaming a binder that would capture with a name
+//!   derived from the matched e-class id (as the reference prototype does).
+//!
+//! Freshness reads the schema's `nfree` relation: a name free in some term of the class.
+
+use super::saturate::{find_in, find_named_term, find_nat, find_type};
+use super::subst::{scan, union_if, Builder, Raw, SharedSnapshot};
+use crate::error::{Error, Result};
+use crate::rise::term::{Node, Term};
+use egglog::{EGraph, Value};
+use rustc_hash::FxHashMap as HashMap;
+
+/// How variables are bound in the e-graph.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Binding {
+    DeBruijn,
+    Names,
+}
+
+impl Binding {
+    pub fn name(self) -> &'static str {
+        match self {
+            Binding::DeBruijn => "debruijn",
+            Binding::Names => "names",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Binding> {
+        match s {
+            "debruijn" => Ok(Binding::DeBruijn),
+            "names" => Ok(Binding::Names),
+            other => Err(Error::bad_input(format!(
+                "unknown binding `{other}` (debruijn, names)"
+            ))),
+        }
+    }
+}
+
+/// The name a loaded term gives the binder with `depth` binders around it.
+pub fn binder_name(depth: u32) -> String {
+    format!("x{depth}")
+}
+
+/// "Found" for the named encodings: is a term alpha-equivalent to `goal` in the class of
+/// `start` (loaded with [`binder_name`]s)? A top-down match from the start's class: the
+/// goal's binders match any name distinct from those of the binders around them (so a
+/// variable cannot be confused with a shadowing binder's), and its variables the names
+/// their binders matched.
+///
+/// (Written as an egglog query instead, with binder names as query variables, egglog spent
+/// 5 s compiling it in debug builds, and as a semi-naive rule its join took gigabytes.)
+pub fn alpha_found(eg: &EGraph, start: &Term, goal: &Term) -> Result<bool> {
+    let Some(root) = find_named_term(eg, start) else {
+        return Ok(false);
+    };
+    let mut nodes: HashMap<Value, Vec<(Raw, Value)>> = HashMap::default();
+    for (class, node, ty) in scan(eg)? {
+        nodes.entry(class).or_default().push((node, ty));
+    }
+    Ok(eg.read(|rs| {
+        AlphaMatcher {
+            rs: &rs,
+            nodes,
+            memo: HashMap::default(),
+        }
+        .matches(root, goal, &mut vec![])
+    }))
+}
+
+struct AlphaMatcher<'r, R> {
+    rs: &'r R,
+    nodes: HashMap<Value, Vec<(Raw, Value)>>,
+    /// (class, goal subterm, names of the binders around it) -> matches.
+    memo: HashMap<(Value, *const Term, Vec<Value>), bool>,
+}
+
+impl<'a, 'db: 'a, R: egglog::Read<'a, 'db>> AlphaMatcher<'_, R> {
+    fn matches(&mut self, class: Value, goal: &Term, env: &mut Vec<Value>) -> bool {
+        let key = (class, goal as *const Term, env.clone());
+        if let Some(m) = self.memo.get(&key) {
+            return *m;
+        }
+        let m = self.matches_uncached(class, goal, env);
+        self.memo.insert(key, m);
+        m
+    }
+
+    fn matches_uncached(&mut self, class: Value, goal: &Term, env: &mut Vec<Value>) -> bool {
+        let Some(ty) = find_type(self.rs, &goal.ty) else {
+            return false;
+        };
+        if goal.node.children().is_empty() && !matches!(goal.node, Node::Var(_)) {
+            // A primitive or literal: its e-node is in the class or not.
+            return find_in(self.rs, goal, None) == Some(class);
+        }
+        let candidates = self.nodes.get(&class).cloned().unwrap_or_default();
+        candidates.into_iter().any(|(node, t)| {
+            t == ty
+                && match (node, &goal.node) {
+                    (Raw::NamedVar(x), Node::Var(i)) => {
+                        env.len() > *i as usize && env[env.len() - 1 - *i as usize] == x
+                    }
+                    (Raw::NamedLam(x, body), Node::Lam(b)) if !env.contains(&x) => {
+                        env.push(x);
+                        let m = self.matches(body, b, env);
+                        env.pop();
+                        m
+                    }
+                    (Raw::App(f, x), Node::App(gf, gx)) => {
+                        self.matches(f, gf, env) && self.matches(x, gx, env)
+                    }
+                    (Raw::NatApp(f, n), Node::NatApp(gf, gn)) => {
+                        find_nat(self.rs, gn) == Some(n) && self.matches(f, gf, env)
+                    }
+                    (Raw::NatLam(b), Node::NatLam(gb)) => self.matches(b, gb, env),
+                    _ => false,
+                }
+        })
+    }
+}
+
+/// One name being substituted: `name` by the class `by`, whose free names are those of the
+/// class (or just `renamed`, when `by` is a fresh variable for a renamed binder).
+#[derive(Clone, Copy)]
+struct Replace {
+    name: Value,
+    by: Value,
+    renamed: Option<Value>,
+}
+
+impl Replace {
+    fn may_have_free(&self, b: &Builder, x: Value) -> bool {
+        match self.renamed {
+            Some(r) => r == x,
+            None => b.snap().may_have_free_name(self.by, x),
+        }
+    }
+}
+
+/// A name like `x` that is free neither in `body` nor in a replacement: `x'`, `x''`, ...
+fn fresh_name(b: &mut Builder, x: Value, body: Value, env: &[Replace]) -> Option<Value> {
+    let mut name = b.string(x);
+    (0..16).find_map(|_| {
+        name.push('\'');
+        let v = b.base(name.as_str());
+        let clash = b.snap().may_have_free_name(body, v)
+            || env.iter().any(|r| r.name == v || r.may_have_free(b, v));
+        (!clash).then_some(v)
+    })
+}
+
+/// Capture-avoiding substitution on the representative of `class`: each `env` name replaced
+/// by its class. Classes in which no replaced name may be free are reused. `None` when a
+/// representative is missing, a replacement's type differs from the variable's (a term from
+/// another context), or the walk would pass a De Bruijn or size binder.
+fn substitute(
+    b: &mut Builder,
+    class: Value,
+    env: &[Replace],
+    memo: &mut HashMap<Value, Value>,
+) -> Option<Value> {
+    let snap = b.snap();
+    if env.iter().all(|r| !snap.may_have_free_name(class, r.name)) {
+        return Some(class);
+    }
+    if let Some(v) = memo.get(&class) {
+        return Some(*v);
+    }
+    let (node, ty) = snap.rep(class)?;
+    let v = match node {
+        Raw::NamedVar(y) => match env.iter().find(|r| r.name == y) {
+            Some(r) if snap.class_type_value(r.by).is_none_or(|t| t == ty) => r.by,
+            Some(_) => return None,
+            None => class,
+        },
+        Raw::App(f, x) => {
+            let f = substitute(b, f, env, memo)?;
+            let x = substitute(b, x, env, memo)?;
+            b.add("App", vec![f, x], ty)
+        }
+        Raw::NatApp(f, n) => {
+            let f = substitute(b, f, env, memo)?;
+            b.add("NatApp", vec![f, n], ty)
+        }
+        Raw::NamedLam(y, body) => {
+            let mut inner: Vec<Replace> = env.iter().filter(|r| r.name != y).copied().collect();
+            let mut binder = y;
+            if inner.iter().any(|r| r.may_have_free(b, y)) {
+                // `y` would capture a free name of a replacement: rename it.
+                binder = fresh_name(b, y, body, &inner)?;
+                let crate::rise::types::Type::Fun(param, _) = snap.class_type(class)? else {
+                    return None;
+                };
+                let param = b.type_value(param)?;
+                let var = b.add("NamedVar", vec![binder], param);
+                inner.push(Replace {
+                    name: y,
+                    by: var,
+                    renamed: Some(binder),
+                });
+            }
+            let body = substitute(b, body, &inner, &mut HashMap::default())?;
+            b.add("NamedLam", vec![binder, body], ty)
+        }
+        Raw::Leaf(..) => class,
+        Raw::Var(_) | Raw::Lam(_) | Raw::NatLam(_) => return None,
+    };
+    memo.insert(class, v);
+    Some(v)
+}
+
+/// Substitutes `by` for the name `x` in the representative of `body`.
+pub fn substitute_name(b: &mut Builder, body: Value, x: Value, by: Value) -> Option<Value> {
+    let env = [Replace {
+        name: x,
+        by,
+        renamed: None,
+    }];
+    substitute(b, body, &env, &mut HashMap::default())
+}
+
+fn sort(eg: &EGraph, name: &str) -> egglog::ArcSort {
+    eg.get_sort_by_name(name).expect("Rise schema").clone()
+}
+
+/// Eta, `fun x => f x` to `f` when `x` is not free in `f`.
+fn add_eta(eg: &mut EGraph, ruleset: &str, snap: &SharedSnapshot) -> Result<()> {
+    use egglog::prelude::*;
+    let (expr, ty, string) = (sort(eg, "Expr"), sort(eg, "Type"), sort(eg, "String"));
+    let s = snap.clone();
+    rust_rule(
+        eg,
+        "eta-names",
+        ruleset,
+        &[
+            ("e", expr.clone()),
+            ("x", string),
+            ("f", expr),
+            ("vt", ty.clone()),
+            ("at", ty),
+        ],
+        facts![(= e (NamedLam x (App f (NamedVar x vt) at) (TFun vt at)))],
+        move |mut ws, v| {
+            let snap = s.read().unwrap();
+            let fresh = !snap.may_have_free_name(v[2], v[1]);
+            union_if(&mut ws, v[0], fresh.then_some(v[2]))
+        },
+    )
+    .map_err(engine)?;
+    Ok(())
+}
+
+fn engine(e: egglog::Error) -> Error {
+    Error::bad_input(format!("named encoding rules: {e}"))
+}
+
+/// Adds extraction-based beta and eta for named terms to `ruleset`.
+pub fn add_beta_eta(eg: &mut EGraph, ruleset: &str, snap: &SharedSnapshot) -> Result<()> {
+    use egglog::prelude::*;
+    let _ = add_ruleset(eg, ruleset);
+    let (expr, ty, string) = (sort(eg, "Expr"), sort(eg, "Type"), sort(eg, "String"));
+    let s = snap.clone();
+    rust_rule(
+        eg,
+        "beta-extract-names",
+        ruleset,
+        &[
+            ("e", expr.clone()),
+            ("x", string),
+            ("body", expr.clone()),
+            ("arg", expr),
+            ("lt", ty.clone()),
+            ("at", ty),
+        ],
+        facts![(= e (App (NamedLam x body lt) arg at))],
+        move |mut ws, v| {
+            let snap = s.read().unwrap();
+            let mut types = HashMap::default();
+            let mut b = Builder::new(&snap, &mut ws, &mut types);
+            let r = substitute_name(&mut b, v[2], v[1], v[3]);
+            union_if(&mut ws, v[0], r)
+        },
+    )
+    .map_err(engine)?;
+    add_eta(eg, ruleset, snap)
+}
+
+/// The structural `Let` rules, over every term of a class. `Let` has the type of its body.
+pub const LET_RULES: &str = r#"
+(rule ((= e (App (NamedLam x body lt) arg at)))
+      ((union e (Let x arg body at))) :ruleset RS :name "beta-let")
+(rule ((= e (Let v a (App f y at) t)) (= ft (ty f)) (= yt (ty y)))
+      ((union e (App (Let v a f ft) (Let v a y yt) at))) :ruleset RS :name "let-app")
+(rule ((= e (Let v a (NatApp f n nt) t)) (= ft (ty f)))
+      ((union e (NatApp (Let v a f ft) n nt))) :ruleset RS :name "let-natapp")
+(rule ((= e (Let v a (NamedVar v t) t)) (= t (ty a)))
+      ((union e a)) :ruleset RS :name "let-var-same")
+(rule ((= e (Let v a (NamedVar w t) t)) (!= v w))
+      ((union e (NamedVar w t))) :ruleset RS :name "let-var-other")
+(rule ((= e (Let v a (NamedLam v b t) t)))
+      ((union e (NamedLam v b t))) :ruleset RS :name "let-lam-same")
+(rule ((= e (Let v a (Prim p t) t)))
+      ((union e (Prim p t))) :ruleset RS :name "let-prim")
+(rule ((= e (Let v a (F32 x t) t)))
+      ((union e (F32 x t))) :ruleset RS :name "let-f32")
+(rule ((= e (Let v a (Int i t) t)))
+      ((union e (Int i t))) :ruleset RS :name "let-int")
+"#;
+
+/// Adds explicit substitution for named terms (beta creates `Let`), and eta, to `ruleset`.
+pub fn add_explicit_substitution(
+    eg: &mut EGraph,
+    ruleset: &str,
+    snap: &SharedSnapshot,
+) -> Result<()> {
+    use egglog::prelude::*;
+    let _ = add_ruleset(eg, ruleset);
+    eg.parse_and_run_program(None, &LET_RULES.replace("RS", ruleset))
+        .map_err(engine)?;
+    let (expr, ty, string) = (sort(eg, "Expr"), sort(eg, "Type"), sort(eg, "String"));
+    // let v a (fun w => b), w != v: fun w => let v a b when w is not free in a; otherwise
+    // w is renamed to a name derived from the matched class, f: fun f => let v a (let w f b).
+    let s = snap.clone();
+    let facts = crate::rules::debruijn::parse_facts(
+        eg,
+        "(= e (Let v a (NamedLam w body (TFun p r)) t)) (!= v w)",
+    )?;
+    rust_rule(
+        eg,
+        "let-lam-other",
+        ruleset,
+        &[
+            ("e", expr.clone()),
+            ("v", string.clone()),
+            ("a", expr.clone()),
+            ("w", string),
+            ("body", expr),
+            ("p", ty.clone()),
+            ("r", ty.clone()),
+            ("t", ty),
+        ],
+        facts,
+        move |mut ws, v| {
+            let snap = s.read().unwrap();
+            let [e, name, a, w, body, p, r, t] = v.try_into().expect("eight variables");
+            let mut types = HashMap::default();
+            let mut b = Builder::new(&snap, &mut ws, &mut types);
+            let rewritten = if !snap.may_have_free_name(a, w) {
+                let inner = b.add("Let", vec![name, a, body], r);
+                Some(b.add("NamedLam", vec![w, inner], t))
+            } else {
+                let f = b.base(format!("_{}", class_number(e)));
+                let clash = snap.may_have_free_name(a, f) || snap.may_have_free_name(body, f);
+                (!clash).then(|| {
+                    let var = b.add("NamedVar", vec![f], p);
+                    let renamed = b.add("Let", vec![w, var, body], r);
+                    let inner = b.add("Let", vec![name, a, renamed], r);
+                    b.add("NamedLam", vec![f, inner], t)
+                })
+            };
+            union_if(&mut ws, e, rewritten)
+        },
+    )
+    .map_err(engine)?;
+    add_eta(eg, ruleset, snap)
+}
+
+/// The number of an e-class id, for names derived from it.
+pub fn class_number(v: Value) -> String {
+    format!("{v:?}")
+        .chars()
+        .filter(char::is_ascii_digit)
+        .collect()
+}
