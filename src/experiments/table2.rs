@@ -133,6 +133,7 @@ pub struct Table2Config {
 /// The outcome of one row run in a child process: the row's fields after `goal`,
 /// `substitution`, `binding` (in [`COLUMNS`] order).
 fn run_child(goal: &str, (subst, bind): (&str, &str), cfg: &Table2Config) -> Result<Vec<String>> {
+    let time = cfg.time.as_secs().to_string();
     let args = [
         "table2-row",
         goal,
@@ -140,13 +141,11 @@ fn run_child(goal: &str, (subst, bind): (&str, &str), cfg: &Table2Config) -> Res
         subst,
         "--binding",
         bind,
+        "--time-s",
+        &time,
     ]
-    .into_iter()
-    .chain(["--time-s"])
     .map(String::from)
-    .into_iter()
-    .chain([cfg.time.as_secs().to_string()])
-    .collect::<Vec<_>>();
+    .to_vec();
     let caps = Caps {
         memory_mb: cfg.memory_mb,
         time: cfg.time,
