@@ -510,7 +510,7 @@ fn reproduce(
                 &cfg.dir.join("codegen.csv"),
                 size,
                 &[1, 2],
-                5,
+                11,
             )?,
             _ => matmul::fig16(&cfg, &mut runs)?,
         }
