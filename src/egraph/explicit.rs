@@ -7,6 +7,7 @@
 //! representative (a Rust rule reading the snapshot): plain egglog rules would also fire on
 //! the other terms of the class, some of which come from other contexts.
 
+use super::sort;
 use super::subst::{add_eta, union_if, Builder, SharedSnapshot};
 use crate::error::{Error, Result};
 use egglog::EGraph;
@@ -38,12 +39,8 @@ pub fn add_explicit_substitution(
 ) -> Result<()> {
     use egglog::prelude::*;
     let engine = |e: egglog::Error| Error::bad_input(format!("explicit substitution rules: {e}"));
-    let _ = add_ruleset(eg, ruleset);
-    eg.parse_and_run_program(None, &STRUCTURAL.replace("RS", ruleset))
-        .map_err(engine)?;
-    let expr = eg.get_sort_by_name("Expr").expect("Rise schema").clone();
-    let ty = eg.get_sort_by_name("Type").unwrap().clone();
-    let int = eg.get_sort_by_name("i64").unwrap().clone();
+    super::add_rule_text(eg, ruleset, STRUCTURAL)?;
+    let (expr, ty, int) = (sort(eg, "Expr"), sort(eg, "Type"), sort(eg, "i64"));
 
     // sigma(i, a, x) where a's representative is a variable or a constant.
     let s = snap.clone();

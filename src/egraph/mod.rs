@@ -23,6 +23,19 @@ pub fn add_schema(eg: &mut EGraph) -> Result<()> {
         .map_err(|e| Error::bad_input(format!("loading the Rise schema: {e}")))
 }
 
+/// Adds plain egglog rules, written with the ruleset `RS`, to `ruleset` (created if needed).
+pub(crate) fn add_rule_text(eg: &mut EGraph, ruleset: &str, rules: &str) -> Result<()> {
+    let _ = egglog::prelude::add_ruleset(eg, ruleset);
+    eg.parse_and_run_program(None, &rules.replace("RS", ruleset))
+        .map(|_| ())
+        .map_err(|e| Error::bad_input(format!("internal: rules of {ruleset}: {e}")))
+}
+
+/// A sort of the Rise schema (`Expr`, `Type`, `String`, `i64`, ...).
+pub(crate) fn sort(eg: &EGraph, name: &str) -> egglog::ArcSort {
+    eg.get_sort_by_name(name).expect("Rise schema").clone()
+}
+
 /// A fresh single-threaded e-graph with the Rise schema.
 pub fn rise_egraph() -> Result<EGraph> {
     let mut eg = EGraph::default();

@@ -13,6 +13,7 @@
 //! Freshness reads the schema's `nfree` relation: a name free in some term of the class.
 
 use super::saturate::{find_in, find_named_term, find_nat, find_type};
+use super::sort;
 use super::subst::{scan, union_if, Builder, Raw, SharedSnapshot};
 use crate::error::{Error, Result};
 use crate::rise::term::{Node, Term};
@@ -228,10 +229,6 @@ pub fn substitute_name(b: &mut Builder, body: Value, x: Value, by: Value) -> Opt
     substitute(b, body, &env, &mut HashMap::default())
 }
 
-fn sort(eg: &EGraph, name: &str) -> egglog::ArcSort {
-    eg.get_sort_by_name(name).expect("Rise schema").clone()
-}
-
 /// Eta, `fun x => f x` to `f` when `x` is not free in `f`.
 fn add_eta(eg: &mut EGraph, ruleset: &str, snap: &SharedSnapshot) -> Result<()> {
     use egglog::prelude::*;
@@ -323,9 +320,7 @@ pub fn add_explicit_substitution(
     snap: &SharedSnapshot,
 ) -> Result<()> {
     use egglog::prelude::*;
-    let _ = add_ruleset(eg, ruleset);
-    eg.parse_and_run_program(None, &LET_RULES.replace("RS", ruleset))
-        .map_err(engine)?;
+    super::add_rule_text(eg, ruleset, LET_RULES)?;
     let (expr, ty, string) = (sort(eg, "Expr"), sort(eg, "Type"), sort(eg, "String"));
     // let v a (fun w => b), w != v: fun w => let v a b when w is not free in a; otherwise
     // w is renamed to a name derived from the matched class, f: fun f => let v a (let w f b).
