@@ -237,3 +237,28 @@ fn named_encodings_reach_the_de_bruijn_normal_form_on_random_terms() {
         "explicit + names: {explicit_found} of 80"
     );
 }
+
+/// `sketchlog rules` prints an encoding's substitution rules and the compiled queries.
+#[test]
+fn rules_command_prints_every_encoding() {
+    let rules = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_sketchlog"))
+            .args(["rules", "rules/table2.rules:fission"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let named = rules(&["--substitution", "explicit", "--binding", "names"]);
+    let text = String::from_utf8_lossy(&named.stdout);
+    assert!(named.status.success());
+    assert!(text.contains(":name \"let-app\""), "{text}");
+    assert!(text.contains("(NamedLam bn0"), "{text}");
+    let efficient = rules(&[]);
+    let text = String::from_utf8_lossy(&efficient.stdout);
+    assert!(
+        text.contains("beta-extract") && text.contains("(Lam (App"),
+        "{text}"
+    );
+    assert!(!text.contains("Named"), "{text}");
+    assert_eq!(rules(&["--binding", "nominal"]).status.code(), Some(2));
+}

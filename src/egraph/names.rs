@@ -28,13 +28,7 @@ pub enum Binding {
 }
 
 impl Binding {
-    pub fn name(self) -> &'static str {
-        match self {
-            Binding::DeBruijn => "debruijn",
-            Binding::Names => "names",
-        }
-    }
-
+    /// `debruijn` or `names`.
     pub fn parse(s: &str) -> Result<Binding> {
         match s {
             "debruijn" => Ok(Binding::DeBruijn),
