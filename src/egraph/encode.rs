@@ -178,30 +178,28 @@ fn add_term<'a, 'db: 'a>(
             let b = self::add_term(fs, b, memo, Some(depth + 1))?;
             add(fs, "NamedLam", (binder_name(depth), b, ty))
         }
-        (node, _) => match node {
-            Node::Var(i) => add(fs, "Var", (*i as i64, ty)),
-            Node::Prim(p) => add(fs, "Prim", (p.name(), ty)),
-            Node::F32(x) => add(fs, "F32", (x.0 as f64, ty)),
-            Node::Int(i) => add(fs, "Int", (*i, ty)),
-            Node::App(f, x) => {
-                let f = add_term(fs, f, memo)?;
-                let x = add_term(fs, x, memo)?;
-                add(fs, "App", (f, x, ty))
-            }
-            Node::Lam(b) => {
-                let b = add_term(fs, b, memo)?;
-                add(fs, "Lam", (b, ty))
-            }
-            Node::NatLam(b) => {
-                let b = add_term(fs, b, memo)?;
-                add(fs, "NatLam", (b, ty))
-            }
-            Node::NatApp(f, n) => {
-                let f = add_term(fs, f, memo)?;
-                let n = add_nat(fs, n)?;
-                add(fs, "NatApp", (f, n, ty))
-            }
-        },
+        (Node::Var(i), None) => add(fs, "Var", (*i as i64, ty)),
+        (Node::Prim(p), _) => add(fs, "Prim", (p.name(), ty)),
+        (Node::F32(x), _) => add(fs, "F32", (x.0 as f64, ty)),
+        (Node::Int(i), _) => add(fs, "Int", (*i, ty)),
+        (Node::App(f, x), _) => {
+            let f = add_term(fs, f, memo)?;
+            let x = add_term(fs, x, memo)?;
+            add(fs, "App", (f, x, ty))
+        }
+        (Node::Lam(b), None) => {
+            let b = add_term(fs, b, memo)?;
+            add(fs, "Lam", (b, ty))
+        }
+        (Node::NatLam(b), _) => {
+            let b = add_term(fs, b, memo)?;
+            add(fs, "NatLam", (b, ty))
+        }
+        (Node::NatApp(f, n), _) => {
+            let f = add_term(fs, f, memo)?;
+            let n = add_nat(fs, n)?;
+            add(fs, "NatApp", (f, n, ty))
+        }
     };
     fs.set("ty", (v,), ty).map_err(engine)?;
     Ok(v)

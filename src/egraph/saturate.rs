@@ -254,18 +254,16 @@ pub(crate) fn find_in<'a, 'db: 'a>(
                 (binder_name(d), self::find_in(rs, b, Some(d + 1))?, ty),
             )
             .ok()?,
-        (node, _) => match node {
-            Node::Var(i) => rs.eclass_of("Var", (*i as i64, ty)).ok()?,
-            Node::Int(i) => rs.eclass_of("Int", (*i, ty)).ok()?,
-            Node::F32(x) => rs.eclass_of("F32", (x.0 as f64, ty)).ok()?,
-            Node::Prim(p) => rs.eclass_of("Prim", (p.name(), ty)).ok()?,
-            Node::App(f, x) => rs.eclass_of("App", (find_in(f)?, find_in(x)?, ty)).ok()?,
-            Node::Lam(b) => rs.eclass_of("Lam", (find_in(b)?, ty)).ok()?,
-            Node::NatLam(b) => rs.eclass_of("NatLam", (find_in(b)?, ty)).ok()?,
-            Node::NatApp(f, n) => rs
-                .eclass_of("NatApp", (find_in(f)?, find_nat(rs, n)?, ty))
-                .ok()?,
-        },
+        (Node::Var(i), None) => rs.eclass_of("Var", (*i as i64, ty)).ok()?,
+        (Node::Int(i), _) => rs.eclass_of("Int", (*i, ty)).ok()?,
+        (Node::F32(x), _) => rs.eclass_of("F32", (x.0 as f64, ty)).ok()?,
+        (Node::Prim(p), _) => rs.eclass_of("Prim", (p.name(), ty)).ok()?,
+        (Node::App(f, x), _) => rs.eclass_of("App", (find_in(f)?, find_in(x)?, ty)).ok()?,
+        (Node::Lam(b), None) => rs.eclass_of("Lam", (find_in(b)?, ty)).ok()?,
+        (Node::NatLam(b), _) => rs.eclass_of("NatLam", (find_in(b)?, ty)).ok()?,
+        (Node::NatApp(f, n), _) => rs
+            .eclass_of("NatApp", (find_in(f)?, find_nat(rs, n)?, ty))
+            .ok()?,
     }
 }
 
