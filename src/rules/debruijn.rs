@@ -452,7 +452,10 @@ pub fn compile_for(rule: &RuleDecl, encoding: Encoding) -> Result<CompiledRule> 
     cb_vars.extend(nat_vars.iter().map(|n| (format!("n_{n}"), "Nat")));
     cb_vars.extend((0..lc.type_vars).map(|i| (format!("ty{i}"), "Type")));
     cb_vars.extend(type_query_vars);
-    let lhs_binders: Vec<(String, usize)> = (lc.binders.unwrap_or_default().into_iter())
+    let lhs_binders: Vec<(String, usize)> = lc
+        .binders
+        .unwrap_or_default()
+        .into_iter()
         .enumerate()
         .map(|(k, name)| {
             cb_vars.push((format!("bn{k}"), "String"));
