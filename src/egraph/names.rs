@@ -64,7 +64,7 @@ pub fn alpha_found(eg: &EGraph, start: &Term, goal: &Term) -> Result<bool> {
     Ok(eg.read(|rs| {
         AlphaMatcher {
             rs: &rs,
-            nodes,
+            nodes: &nodes,
             memo: HashMap::default(),
         }
         .matches(root, goal, &mut vec![])
@@ -73,7 +73,8 @@ pub fn alpha_found(eg: &EGraph, start: &Term, goal: &Term) -> Result<bool> {
 
 struct AlphaMatcher<'r, R> {
     rs: &'r R,
-    nodes: HashMap<Value, Vec<(Raw, Value)>>,
+    /// Each class's e-nodes with their types.
+    nodes: &'r HashMap<Value, Vec<(Raw, Value)>>,
     /// (class, goal subterm, names of the binders around it) -> matches.
     memo: HashMap<(Value, *const Term, Vec<Value>), bool>,
 }
@@ -97,8 +98,9 @@ impl<'a, 'db: 'a, R: egglog::Read<'a, 'db>> AlphaMatcher<'_, R> {
             // A primitive or literal: its e-node is in the class or not.
             return find_in(self.rs, goal, None) == Some(class);
         }
-        let candidates = self.nodes.get(&class).cloned().unwrap_or_default();
-        candidates.into_iter().any(|(node, t)| {
+        let nodes = self.nodes;
+        let candidates = nodes.get(&class).map_or(&[][..], Vec::as_slice);
+        candidates.iter().any(|&(node, t)| {
             t == ty
                 && match (node, &goal.node) {
                     (Raw::NamedVar(x), Node::Var(i)) => {

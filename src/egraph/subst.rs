@@ -473,8 +473,7 @@ pub fn add_eta(
     rewrite: impl Fn(&mut Builder, Value) -> Option<Value> + Clone + Send + Sync + 'static,
 ) -> Result<()> {
     use egglog::prelude::*;
-    let expr = eg.get_sort_by_name("Expr").expect("Rise schema").clone();
-    let ty = eg.get_sort_by_name("Type").unwrap().clone();
+    let (expr, ty) = (super::sort(eg, "Expr"), super::sort(eg, "Type"));
     let s = snap.clone();
     rust_rule(
         eg,

@@ -836,12 +836,7 @@ pub fn add_rules(
         let sorts: Vec<(String, egglog::ArcSort)> = rule
             .vars
             .iter()
-            .map(|(n, s)| {
-                (
-                    n.clone(),
-                    eg.get_sort_by_name(s).expect("Rise schema").clone(),
-                )
-            })
+            .map(|(n, s)| (n.clone(), crate::egraph::sort(eg, s)))
             .collect();
         let vars: Vec<(&str, egglog::ArcSort)> =
             sorts.iter().map(|(n, s)| (n.as_str(), s.clone())).collect();
