@@ -7,6 +7,7 @@ use crate::egraph::{self, encode, extract};
 use crate::error::{Error, Result};
 use crate::experiments::child::Caps;
 use crate::guide::{self, report};
+use crate::limits;
 use crate::rise::{self, debruijn, infer, print};
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
@@ -56,7 +57,7 @@ enum Command {
         #[arg(long)]
         memory_mb: Option<u64>,
         /// Time limit per row, in seconds (table2: 240; unguided rows: 1800).
-        #[arg(long)]
+        #[arg(long, value_parser = limits::memory_mb)]
         time_s: Option<u64>,
         /// table2: only the rows of one substitution encoding (`explicit` or `extraction`).
         #[arg(long)]
@@ -68,7 +69,7 @@ enum Command {
         #[arg(long, value_delimiter = ',')]
         goals: Vec<String>,
         /// codegen: the matrices' size (m = n = k).
-        #[arg(long, default_value_t = 1024)]
+        #[arg(long, default_value_t = 1024, value_parser = limits::positive_size)]
         size: i64,
     },
     /// Benchmark the efficient encoding on Table 2's goals: medians of several runs.
@@ -76,7 +77,7 @@ enum Command {
         /// Which benchmark: `table2`.
         table: String,
         /// Runs per goal.
-        #[arg(long, default_value_t = 5)]
+        #[arg(long, default_value_t = 5, value_parser = limits::positive)]
         runs: usize,
     },
     /// One row of Table 2 (run by `reproduce table2` in a child process).
@@ -97,7 +98,7 @@ enum Command {
         goal: String,
         #[arg(long)]
         unguided: bool,
-        #[arg(long, default_value_t = 20000)]
+        #[arg(long, default_value_t = 20000, value_parser = limits::memory_mb)]
         memory_mb: u64,
         #[arg(long, default_value_t = 1800)]
         time_s: u64,
@@ -107,7 +108,7 @@ enum Command {
         /// `FILE.rise:NAME`, or `FILE.guide` for the program its guide finds.
         program: String,
         /// The program's sizes, outermost first (default: every size 1024).
-        #[arg(long, value_delimiter = ',')]
+        #[arg(long, value_delimiter = ',', value_parser = limits::positive_size)]
         sizes: Vec<i64>,
         #[arg(short, long)]
         out: Option<PathBuf>,
@@ -117,13 +118,13 @@ enum Command {
         /// `FILE.rise:NAME`, or `FILE.guide` for the program its guide finds.
         program: String,
         /// Every size of the program (a matrix multiplication: m = n = k).
-        #[arg(long, default_value_t = 1024)]
+        #[arg(long, default_value_t = 1024, value_parser = limits::positive_size)]
         size: i64,
         /// OpenMP thread counts to time.
-        #[arg(long, value_delimiter = ',', default_value = "1")]
+        #[arg(long, value_delimiter = ',', default_value = "1", value_parser = limits::positive)]
         threads: Vec<usize>,
         /// Timed runs (the median is reported), after one warm-up run.
-        #[arg(long, default_value_t = 5)]
+        #[arg(long, default_value_t = 5, value_parser = limits::positive)]
         runs: usize,
         /// C compiler flags (default `-O3 -march=native -fopenmp`).
         #[arg(long, allow_hyphen_values = true)]
@@ -183,18 +184,19 @@ enum Command {
 struct LimitArgs {
     #[arg(long, default_value_t = 30)]
     iterations: usize,
-    #[arg(long, default_value_t = 1_000_000)]
+    #[arg(long, default_value_t = 1_000_000, value_parser = limits::positive)]
     enodes: usize,
-    #[arg(long, default_value_t = 60.0)]
-    time_s: f64,
+    /// Time limit in seconds.
+    #[arg(long, default_value = "60", value_parser = limits::parse_seconds, allow_hyphen_values = true)]
+    time_s: Duration,
     /// Stop when the process's resident memory exceeds this many MB.
-    #[arg(long)]
+    #[arg(long, value_parser = limits::memory_mb)]
     memory_mb: Option<u64>,
     /// Filter: array nesting depth of every new e-node's type at most this.
     #[arg(long)]
     array_depth: Option<usize>,
     /// Filter: keep e-nodes through which a term of at most this size passes.
-    #[arg(long)]
+    #[arg(long, value_parser = limits::positive)]
     ast_size: Option<usize>,
     /// Filter: all array, vector and index sizes at least 1.
     #[arg(long)]
@@ -206,7 +208,7 @@ impl LimitArgs {
         egraph::saturate::Limits {
             iterations: self.iterations,
             enodes: self.enodes,
-            time: std::time::Duration::from_secs_f64(self.time_s),
+            time: self.time_s,
             memory_mb: self.memory_mb,
         }
     }
@@ -219,10 +221,19 @@ impl LimitArgs {
     }
 }
 
-/// Runs steps with progress bars, prints each step's summary, writes `--stats`; fails with
-/// exit code 1 when a step did not find its sketch.
+/// Runs steps with progress bars (a line per iteration when stderr is not a terminal),
+/// prints each step's summary, rewrites `--stats` as each iteration finishes (so a stopped
+/// or killed search keeps every finished iteration); fails with exit code 1 when a step did
+/// not find its sketch.
 fn run_steps(guide: &guide::Guide, stats: Option<&Path>) -> Result<()> {
+    use std::io::IsTerminal;
     let mut log = report::StatsLog::default();
+    if let Some(path) = stats {
+        crate::error::check_writable(path)?;
+        log.write(path)?;
+    }
+    let lines = !std::io::stderr().is_terminal();
+    let mut write_error = None;
     let bar = std::cell::RefCell::new(None);
     let reports = guide::run(
         guide,
@@ -232,7 +243,15 @@ fn run_steps(guide: &guide::Guide, stats: Option<&Path>) -> Result<()> {
                 report::progress(&guide.steps[i].limits, &guide.steps[i].sketch.name)
             });
             report::tick(b, s);
+            if lines {
+                eprintln!("{}", report::iteration_line(i, s));
+            }
             log.push(i, s);
+            if let Some(path) = stats {
+                if let Err(e) = log.write(path) {
+                    write_error.get_or_insert(e);
+                }
+            }
         },
         |i, r| {
             if let Some(b) = bar.borrow_mut().take() {
@@ -241,8 +260,8 @@ fn run_steps(guide: &guide::Guide, stats: Option<&Path>) -> Result<()> {
             println!("{}", report::summary(i, r));
         },
     )?;
-    if let Some(path) = stats {
-        log.write(path)?;
+    if let Some(e) = write_error {
+        return Err(e);
     }
     guide::check_found(&reports)
 }
@@ -260,17 +279,24 @@ fn check(
         Some(w) => guide::Cost::Weighted(extract::Weighted::load(w)?),
         None => guide::Cost::AstSize,
     };
+    let line = crate::error::command_line();
     let g = guide::Guide::check(
         program,
         sketch,
         rules,
         (cost, limits.limits(), limits.filter()),
+        &|spec| Some(crate::error::argument_span(&line, spec)),
     )?;
     if show_query {
         let query = crate::sketch::query::SketchQuery::compile(&g.steps[0].sketch.sketch)?;
         print!("{}", query.program);
     }
     run_steps(&g, stats)
+}
+
+/// Locates an error without a position at command-line argument `spec`.
+fn at_argument<T>(spec: &str, r: Result<T>) -> Result<T> {
+    r.map_err(|e| e.or_at(&crate::error::argument_span(&crate::error::command_line(), spec)))
 }
 
 fn typecheck(path: &Path) -> Result<()> {
@@ -282,7 +308,8 @@ fn typecheck(path: &Path) -> Result<()> {
 }
 
 fn show(spec: &str) -> Result<()> {
-    let rise::LoadedDef { name, term, .. } = rise::load_def_ref(spec, Path::new(""))?;
+    let rise::LoadedDef { name, term, .. } =
+        at_argument(spec, rise::load_def_ref(spec, Path::new("")))?;
     let mut eg = egraph::rise_egraph()?;
     let root = encode::load_term(&mut eg, &term)?;
     let graph = extract::ExprGraph::read(&eg)?;
@@ -310,7 +337,7 @@ fn show(spec: &str) -> Result<()> {
 
 fn print_rules(spec: &str, substitution: &str, binding: &str) -> Result<()> {
     let encoding = crate::experiments::table2::encoding(substitution, binding)?;
-    let rules = crate::rules::load_selection(spec)?;
+    let rules = at_argument(spec, crate::rules::load_selection(spec))?;
     println!(";; Encoding: {substitution} substitution, {binding} binding.");
     println!("{}", crate::rules::debruijn::substitution_rules(encoding));
     for r in &rules {
@@ -424,6 +451,9 @@ fn dispatch(cli: Cli) -> Result<()> {
             show_query,
         ),
         Command::Guide { file, stats } => {
+            if let Some(path) = &stats {
+                crate::error::check_writable(path)?;
+            }
             let g = guide::parse::load_guide(&file)?;
             println!(
                 "guide {}: {} steps on {}",
@@ -436,12 +466,34 @@ fn dispatch(cli: Cli) -> Result<()> {
     }
 }
 
+/// The stack of the thread that runs a command. Recursive passes over terms and egglog's
+/// own parser and type checker recurse once per nesting level; with this stack they handle
+/// the documented nesting limits ([`crate::limits`]) in debug builds too, and any `.egg`
+/// program egglog's own binary (8 MB main-thread stack) handles. It is address space
+/// reserved, not memory used: pages are touched only as deep as a program nests.
+pub const STACK_BYTES: usize = 512 << 20;
+
+/// Where the last panic happened, for the internal-error report.
+static PANIC_AT: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
 /// Runs the CLI and returns the process exit code. Never panics to the user: an internal
-/// panic is reported as an error with exit code 3.
+/// panic is reported with its message and location, exit code 3.
 pub fn main() -> i32 {
     let cli = Cli::parse();
-    std::panic::set_hook(Box::new(|_| {}));
-    match std::panic::catch_unwind(move || dispatch(cli)) {
+    std::panic::set_hook(Box::new(|info| {
+        if let Some(l) = info.location() {
+            *PANIC_AT.lock().unwrap_or_else(|e| e.into_inner()) = Some(l.to_string());
+        }
+    }));
+    let worker = std::thread::Builder::new()
+        .name("sketchlog".into())
+        .stack_size(STACK_BYTES)
+        .spawn(move || std::panic::catch_unwind(move || dispatch(cli)));
+    let outcome = match worker {
+        Ok(handle) => handle.join().unwrap_or_else(Err),
+        Err(e) => Ok(Err(Error::internal(format!("starting the main thread: {e}")))),
+    };
+    match outcome {
         Ok(Ok(())) => 0,
         Ok(Err(e)) => {
             eprintln!("{e}");
@@ -453,7 +505,9 @@ pub fn main() -> i32 {
                 .cloned()
                 .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_default();
-            eprintln!("error: internal error: {msg}");
+            let at = PANIC_AT.lock().unwrap_or_else(|e| e.into_inner()).take();
+            let at = at.map_or_else(String::new, |l| format!(" (at {l})"));
+            eprintln!("error: internal error: {msg}{at}");
             3
         }
     }
@@ -476,6 +530,10 @@ fn reproduce(
             "unknown table `{t}` (available: {})",
             known.join(", ")
         )));
+    }
+    crate::error::check_writable_dir(&dir)?;
+    if let Some(path) = &out {
+        crate::error::check_writable(path)?;
     }
     let goals = if goals.is_empty() {
         matmul::GOALS.map(String::from).to_vec()
@@ -530,7 +588,10 @@ fn all_sizes(program: &crate::rise::term::Term, size: i64) -> Vec<i64> {
 }
 
 fn codegen(program: &str, sizes: Vec<i64>, out: Option<&Path>) -> Result<()> {
-    let p = crate::codegen::load_program(program)?;
+    if let Some(path) = out {
+        crate::error::check_writable(path)?;
+    }
+    let p = at_argument(program, crate::codegen::load_program(program))?;
     let sizes = if sizes.is_empty() {
         all_sizes(&p, 1024)
     } else {
@@ -554,7 +615,7 @@ fn bench_c(
     cflags: Option<String>,
 ) -> Result<()> {
     use crate::codegen::run::{compile, validate, COptions};
-    let p = crate::codegen::load_program(program)?;
+    let p = at_argument(program, crate::codegen::load_program(program))?;
     let sizes = all_sizes(&p, size);
     let mut opts = COptions {
         runs,

@@ -1,8 +1,10 @@
 //! Source locations and user-facing errors, and the file reading and writing that reports them.
 //!
 //! Every error caused by bad input carries a [`Span`] into a named source so that it can be
-//! reported as `file:line:column: message`. [`Error::exit_code`] maps error kinds to the
-//! process exit codes the CLI promises: 2 for bad input, 1 for a failed check.
+//! reported as `file:line:column: message`; a file that cannot be read or written is reported
+//! as `file: error: ...`, without a position. [`Error::exit_code`] maps error kinds to the
+//! process exit codes the CLI promises: 2 for bad input, 1 for a failed check, 3 for an
+//! internal error.
 
 use std::fmt;
 use std::sync::Arc;
@@ -78,6 +80,8 @@ pub enum ErrorKind {
     BadInput,
     /// A `check` that did not hold.
     CheckFailed,
+    /// A bug in sketchlog (or egglog): not the input's fault.
+    Internal,
 }
 
 /// A user-facing error: a message, with a location when there is one.
@@ -106,12 +110,30 @@ impl Error {
         }
     }
 
-    /// Reading a file failed: reported with the file name and a position of 1:1.
+    /// Reading a file failed: reported with the file's name and no position.
     pub fn io(path: &std::path::Path, err: std::io::Error) -> Error {
         Error {
             kind: ErrorKind::BadInput,
-            location: Some(format!("{}:1:1", path.display())),
-            message: format!("cannot read file: {err}"),
+            location: Some(path.display().to_string()),
+            message: format!("cannot read: {err}"),
+        }
+    }
+
+    /// Writing `path` failed (named as the user gave it, not a temporary file).
+    pub fn write(path: &std::path::Path, err: impl fmt::Display) -> Error {
+        Error {
+            kind: ErrorKind::BadInput,
+            location: Some(path.display().to_string()),
+            message: format!("cannot write: {err}"),
+        }
+    }
+
+    /// A bug, not bad input: exit code 3.
+    pub fn internal(message: impl Into<String>) -> Error {
+        Error {
+            kind: ErrorKind::Internal,
+            location: None,
+            message: format!("internal: {}", message.into()),
         }
     }
 
@@ -134,6 +156,7 @@ impl Error {
         match self.kind {
             ErrorKind::BadInput => 2,
             ErrorKind::CheckFailed => 1,
+            ErrorKind::Internal => 3,
         }
     }
 }
@@ -151,18 +174,86 @@ impl std::error::Error for Error {}
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// Names for an error message: `a, b, c`, or `none`.
+pub fn listing(names: &[&str]) -> String {
+    if names.is_empty() {
+        "none".to_string()
+    } else {
+        names.join(", ")
+    }
+}
+
+/// The command line as a [`Source`], so that an error in an argument (an unknown name, a
+/// file that does not parse as `FILE:NAME`) is located at the argument.
+pub fn command_line() -> Arc<Source> {
+    let args: Vec<String> = std::env::args().collect();
+    Source::new("command line", args.join(" "))
+}
+
+/// The span of the first command-line argument equal to `value` (or ending in it, as in
+/// `--sketch=VALUE`); the whole line when it is not there.
+pub fn argument_span(line: &Arc<Source>, value: &str) -> Span {
+    let mut at = 0;
+    for arg in line.text.split(' ') {
+        if arg == value || arg.ends_with(&format!("={value}")) {
+            let start = at + arg.len() - value.len();
+            return Span::new(line, start, start + value.len());
+        }
+        at += arg.len() + 1;
+    }
+    Span::new(line, 0, line.text.len())
+}
+
 /// Reads a file into a [`Source`], or fails with a located error.
 pub fn read_source(path: &std::path::Path) -> Result<Arc<Source>> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
     Ok(Source::new(path.display().to_string(), text))
 }
 
-/// Writes `contents` to `path` atomically (temporary file, then rename).
+/// The temporary file beside `path` that [`write_atomically`] renames into place: hidden,
+/// named after the file and this process, so two writers never share one.
+fn temporary(path: &std::path::Path) -> std::path::PathBuf {
+    let name = path
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    path.with_file_name(format!(".{name}.{}.tmp", std::process::id()))
+}
+
+/// Writes `contents` to `path` atomically (temporary file, then rename): a reader, or a run
+/// killed half-way, sees the old file or the new one, never a part.
 pub fn write_atomically(path: &std::path::Path, contents: &[u8]) -> Result<()> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    if path.is_dir() {
+        return Err(Error::write(path, "it is a directory"));
     }
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, contents).map_err(|e| Error::io(&tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| Error::write(path, e))?;
+    }
+    let tmp = temporary(path);
+    let written = std::fs::write(&tmp, contents).and_then(|()| std::fs::rename(&tmp, path));
+    written.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        Error::write(path, e)
+    })
+}
+
+/// Checks, before any work, that `path` can be written: not a directory, in a directory that
+/// exists or can be made, where a file can be created. Leaves nothing behind.
+pub fn check_writable(path: &std::path::Path) -> Result<()> {
+    if path.is_dir() {
+        return Err(Error::write(path, "it is a directory"));
+    }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| Error::write(path, e))?;
+    }
+    let tmp = temporary(path);
+    std::fs::write(&tmp, b"").map_err(|e| Error::write(path, e))?;
+    std::fs::remove_file(&tmp).map_err(|e| Error::write(path, e))
+}
+
+/// Checks, before any work, that files can be written in directory `dir` (made if missing).
+pub fn check_writable_dir(dir: &std::path::Path) -> Result<()> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(Error::write(dir, "it is not a directory"));
+    }
+    check_writable(&dir.join("results")).map_err(|e| Error { location: Some(dir.display().to_string()), ..e })
 }

@@ -11,6 +11,7 @@ pub mod egraph;
 pub mod error;
 pub mod experiments;
 pub mod guide;
+pub mod limits;
 pub mod rise;
 pub mod rules;
 pub mod runner;

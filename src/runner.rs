@@ -21,17 +21,23 @@ use egglog::{CommandOutput, EGraph, UserDefinedCommand};
 use std::path::Path;
 use std::sync::Arc;
 
-/// Converts an egglog error into a located sketchlog error.
-pub fn from_egglog(e: egglog::Error) -> Error {
+/// Converts an egglog error from running `file` into a located sketchlog error: the
+/// position comes from the error's [`egglog::ast::Span`] where the variant carries one, else
+/// from the span egglog prints first; a span without a file name is in `file`.
+pub fn from_egglog(e: egglog::Error, file: &str) -> Error {
     let kind = match e {
         egglog::Error::CheckError(..) | egglog::Error::ExpectFail(_) => ErrorKind::CheckFailed,
         _ => ErrorKind::BadInput,
     };
+    let span_location = error_span(&e).and_then(|s| span_location(s, file));
     let message = e.to_string();
     // Our own commands report errors that already carry `file:line:col: error:`.
     let (kind, ours) = match message.strip_prefix("sketchlog-check: ") {
         Some(rest) => (ErrorKind::CheckFailed, Some(rest)),
-        None => (kind, message.strip_prefix("sketchlog: ")),
+        None => match message.strip_prefix("sketchlog-internal: ") {
+            Some(rest) => (ErrorKind::Internal, Some(rest)),
+            None => (kind, message.strip_prefix("sketchlog: ")),
+        },
     };
     if let Some(rest) = ours {
         let (location, message) = match rest.split_once(": error: ") {
@@ -43,36 +49,93 @@ pub fn from_egglog(e: egglog::Error) -> Error {
         };
         return Error {
             kind,
-            location,
+            location: location.or_else(|| Some(file.to_string())),
             message,
         };
     }
+    // egglog prints spans as lines `In L:C-C of FILE: quoted source`; the location says it.
+    let mut location = span_location;
+    let mut rest = vec![];
+    for line in message.lines() {
+        match printed_span(line, file) {
+            Some(loc) => {
+                location.get_or_insert(loc);
+            }
+            None => rest.push(line.trim()),
+        }
+    }
     Error {
         kind,
-        location: egglog_location(&message),
-        message,
+        location: Some(location.unwrap_or_else(|| file.to_string())),
+        message: rest.join(" ").trim().to_string(),
     }
 }
 
-/// Finds `In L:C... of FILE:` (egglog's span format) and returns `FILE:L:C`.
-fn egglog_location(msg: &str) -> Option<String> {
-    let start = msg.find("In ")? + 3;
-    let rest = &msg[start..];
-    let (lc, rest) = rest.split_once(" of ")?;
-    let mut parts = lc.split(['-', ':']);
-    let (line, col) = (parts.next()?, parts.next()?);
-    if !line.chars().all(|c| c.is_ascii_digit()) || !col.chars().all(|c| c.is_ascii_digit()) {
+/// The span an egglog error carries directly, for the variants that have one.
+fn error_span(e: &egglog::Error) -> Option<&egglog::ast::Span> {
+    use egglog::Error as E;
+    match e {
+        E::ParseError(p) => Some(&p.0),
+        E::CheckError(_, s)
+        | E::NoSuchRuleset(_, s)
+        | E::CombinedRulesetError(_, s)
+        | E::Pop(s)
+        | E::ExpectFail(s)
+        | E::IoError(_, _, s)
+        | E::SubsumeMergeError(_, s)
+        | E::Shadowing(_, s, _)
+        | E::CommandAlreadyExists(_, s)
+        | E::RuleAlreadyExists(_, s)
+        | E::UnsupportedInputType(_, s)
+        | E::DesugarError(s, _) => Some(s),
+        E::ProofError { span, .. } => Some(span),
+        _ => None,
+    }
+}
+
+/// `FILE:LINE:COLUMN` of an egglog span (in `file` when the span names none).
+fn span_location(span: &egglog::ast::Span, file: &str) -> Option<String> {
+    let egglog::ast::Span::Egglog(s) = span else {
+        return None;
+    };
+    let (line, col) = s.file.get_location(s.i);
+    Some(format!(
+        "{}:{line}:{col}",
+        s.file.name.as_deref().unwrap_or(file)
+    ))
+}
+
+/// Reads a span line egglog printed (`In 3:17-19 of F: ...` or `In 3:17-4:2: ...`).
+fn printed_span(line: &str, file: &str) -> Option<String> {
+    let rest = line.trim_start().strip_prefix("In ")?;
+    let end = rest
+        .find(|c: char| !(c.is_ascii_digit() || c == ':' || c == '-'))
+        .unwrap_or(rest.len());
+    let (range, rest) = rest.split_at(end);
+    let rest = rest.trim_start();
+    let mut numbers = range.split(['-', ':']);
+    let (l, c) = (numbers.next()?, numbers.next()?);
+    let digits = |x: &str| !x.is_empty() && x.chars().all(|c| c.is_ascii_digit());
+    if !digits(l) || !digits(c) {
         return None;
     }
-    let file = rest.split(": ").next()?.lines().next()?;
-    Some(format!("{file}:{line}:{col}"))
+    let name = rest
+        .strip_prefix("of ")
+        .and_then(|r| r.split(": ").next())
+        .unwrap_or(file);
+    Some(format!("{name}:{l}:{c}"))
 }
 
-/// Wraps a sketchlog error for returning from an egglog command (its kind survives).
-fn to_egglog(e: Error) -> egglog::Error {
+/// Wraps a sketchlog error for returning from an egglog command (its kind survives); an
+/// error without a location is located at the command's first argument.
+fn to_egglog(mut e: Error, args: &[Expr]) -> egglog::Error {
+    if e.location.is_none() {
+        e.location = args.first().and_then(|a| span_location(&a.span(), "<input>"));
+    }
     let tag = match e.kind {
         ErrorKind::CheckFailed => "sketchlog-check",
         ErrorKind::BadInput => "sketchlog",
+        ErrorKind::Internal => "sketchlog-internal",
     };
     egglog::Error::BackendError(format!("{tag}: {e}"))
 }
@@ -80,15 +143,14 @@ fn to_egglog(e: Error) -> egglog::Error {
 fn string_arg(args: &[Expr], i: usize, cmd: &str) -> std::result::Result<String, egglog::Error> {
     match args.get(i) {
         Some(Expr::Lit(_, Literal::String(s))) => Ok(s.clone()),
-        Some(other) => Err(to_egglog(Error::bad_input(format!(
-            "{}: `{cmd}` expects a string as argument {}",
-            other.span(),
-            i + 1
-        )))),
-        None => Err(to_egglog(Error::bad_input(format!(
-            "`{cmd}` expects at least {} arguments",
-            i + 1
-        )))),
+        Some(other) => Err(to_egglog(
+            Error::bad_input(format!("`{cmd}` expects a string as argument {}", i + 1)),
+            std::slice::from_ref(other),
+        )),
+        None => Err(to_egglog(
+            Error::bad_input(format!("`{cmd}` expects at least {} arguments", i + 1)),
+            args,
+        )),
     }
 }
 
@@ -137,16 +199,17 @@ impl UserDefinedCommand for RiseLoad {
         let name = match args.first() {
             Some(Expr::Var(_, v)) => v.clone(),
             _ => {
-                return Err(to_egglog(Error::bad_input(
-                    "usage: (rise-load $name \"file.rise\" \"definition\")",
-                )))
+                return Err(to_egglog(
+                    Error::bad_input("usage: (rise-load $name \"file.rise\" \"definition\")"),
+                    args,
+                ))
             }
         };
         let file = string_arg(args, 1, "rise-load")?;
         let def = string_arg(args, 2, "rise-load")?;
-        let term = rise::load_def(Path::new(&file), &def).map_err(to_egglog)?;
-        ensure_schema(eg).map_err(to_egglog)?;
-        encode::load_term(eg, &term).map_err(to_egglog)?;
+        let term = rise::load_def(Path::new(&file), &def).map_err(|e| to_egglog(e, args))?;
+        ensure_schema(eg).map_err(|e| to_egglog(e, args))?;
+        encode::load_term(eg, &term).map_err(|e| to_egglog(e, args))?;
         eg.parse_and_run_program(None, &format!("(let {name} {})", to_sexpr(&term)))?;
         Ok(vec![])
     }
@@ -161,13 +224,13 @@ impl UserDefinedCommand for RiseExtract {
         args: &[Expr],
     ) -> std::result::Result<Vec<CommandOutput>, egglog::Error> {
         let [e] = args else {
-            return Err(to_egglog(Error::bad_input("usage: (rise-extract expr)")));
+            return Err(to_egglog(Error::bad_input("usage: (rise-extract expr)"), args));
         };
         let (_, value) = eg.eval_expr(e)?;
-        let graph = extract::ExprGraph::read(eg).map_err(to_egglog)?;
+        let graph = extract::ExprGraph::read(eg).map_err(|e| to_egglog(e, args))?;
         let term = extract::Extractor::new(&graph, &extract::AstSize)
             .extract(value)
-            .map_err(to_egglog)?;
+            .map_err(|e| to_egglog(e, args))?;
         let named = debruijn::to_named(&term, debruijn::Annotate::Leading);
         let text = format!("{}\n", print::print_expr(&named));
         Ok(vec![CommandOutput::UserDefined(Arc::new(text))])
@@ -206,14 +269,14 @@ impl UserDefinedCommand for SketchCheck {
         let usage = "usage: (sketch-check \"FILE.rise:NAME\" \"FILE.sketch:NAME\" \"FILE.rules[:SET]\" ...)";
         let a = string_args(args, "sketch-check")?;
         let [program, sketch, rules @ ..] = a.as_slice() else {
-            return Err(to_egglog(Error::bad_input(usage)));
+            return Err(to_egglog(Error::bad_input(usage), args));
         };
         if rules.is_empty() {
-            return Err(to_egglog(Error::bad_input(usage)));
+            return Err(to_egglog(Error::bad_input(usage), args));
         }
-        let g = guide::Guide::check(program, sketch, rules, guide::Step::defaults())
-            .map_err(to_egglog)?;
-        let text = run_guide_text(&g).map_err(to_egglog)?;
+        let g = guide::Guide::check(program, sketch, rules, guide::Step::defaults(), &|_| None)
+            .map_err(|e| to_egglog(e, args))?;
+        let text = run_guide_text(&g).map_err(|e| to_egglog(e, args))?;
         Ok(vec![CommandOutput::UserDefined(Arc::new(text))])
     }
 }
@@ -229,10 +292,13 @@ impl UserDefinedCommand for RunGuide {
     ) -> std::result::Result<Vec<CommandOutput>, egglog::Error> {
         let a = string_args(args, "guide")?;
         let [file] = a.as_slice() else {
-            return Err(to_egglog(Error::bad_input("usage: (guide \"FILE.guide\")")));
+            return Err(to_egglog(
+                Error::bad_input("usage: (guide \"FILE.guide\")"),
+                args,
+            ));
         };
-        let g = guide::parse::load_guide(Path::new(file)).map_err(to_egglog)?;
-        let text = run_guide_text(&g).map_err(to_egglog)?;
+        let g = guide::parse::load_guide(Path::new(file)).map_err(|e| to_egglog(e, args))?;
+        let text = run_guide_text(&g).map_err(|e| to_egglog(e, args))?;
         Ok(vec![CommandOutput::UserDefined(Arc::new(text))])
     }
 }
@@ -262,9 +328,10 @@ pub fn run_files(
     eg.fact_directory = fact_directory.map(Path::to_path_buf);
     for f in files {
         let src = crate::error::read_source(f)?;
+        crate::limits::check_egg_nesting(&src)?;
         let outputs = eg
             .parse_and_run_program(Some(src.name.clone()), &src.text)
-            .map_err(from_egglog)?;
+            .map_err(|e| from_egglog(e, &src.name))?;
         for o in outputs {
             write!(out, "{o}").map_err(|e| Error::bad_input(format!("writing output: {e}")))?;
         }

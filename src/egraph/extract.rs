@@ -148,6 +148,10 @@ pub struct Weighted {
 }
 
 impl Weighted {
+    /// The largest weight: costs of terms of any size the e-graph can hold stay far from
+    /// overflowing 64 bits.
+    pub const MAX: u64 = 1_000_000_000;
+
     pub fn load(path: &std::path::Path) -> Result<Weighted> {
         let src = crate::error::read_source(path)?;
         let mut w = Weighted {
@@ -164,9 +168,19 @@ impl Weighted {
             match words.as_slice() {
                 [] => {}
                 [name, weight] => {
-                    let weight: u64 = weight.parse().ok().filter(|w| *w >= 1).ok_or_else(|| {
-                        Error::at(&span, format!("weight `{weight}` is not an integer >= 1"))
-                    })?;
+                    let weight: u64 = weight
+                        .parse()
+                        .ok()
+                        .filter(|w| (1..=Weighted::MAX).contains(w))
+                        .ok_or_else(|| {
+                            Error::at(
+                                &span,
+                                format!(
+                                    "weight `{weight}` is not a whole number from 1 to {}",
+                                    Weighted::MAX
+                                ),
+                            )
+                        })?;
                     if *name == "default" {
                         w.default = weight;
                     } else if Weighted::KEYS.contains(name) || Prim::from_name(name).is_some() {

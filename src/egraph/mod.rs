@@ -28,7 +28,7 @@ pub(crate) fn add_rule_text(eg: &mut EGraph, ruleset: &str, rules: &str) -> Resu
     let _ = egglog::prelude::add_ruleset(eg, ruleset);
     eg.parse_and_run_program(None, &rules.replace("RS", ruleset))
         .map(|_| ())
-        .map_err(|e| Error::bad_input(format!("internal: rules of {ruleset}: {e}")))
+        .map_err(|e| Error::internal(format!("rules of {ruleset}: {e}")))
 }
 
 /// A sort of the Rise schema (`Expr`, `Type`, `String`, `i64`, ...).

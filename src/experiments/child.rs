@@ -1,6 +1,10 @@
 //! Running one row of an experiment in a child process of `sketchlog` under caps: a memory
-//! cap (`ulimit -v`, so an allocation beyond it fails in the child only) and a time limit
+//! cap (`RLIMIT_AS`, so an allocation beyond it fails in the child only) and a time limit
 //! (the child is killed a little after it, in case it does not stop itself).
+//!
+//! A child never outlives its parent: it asks the kernel for SIGKILL when the parent dies
+//! (`PR_SET_PDEATHSIG`), so killing `reproduce`, even with SIGKILL, leaves no orphan behind
+//! (the rows it finished are already on disk; see [`crate::error::write_atomically`]).
 
 use crate::error::{Error, Result};
 use std::io::Read;
@@ -60,22 +64,47 @@ pub fn own_exe() -> Result<std::path::PathBuf> {
     std::env::current_exe().map_err(|e| Error::bad_input(format!("own executable: {e}")))
 }
 
-/// Runs `sketchlog ARGS..` under `caps`.
+/// Makes the calling process die with its parent and caps its address space at `bytes`.
+/// Runs in the child between `fork` and `exec`, so it only makes async-signal-safe calls.
+fn die_with_parent_and_cap(parent: libc::pid_t, bytes: u64) -> std::io::Result<()> {
+    // SAFETY: prctl, getppid and setrlimit are async-signal-safe system calls on plain data.
+    unsafe {
+        if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // The parent may have died before the request took effect.
+        if libc::getppid() != parent {
+            libc::_exit(1);
+        }
+        let limit = libc::rlimit {
+            rlim_cur: bytes,
+            rlim_max: bytes,
+        };
+        if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Runs `sketchlog ARGS..` under `caps`. The address-space cap is the memory cap plus the
+/// worker thread's reserved stack ([`crate::cli::STACK_BYTES`]), so that the heap gets
+/// the whole cap.
 pub fn run(args: &[String], caps: Caps) -> Result<ChildRun> {
+    use std::os::unix::process::CommandExt;
     let started = Instant::now();
-    let cmd = format!(
-        "ulimit -v {}; exec \"$0\" \"$@\"",
-        caps.memory_mb.saturating_mul(1024)
-    );
-    let mut child = Command::new("bash")
-        .arg("-c")
-        .arg(&cmd)
-        .arg(own_exe()?)
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+    let bytes = caps.memory_mb.saturating_mul(1 << 20).saturating_add(crate::cli::STACK_BYTES as u64);
+    // SAFETY: getpid has no preconditions.
+    let parent = unsafe { libc::getpid() };
+    let mut command = Command::new(own_exe()?);
+    command.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
+    // SAFETY: the closure only makes async-signal-safe calls (see above).
+    unsafe {
+        command.pre_exec(move || die_with_parent_and_cap(parent, bytes));
+    }
+    let mut child = command
         .spawn()
-        .map_err(|e| Error::bad_input(format!("starting a child process: {e}")))?;
+        .map_err(|e| Error::internal(format!("starting a child process: {e}")))?;
     // Read both pipes while it runs, so a chatty child never blocks on a full pipe.
     let mut out_pipe = child.stdout.take().expect("piped");
     let mut err_pipe = child.stderr.take().expect("piped");
@@ -93,7 +122,6 @@ pub fn run(args: &[String], caps: Caps) -> Result<ChildRun> {
     let mut peak = None;
     let mut polls = 0u32;
     let status = loop {
-        // `bash` execs the child, so the pid is sketchlog's.
         if polls.is_multiple_of(20) {
             peak = peak_rss_mb(child.id()).or(peak);
         }

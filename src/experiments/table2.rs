@@ -200,7 +200,8 @@ fn run_child(goal: &str, (subst, bind): (&str, &str), cfg: &Table2Config) -> Res
     })
 }
 
-/// Runs every row in a child process and writes the CSV.
+/// Runs every row in a child process; the CSV is rewritten (atomically) as each row
+/// finishes, so an interrupted run keeps every finished row.
 pub fn reproduce(cfg: &Table2Config) -> Result<()> {
     if let Some(s) = &cfg.substitution {
         substitution(s)?;
@@ -208,12 +209,8 @@ pub fn reproduce(cfg: &Table2Config) -> Result<()> {
     if let Some(b) = &cfg.binding {
         Binding::parse(b)?;
     }
-    let mut csv = csv::Writer::from_writer(vec![]);
-    let mut record = |fields: &[String]| {
-        csv.write_record(fields)
-            .map_err(|e| Error::bad_input(format!("writing CSV: {e}")))
-    };
-    record(&COLUMNS.map(String::from))?;
+    crate::error::check_writable(&cfg.out)?;
+    let mut rows = vec![];
     for goal in GOALS {
         for (subst, bind) in ENCODINGS {
             let skip = |filter: &Option<String>, x| filter.as_deref().is_some_and(|f| f != x);
@@ -227,13 +224,11 @@ pub fn reproduce(cfg: &Table2Config) -> Result<()> {
                 .chain(fields)
                 .collect();
             eprintln!("{}", row.join(","));
-            record(&row)?;
+            rows.push(row);
+            super::matmul::write_csv(&cfg.out, &COLUMNS, &rows)?;
         }
     }
-    let bytes = csv
-        .into_inner()
-        .map_err(|e| Error::bad_input(format!("writing CSV: {e}")))?;
-    crate::error::write_atomically(&cfg.out, &bytes)
+    Ok(())
 }
 
 /// The targets of the efficient encoding (issue and `performance-anchors.md`): the reference

@@ -57,8 +57,10 @@ pub struct Step {
 pub struct StepReport {
     pub sketch: String,
     pub outcome: Outcome,
-    /// The cheapest term satisfying the sketch, when found.
+    /// The cheapest term satisfying the sketch, when found: in beta-eta normal form unless
+    /// normalising it would break the sketch (then `normalised` is false).
     pub term: Option<Rc<Term>>,
+    pub normalised: bool,
     /// Wall time of the whole step (normalising, searching, extracting).
     pub seconds: f64,
     /// E-nodes subsumed by the term-size filter.
@@ -83,18 +85,25 @@ impl Step {
 
 impl Guide {
     /// A one-step guide: `FILE.rise:NAME` searched for `FILE.sketch:NAME` with the rules of
-    /// each `FILE.rules[:SET]`.
+    /// each `FILE.rules[:SET]`. An error without a position (an unknown name) is located
+    /// where `at` says the spec was written.
     pub fn check(
         program: &str,
         sketch: &str,
         rules: &[String],
         (cost, limits, filter): (Cost, Limits, Filter),
+        at: &dyn Fn(&str) -> Option<crate::error::Span>,
     ) -> Result<Guide> {
-        let def = crate::rise::load_def_ref(program, std::path::Path::new(""))?;
-        let sketch = crate::sketch::load(sketch, &def.sizes)?;
+        let locate = |spec: &str, e: Error| match at(spec) {
+            Some(span) => e.or_at(&span),
+            None => e,
+        };
+        let def = crate::rise::load_def_ref(program, std::path::Path::new(""))
+            .map_err(|e| locate(program, e))?;
+        let sketch = crate::sketch::load(sketch, &def.sizes).map_err(|e| locate(sketch, e))?;
         let mut all = vec![];
         for spec in rules {
-            all.extend(crate::rules::load_selection(spec)?);
+            all.extend(crate::rules::load_selection(spec).map_err(|e| locate(spec, e))?);
         }
         Ok(Guide {
             program: program.to_string(),
@@ -151,7 +160,7 @@ pub fn search(
         &step.limits,
         |eg| {
             let root = find_term(eg, &input)
-                .ok_or_else(|| Error::bad_input("internal: the start term left the e-graph"))?;
+                .ok_or_else(|| Error::internal("the start term left the e-graph"))?;
             pruned += step.filter.prune(eg, root)?;
             let work = query.update(eg)?;
             Ok(Check {
@@ -161,20 +170,34 @@ pub fn search(
         },
         &mut on_iteration,
     )?;
-    let term = if outcome.found() {
+    let (term, normalised) = if outcome.found() {
         let root = find_term(&eg, &input)
-            .ok_or_else(|| Error::bad_input("internal: the start term left the e-graph"))?;
+            .ok_or_else(|| Error::internal("the start term left the e-graph"))?;
         let graph = ExprGraph::read(&eg)?;
         let (_, t) = SketchExtractor::new(&graph, &step.cost).extract(&step.sketch.sketch, root)?;
-        // In beta-eta normal form, as the next step would normalise it anyway.
-        Some(normalise(&t, &step.limits)?.0)
+        if !step.sketch.sketch.satisfied_by(&t) {
+            return Err(Error::internal(format!(
+                "the extracted term does not satisfy sketch `{}`",
+                step.sketch.name
+            )));
+        }
+        // In beta-eta normal form (the next step normalises it anyway), unless the normal
+        // form no longer satisfies the sketch (`map (fun x => f x) xs` is found, `map f xs`
+        // printed): then the extracted term itself.
+        let nf = normalise(&t, &step.limits)?.0;
+        if step.sketch.sketch.satisfied_by(&nf) {
+            (Some(nf), true)
+        } else {
+            (Some(t), false)
+        }
     } else {
-        None
+        (None, true)
     };
     Ok(StepReport {
         sketch: step.sketch.name.clone(),
         outcome,
         term,
+        normalised,
         seconds: t0.elapsed().as_secs_f64(),
         pruned,
         peak_rss_mb: resident_mb(true),

@@ -22,11 +22,11 @@ use crate::egraph::extract::Weighted;
 use crate::egraph::filter::Filter;
 use crate::egraph::saturate::Limits;
 use crate::error::{read_source, Error, Result, Source, Span};
+use crate::limits;
 use crate::rise::syntax::{RuleDecl, RuleFile};
 use crate::sketch::SketchFile;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 /// A word of a line, with its span.
 struct Word {
@@ -67,11 +67,19 @@ struct GuideParser {
     steps: Vec<(Word, Settings)>,
 }
 
-fn number<T: std::str::FromStr>(w: Option<&Word>, after: &Word) -> Result<T> {
+/// The number after setting `after`, read and checked by `parse`.
+fn number<T>(
+    w: Option<&Word>,
+    after: &Word,
+    parse: impl Fn(&str) -> std::result::Result<T, String>,
+) -> Result<T> {
     let w = w.ok_or_else(|| Error::at(&after.span, format!("`{}` needs a number", after.text)))?;
-    w.text
-        .parse()
-        .map_err(|_| Error::at(&w.span, format!("expected a number, found `{}`", w.text)))
+    parse(&w.text).map_err(|e| Error::at(&w.span, e))
+}
+
+/// A count of at least 0.
+fn count(text: &str) -> std::result::Result<usize, String> {
+    crate::limits::parse_at_least(text, 0)
 }
 
 impl GuideParser {
@@ -88,10 +96,10 @@ impl GuideParser {
                 while let Some(w) = it.next() {
                     let l = &mut settings.limits;
                     match w.text.as_str() {
-                        "iterations" => l.iterations = number(it.next(), w)?,
-                        "enodes" => l.enodes = number(it.next(), w)?,
-                        "time" => l.time = Duration::from_secs_f64(number(it.next(), w)?),
-                        "memory" => l.memory_mb = Some(number(it.next(), w)?),
+                        "iterations" => l.iterations = number(it.next(), w, count)?,
+                        "enodes" => l.enodes = number(it.next(), w, limits::positive)?,
+                        "time" => l.time = number(it.next(), w, limits::parse_seconds)?,
+                        "memory" => l.memory_mb = Some(number(it.next(), w, limits::memory_mb)?),
                         _ => return Err(Error::at(&w.span, format!("unknown limit `{}` (iterations, enodes, time, memory)", w.text))),
                     }
                 }
@@ -101,8 +109,8 @@ impl GuideParser {
                 while let Some(w) = it.next() {
                     let f = &mut settings.filter;
                     match w.text.as_str() {
-                        "array-depth" => f.array_depth = Some(number(it.next(), w)?),
-                        "ast-size" => f.ast_size = Some(number(it.next(), w)?),
+                        "array-depth" => f.array_depth = Some(number(it.next(), w, count)?),
+                        "ast-size" => f.ast_size = Some(number(it.next(), w, limits::positive)?),
                         "sizes-positive" => f.sizes_positive = true,
                         _ => return Err(Error::at(&w.span, format!("unknown filter `{}` (array-depth, ast-size, sizes-positive)", w.text))),
                     }

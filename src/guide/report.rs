@@ -27,13 +27,33 @@ pub fn summary(index: usize, step: &StepReport) -> String {
     }
     if let Some(t) = &step.term {
         let named = debruijn::to_named(t, debruijn::Annotate::Leading);
+        let form = if step.normalised {
+            ""
+        } else {
+            ", as extracted: its beta-eta normal form does not satisfy the sketch"
+        };
         s += &format!(
-            "\n  term (size {}):\n    {}",
+            "\n  term (size {}{form}):\n    {}",
             t.size(),
             print::print_expr(&named)
         );
     }
     s
+}
+
+/// One line per iteration, for logs (stderr that is not a terminal).
+pub fn iteration_line(step: usize, s: &IterationStats) -> String {
+    format!(
+        "step {} iteration {}: {} e-nodes, {} e-classes, {} rules applied, {:.3} s (sketch check {:.3} s), RSS {:.0} MB",
+        step + 1,
+        s.iteration,
+        s.enodes,
+        s.eclasses,
+        s.rules_applied,
+        s.seconds,
+        s.check_seconds,
+        s.rss_mb
+    )
 }
 
 /// Per-iteration figures of one or more steps, for `--stats FILE.csv`.

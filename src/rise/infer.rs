@@ -212,6 +212,24 @@ struct Elaborator<'p> {
     /// A rule's `?name` holes (numbered by the parser): the metavariable each stands for.
     holes: HashMap<u32, Type>,
     nat_holes: HashMap<u32, Nat>,
+    /// Nested `infer` calls open: the depth of the term being built, definitions inlined.
+    depth: usize,
+}
+
+impl<'p> Elaborator<'p> {
+    fn new(program: Option<&'p Program>, allow_metas: bool) -> Elaborator<'p> {
+        Elaborator {
+            program,
+            allow_metas,
+            solver: Solver::default(),
+            env: vec![],
+            nat_env: vec![],
+            next_nat: 0,
+            holes: HashMap::new(),
+            nat_holes: HashMap::new(),
+            depth: 0,
+        }
+    }
 }
 
 impl<'p> Elaborator<'p> {
@@ -294,6 +312,20 @@ impl<'p> Elaborator<'p> {
     }
 
     fn infer(&mut self, e: &Expr, fallback: &Span) -> Result<Pre> {
+        if self.depth >= crate::limits::MAX_NESTING {
+            let span = e.span.clone().unwrap_or_else(|| fallback.clone());
+            return Err(crate::limits::too_deep(
+                &span,
+                "the program, with its definitions inlined,",
+            ));
+        }
+        self.depth += 1;
+        let pre = self.infer_level(e, fallback);
+        self.depth -= 1;
+        pre
+    }
+
+    fn infer_level(&mut self, e: &Expr, fallback: &Span) -> Result<Pre> {
         let span = e.span.clone().unwrap_or_else(|| fallback.clone());
         let pre = |node, ty, span: &Span| Pre {
             node,
@@ -473,16 +505,7 @@ fn names_to_indices(n: &Nat, depth: u32, nats: &[String]) -> Nat {
 }
 
 fn elaborate_with(program: Option<&Program>, e: &Expr, fallback: &Span) -> Result<Rc<Term>> {
-    let mut el = Elaborator {
-        program,
-        allow_metas: false,
-        solver: Solver::default(),
-        env: vec![],
-        nat_env: vec![],
-        next_nat: 0,
-        holes: HashMap::new(),
-        nat_holes: HashMap::new(),
-    };
+    let mut el = Elaborator::new(program, false);
     let pre = el.infer(e, fallback)?;
     el.solver.solve_deferred()?;
     el.finish(&pre, &mut vec![])
@@ -497,11 +520,20 @@ pub fn elaborate(program: Option<&Program>, e: &Expr) -> Result<Rc<Term>> {
     elaborate_with(program, e, &fallback)
 }
 
+/// The definition `name`, or an error listing the definitions there are.
+fn get_def<'p>(program: &'p Program, name: &str) -> Result<&'p crate::rise::syntax::Def> {
+    program.get(name).ok_or_else(|| {
+        let names: Vec<&str> = program.defs.iter().map(|d| d.name.as_str()).collect();
+        Error::bad_input(format!(
+            "no definition named `{name}` (the file has: {})",
+            crate::error::listing(&names)
+        ))
+    })
+}
+
 /// Elaborates the definition `name` of `program`.
 pub fn elaborate_def(program: &Program, name: &str) -> Result<Rc<Term>> {
-    let def = program
-        .get(name)
-        .ok_or_else(|| Error::bad_input(format!("no definition named `{name}`")))?;
+    let def = get_def(program, name)?;
     elaborate_with(Some(program), &def.expr, &def.span)
 }
 
@@ -509,9 +541,7 @@ pub fn elaborate_def(program: &Program, name: &str) -> Result<Rc<Term>> {
 /// A helper definition whose type stays generic (it is inlined where used, like `dot`)
 /// prints with its unsolved parts as `?t` and `?n` variables.
 pub fn def_type(program: &Program, name: &str) -> Result<String> {
-    let def = program
-        .get(name)
-        .ok_or_else(|| Error::bad_input(format!("no definition named `{name}`")))?;
+    let def = get_def(program, name)?;
     let mut hints = vec![];
     let mut e = &def.expr;
     loop {
@@ -527,16 +557,7 @@ pub fn def_type(program: &Program, name: &str) -> Result<String> {
     match elaborate_def(program, name) {
         Ok(t) => Ok(t.ty.show_hinted(&[], &hints)),
         Err(err) if err.message.starts_with("cannot infer a complete type") => {
-            let mut el = Elaborator {
-                program: Some(program),
-                allow_metas: false,
-                solver: Solver::default(),
-                env: vec![],
-                nat_env: vec![],
-                next_nat: 0,
-                holes: HashMap::new(),
-                nat_holes: HashMap::new(),
-            };
+            let mut el = Elaborator::new(Some(program), false);
             let pre = el.infer(&def.expr, &def.span)?;
             let _ = el.solver.solve_deferred();
             Ok(format!(
@@ -568,14 +589,8 @@ pub fn type_rule(
 ) -> Result<RuleTyping> {
     let fallback = lhs.span.clone().expect("parsed rule");
     let mut el = Elaborator {
-        program: None,
-        allow_metas: true,
-        solver: Solver::default(),
-        env: vec![],
         nat_env: nat_vars.iter().map(|n| (n.clone(), n.clone())).collect(),
-        next_nat: 0,
-        holes: HashMap::new(),
-        nat_holes: HashMap::new(),
+        ..Elaborator::new(None, true)
     };
     for v in vars {
         let t = el.solver.any();

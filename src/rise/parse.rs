@@ -114,6 +114,9 @@ pub(crate) struct Parser {
     /// In a rule, `?name` stands for the same type or size wherever it occurs: the hole
     /// numbers given to names (reset for each rule). `None`: every hole is independent.
     named_holes: Option<HashMap<String, u32>>,
+    /// How many nested calls of the recursive parsing functions are open (bounded by
+    /// [`crate::limits::MAX_NESTING`]).
+    depth: usize,
 }
 
 impl Parser {
@@ -224,6 +227,13 @@ impl Parser {
             };
             self.expect_sym("=")?;
             let mut expr = self.expr()?;
+            expr.check_depth(&name_span)?;
+            if let Some(at) = expr.free_occurrences(&name).into_iter().next() {
+                return Err(Error::at(
+                    &at.unwrap_or(name_span),
+                    format!("`{name}` refers to its own definition; a definition may use only earlier ones"),
+                ));
+            }
             if let Some(t) = ann {
                 let span = expr.span.clone();
                 expr = Expr {
@@ -236,6 +246,19 @@ impl Parser {
                 expr,
                 span: self.since(start),
             });
+        }
+        for (i, def) in prog.defs.iter().enumerate() {
+            for later in &prog.defs[i + 1..] {
+                if let Some(at) = def.expr.free_occurrences(&later.name).into_iter().next() {
+                    return Err(Error::at(
+                        &at.unwrap_or_else(|| def.span.clone()),
+                        format!(
+                            "`{}` is defined later (at {}); a definition may use only earlier ones",
+                            later.name, later.span
+                        ),
+                    ));
+                }
+            }
         }
         Ok(prog)
     }
@@ -263,8 +286,10 @@ impl Parser {
             let name = self.rule_name()?;
             self.expect_sym("=")?;
             let lhs = self.expr()?;
+            lhs.check_depth(&self.since(start))?;
             self.expect_sym("=>")?;
             let rhs = self.expr()?;
+            rhs.check_depth(&self.since(start))?;
             let mut not_free = vec![];
             if self.is_kw("where") {
                 self.pos += 1;
@@ -304,9 +329,25 @@ impl Parser {
         Ok(name)
     }
 
+    /// Runs one level of a recursive parsing function, failing at a located error past
+    /// [`crate::limits::MAX_NESTING`] open levels instead of overflowing the stack.
+    pub(crate) fn nested<T>(&mut self, what: &str, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        if self.depth >= crate::limits::MAX_NESTING {
+            return Err(crate::limits::too_deep(&self.here(), what));
+        }
+        self.depth += 1;
+        let r = f(self);
+        self.depth -= 1;
+        r
+    }
+
     // ---- expressions ----
 
     fn expr(&mut self) -> Result<Expr> {
+        self.nested("the expression", Self::expr_level)
+    }
+
+    fn expr_level(&mut self) -> Result<Expr> {
         let start = self.pos;
         if self.is_kw("fun") {
             self.pos += 1;
@@ -524,6 +565,10 @@ impl Parser {
     }
 
     fn nat_factor(&mut self) -> Result<Nat> {
+        self.nested("the size", Self::nat_factor_level)
+    }
+
+    fn nat_factor_level(&mut self) -> Result<Nat> {
         if let Some(i) = self.hole()? {
             return Ok(Nat::meta(i));
         }
@@ -543,6 +588,10 @@ impl Parser {
     // ---- types ----
 
     pub(crate) fn ty(&mut self) -> Result<Type> {
+        self.nested("the type", Self::ty_level)
+    }
+
+    fn ty_level(&mut self) -> Result<Type> {
         if self.is_sym("(")
             && matches!(self.peek_at(1), Tok::Ident(_))
             && self.is_sym_at(2, ":")
@@ -564,6 +613,10 @@ impl Parser {
     }
 
     fn btype(&mut self) -> Result<Type> {
+        self.nested("the type", Self::btype_level)
+    }
+
+    fn btype_level(&mut self) -> Result<Type> {
         // Try `size . type` first, backtracking if it is not an array type.
         let save = self.pos;
         if let Ok(n) = self.nat_factor() {
@@ -625,6 +678,7 @@ pub(crate) fn parser(src: &Arc<Source>) -> Result<Parser> {
         holes: false,
         next_hole: 0,
         named_holes: None,
+        depth: 0,
     })
 }
 

@@ -79,6 +79,50 @@ impl Expr {
         }
     }
 
+    /// The depth of the expression tree (computed without recursion, for any input).
+    pub fn depth(&self) -> usize {
+        let (mut deepest, mut todo) = (0, vec![(self, 1)]);
+        while let Some((e, d)) = todo.pop() {
+            deepest = deepest.max(d);
+            match &e.kind {
+                ExprKind::Var(_) | ExprKind::F32(_) | ExprKind::Int(_) => {}
+                ExprKind::Lam(_, _, b)
+                | ExprKind::NatLam(_, b)
+                | ExprKind::NatApp(b, _)
+                | ExprKind::Annot(b, _) => todo.push((b, d + 1)),
+                ExprKind::App(f, x) => todo.extend([(&**f, d + 1), (&**x, d + 1)]),
+            }
+        }
+        deepest
+    }
+
+    /// Fails with a located error when the expression nests past
+    /// [`crate::limits::MAX_NESTING`] (long application chains do, without parentheses).
+    pub fn check_depth(&self, at: &Span) -> crate::error::Result<()> {
+        if self.depth() > crate::limits::MAX_NESTING {
+            return Err(crate::limits::too_deep(at, "the expression"));
+        }
+        Ok(())
+    }
+
+    /// Free variables named `x` (occurrences not under a binder of `x`), with their spans.
+    pub fn free_occurrences(&self, x: &str) -> Vec<Option<Span>> {
+        let (mut found, mut todo) = (vec![], vec![self]);
+        while let Some(e) = todo.pop() {
+            match &e.kind {
+                ExprKind::Var(y) if y == x => found.push(e.span.clone()),
+                ExprKind::Lam(y, _, _) if y == x => {}
+                ExprKind::Var(_) | ExprKind::F32(_) | ExprKind::Int(_) => {}
+                ExprKind::Lam(_, _, b)
+                | ExprKind::NatLam(_, b)
+                | ExprKind::NatApp(b, _)
+                | ExprKind::Annot(b, _) => todo.push(b),
+                ExprKind::App(f, x) => todo.extend([&**f, &**x]),
+            }
+        }
+        found
+    }
+
     pub fn with_span(mut self, span: Span) -> Expr {
         self.span = Some(span);
         self

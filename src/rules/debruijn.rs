@@ -232,10 +232,9 @@ impl LhsCompiler<'_> {
             (_, Node::F32(x)) => format!("(F32 {:?} {ty})", x.0 as f64),
             (_, Node::Int(i)) => format!("(Int {i} {ty})"),
             _ => {
-                return Err(Error::at(
-                    self.span,
-                    "internal: rule and its typed form differ in shape",
-                ))
+                return Err(
+                    Error::internal("rule and its typed form differ in shape").or_at(self.span)
+                )
             }
         })
     }
@@ -876,10 +875,10 @@ pub(crate) fn parse_facts(
 ) -> Result<egglog::ast::Facts<String, String>> {
     let cmds = eg
         .parse_program(None, &format!("(rule ({text}) ())"))
-        .map_err(|e| Error::bad_input(format!("internal: compiled query does not parse: {e}")))?;
+        .map_err(|e| Error::internal(format!("compiled query does not parse: {e}")))?;
     match cmds.into_iter().next() {
         Some(egglog::ast::Command::Rule { rule, .. }) => Ok(egglog::ast::Facts(rule.body)),
-        _ => Err(Error::bad_input("internal: compiled query is not a rule")),
+        _ => Err(Error::internal("compiled query is not a rule")),
     }
 }
 

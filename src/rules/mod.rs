@@ -30,7 +30,13 @@ pub fn select(file: &RuleFile, set: Option<&str>) -> Result<Vec<RuleDecl>> {
         .rulesets
         .iter()
         .find(|r| r.name == set)
-        .ok_or_else(|| Error::bad_input(format!("no ruleset named `{set}`")))?;
+        .ok_or_else(|| {
+            let names: Vec<&str> = file.rulesets.iter().map(|r| r.name.as_str()).collect();
+            Error::bad_input(format!(
+                "no ruleset named `{set}` (the file has: {})",
+                crate::error::listing(&names)
+            ))
+        })?;
     decl.rules
         .iter()
         .map(|(name, span)| {

@@ -179,7 +179,7 @@ impl<'g> SketchExtractor<'g> {
         let Some(t) = table else {
             return self.any.extract(class);
         };
-        let missing = || Error::bad_input("internal: sketch extraction lost a class");
+        let missing = || Error::internal("sketch extraction lost a class");
         match &self.tables[t].get(&class).ok_or_else(missing)?.1 {
             Choice::Via(other) => self.build(*other, class),
             Choice::Node(i, from) => {

@@ -28,6 +28,7 @@ pub mod query;
 use crate::error::{Error, Result, Span};
 use crate::rise::nat::{Nat, NatAtom};
 use crate::rise::primitives::Prim;
+use crate::rise::term::{Node, Term};
 use crate::rise::types::Type;
 
 /// The function symbol of a node sketch.
@@ -63,6 +64,48 @@ pub enum Sketch {
     Typed(Box<Sketch>, Type),
 }
 
+impl Sketch {
+    /// The depth of the sketch tree (computed without recursion, for any input).
+    pub fn depth(&self) -> usize {
+        let (mut deepest, mut todo) = (0, vec![(self, 1)]);
+        while let Some((s, d)) = todo.pop() {
+            deepest = deepest.max(d);
+            match s {
+                Sketch::Any => {}
+                Sketch::Node(_, kids) => todo.extend(kids.iter().map(|k| (k, d + 1))),
+                Sketch::Contains(k) | Sketch::Typed(k, _) => todo.push((k, d + 1)),
+                Sketch::Or(a, b) => todo.extend([(&**a, d + 1), (&**b, d + 1)]),
+            }
+        }
+        deepest
+    }
+
+    /// R(s) of the paper's figure 6, on a term: does `t` satisfy the sketch? The check of
+    /// a printed result (the e-graph query answers the same question for whole e-classes).
+    pub fn satisfied_by(&self, t: &Term) -> bool {
+        match self {
+            Sketch::Any => true,
+            Sketch::Node(op, kids) => {
+                let ok = match (op, &t.node) {
+                    (Op::App, Node::App(..)) | (Op::Lam, Node::Lam(_)) => true,
+                    (Op::NatLam, Node::NatLam(_)) | (Op::Var, Node::Var(_)) => true,
+                    (Op::NatApp(n), Node::NatApp(_, m)) => n.as_meta().is_some() || n == m,
+                    (Op::Prim(p), Node::Prim(q)) => p == q,
+                    _ => false,
+                };
+                let children = t.node.children();
+                ok && children.len() == kids.len()
+                    && children.iter().zip(kids).all(|(c, k)| k.satisfied_by(c))
+            }
+            Sketch::Contains(inner) => {
+                inner.satisfied_by(t) || t.node.children().iter().any(|c| self.satisfied_by(c))
+            }
+            Sketch::Or(a, b) => a.satisfied_by(t) || b.satisfied_by(t),
+            Sketch::Typed(inner, ty) => type_matches(ty, &t.ty) && inner.satisfied_by(t),
+        }
+    }
+}
+
 /// A named sketch of a sketch file.
 #[derive(Clone, Debug)]
 pub struct SketchDecl {
@@ -91,7 +134,7 @@ impl SketchFile {
                 let names: Vec<&str> = self.sketches.iter().map(|s| s.name.as_str()).collect();
                 Error::bad_input(format!(
                     "no sketch named `{name}` (the file has: {})",
-                    names.join(", ")
+                    crate::error::listing(&names)
                 ))
             })
     }
@@ -99,9 +142,11 @@ impl SketchFile {
 
 /// Loads `FILE.sketch:NAME` and resolves its sizes against the program's size parameters.
 pub fn load(spec: &str, sizes: &[String]) -> Result<SketchDecl> {
-    let (file, name) = spec
-        .rsplit_once(':')
-        .ok_or_else(|| Error::bad_input(format!("`{spec}`: name a sketch as FILE.sketch:NAME")))?;
+    let (file, name) = spec.rsplit_once(':').ok_or_else(|| {
+        Error::bad_input(format!(
+            "`{spec}` names no sketch: write FILE.sketch:NAME"
+        ))
+    })?;
     let src = crate::error::read_source(std::path::Path::new(file))?;
     let decl = parse::parse_sketch_file(&src)?.get(name)?.clone();
     decl.resolve(sizes)

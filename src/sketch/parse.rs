@@ -48,6 +48,8 @@ struct SketchParser {
     size: usize,
     /// Depth of abstraction bodies being parsed.
     expanding: usize,
+    /// Nested `sk` calls open (bounded by [`crate::limits::MAX_NESTING`]).
+    depth: usize,
     size_names: Vec<(String, Span)>,
 }
 
@@ -78,6 +80,9 @@ impl SketchParser {
             self.size = 0;
             self.size_names.clear();
             let sketch = self.sk()?;
+            if sketch.depth() > crate::limits::MAX_NESTING {
+                return Err(crate::limits::too_deep(&name_span, "the sketch"));
+            }
             file.sketches.push(SketchDecl {
                 name,
                 sketch,
@@ -170,6 +175,16 @@ impl SketchParser {
     }
 
     fn sk(&mut self) -> Result<Sketch> {
+        if self.depth >= crate::limits::MAX_NESTING {
+            return Err(crate::limits::too_deep(&self.p.here(), "the sketch"));
+        }
+        self.depth += 1;
+        let s = self.sk_level();
+        self.depth -= 1;
+        s
+    }
+
+    fn sk_level(&mut self) -> Result<Sketch> {
         let mut s = self.typed()?;
         while self.p.is_kw("or") {
             self.p.pos += 1;
@@ -369,6 +384,7 @@ pub fn parse_sketch_file(src: &Arc<Source>) -> Result<SketchFile> {
         env: HashMap::new(),
         size: 0,
         expanding: 0,
+        depth: 0,
         size_names: vec![],
     };
     let f = p.file()?;

@@ -34,7 +34,7 @@ impl SketchQuery {
     pub fn install(eg: &mut EGraph, sketch: &Sketch) -> Result<SketchQuery> {
         let query = SketchQuery::compile(sketch)?;
         eg.parse_and_run_program(None, &query.program)
-            .map_err(|e| Error::bad_input(format!("internal: sketch query: {e}")))?;
+            .map_err(|e| Error::internal(format!("sketch query: {e}")))?;
         Ok(query)
     }
 
@@ -98,9 +98,12 @@ const CHILDREN: [(&str, &[usize]); 4] = [
 ];
 
 impl Compiler {
+    /// A new relation. Its name ends in a letter: egglog names its internal variables after
+    /// a relation with a counter appended (`r`, `r1`, `r2`, ...), so a name ending in a digit
+    /// (`s1` + `2`) could collide with another relation's (`s12`).
     fn fresh(&mut self) -> String {
         self.relations += 1;
-        let r = format!("{}-s{}", self.prefix, self.relations);
+        let r = format!("{}-s{}-holds", self.prefix, self.relations);
         writeln!(self.program, "(relation {r} (Expr))").unwrap();
         r
     }

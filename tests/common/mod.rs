@@ -4,7 +4,7 @@
 use sketchlog::error::Source;
 use sketchlog::rise::term::Node;
 use sketchlog::rise::{infer, parse, syntax::Program, term::Term};
-use sketchlog::sketch::{type_matches, Op, Sketch};
+use sketchlog::sketch::Sketch;
 use std::rc::Rc;
 
 /// A small deterministic generator for random inputs (xorshift64*).
@@ -69,26 +69,7 @@ pub fn redexes(t: &Term) -> usize {
 
 /// R(s): does a term satisfy a sketch? (The paper's figure 6, directly on terms.)
 pub fn satisfies(t: &Term, s: &Sketch) -> bool {
-    match s {
-        Sketch::Any => true,
-        Sketch::Node(op, kids) => {
-            let ok = match (op, &t.node) {
-                (Op::App, Node::App(..)) | (Op::Lam, Node::Lam(_)) => true,
-                (Op::NatLam, Node::NatLam(_)) | (Op::Var, Node::Var(_)) => true,
-                (Op::NatApp(n), Node::NatApp(_, m)) => n.as_meta().is_some() || n == m,
-                (Op::Prim(p), Node::Prim(q)) => p == q,
-                _ => false,
-            };
-            let children = t.node.children();
-            ok && children.len() == kids.len()
-                && children.iter().zip(kids).all(|(c, k)| satisfies(c, k))
-        }
-        Sketch::Contains(inner) => {
-            satisfies(t, inner) || t.node.children().iter().any(|c| satisfies(c, s))
-        }
-        Sketch::Or(a, b) => satisfies(t, a) || satisfies(t, b),
-        Sketch::Typed(inner, ty) => type_matches(ty, &t.ty) && satisfies(t, inner),
-    }
+    s.satisfied_by(t)
 }
 
 /// The naive product of an m x k and a k x n matrix.

@@ -1,0 +1,133 @@
+//! Limits on input, checked where the input is read: how deeply programs may nest, and the
+//! ranges of numbers (times, sizes, caps, weights, counts).
+//!
+//! Every recursive pass (parsers, inference, printing, De Bruijn conversion, the
+//! interpreter, encoding, extraction, sketch compilation, code generation) runs on the CLI's
+//! worker thread, whose stack ([`crate::cli::STACK_BYTES`]) is sized for these limits. Input
+//! past them is a located error (exit code 2), never a stack overflow.
+
+use crate::error::{Error, Result, Span};
+use std::time::Duration;
+
+/// How deeply a Rise expression, type, size, rule or sketch may nest: parentheses, `fun`,
+/// `let` and application chains, array dimensions, and the elaborated term after
+/// definitions are inlined. Real programs stay below 50.
+pub const MAX_NESTING: usize = 1_000;
+
+/// How deeply the s-expressions of a `.egg` program may nest. egglog's own binary, on its
+/// 8 MB main-thread stack, overflows at about 170,000 levels of `(let x (f (f ...)))` and
+/// earlier for `(+ 1 (+ 1 ...))`; sketchlog's larger stack handles everything up to this
+/// limit, and rejects deeper programs before egglog sees them.
+pub const MAX_EGG_NESTING: usize = 200_000;
+
+/// The longest time limit accepted: about 31 years, far beyond any search.
+const MAX_SECONDS: f64 = 1e9;
+
+/// The error for input nested past [`MAX_NESTING`].
+pub fn too_deep(span: &Span, what: &str) -> Error {
+    Error::at(
+        span,
+        format!("{what} nests more than {MAX_NESTING} levels deep (sketchlog's limit)"),
+    )
+}
+
+/// Parses a time in seconds: a finite number, at least 0 and at most about 31 years.
+pub fn parse_seconds(text: &str) -> std::result::Result<Duration, String> {
+    let s: f64 = text
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number of seconds"))?;
+    if !s.is_finite() || !(0.0..=MAX_SECONDS).contains(&s) {
+        return Err(format!(
+            "`{text}` seconds is out of range (0 to {MAX_SECONDS:e})"
+        ));
+    }
+    Ok(Duration::from_secs_f64(s))
+}
+
+/// Parses a whole number of at least `min`.
+pub fn parse_at_least<T>(text: &str, min: T) -> std::result::Result<T, String>
+where
+    T: std::str::FromStr + PartialOrd + std::fmt::Display + Copy,
+{
+    let n: T = text
+        .parse()
+        .map_err(|_| format!("`{text}` is not a whole number"))?;
+    if n < min {
+        return Err(format!("`{text}` is below the minimum, {min}"));
+    }
+    Ok(n)
+}
+
+/// A clap value parser for a count of at least 1.
+pub fn positive(text: &str) -> std::result::Result<usize, String> {
+    parse_at_least(text, 1usize)
+}
+
+/// A clap value parser for a size of at least 1.
+pub fn positive_size(text: &str) -> std::result::Result<i64, String> {
+    parse_at_least(text, 1i64)
+}
+
+/// A clap value parser for a memory cap in MB (at least 1).
+pub fn memory_mb(text: &str) -> std::result::Result<u64, String> {
+    parse_at_least(text, 1u64)
+}
+
+/// The nesting depth of the s-expressions of a `.egg` program; an error at the first
+/// parenthesis past [`MAX_EGG_NESTING`]. Strings and comments are skipped as egglog's lexer
+/// skips them.
+pub fn check_egg_nesting(src: &std::sync::Arc<crate::error::Source>) -> Result<()> {
+    let bytes = src.text.as_bytes();
+    let (mut depth, mut i) = (0usize, 0);
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b';' => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'(' | b'[' => {
+                depth += 1;
+                if depth > MAX_EGG_NESTING {
+                    return Err(Error::at(
+                        &Span::new(src, i, i + 1),
+                        format!(
+                            "the program nests more than {MAX_EGG_NESTING} levels deep (sketchlog's limit)"
+                        ),
+                    ));
+                }
+            }
+            b')' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seconds_must_be_finite_and_in_range() {
+        for bad in ["-1", "inf", "NaN", "1e400", "99999999999999999999", "x", ""] {
+            assert!(parse_seconds(bad).is_err(), "{bad}");
+        }
+        assert_eq!(parse_seconds("1.5").unwrap(), Duration::from_millis(1500));
+        assert_eq!(parse_seconds("0").unwrap(), Duration::ZERO);
+    }
+
+    #[test]
+    fn counts_have_a_minimum() {
+        assert!(positive("0").is_err());
+        assert!(positive("-3").is_err());
+        assert_eq!(positive("3"), Ok(3));
+    }
+}
