@@ -296,7 +296,12 @@ fn check(
 
 /// Locates an error without a position at command-line argument `spec`.
 fn at_argument<T>(spec: &str, r: Result<T>) -> Result<T> {
-    r.map_err(|e| e.or_at(&crate::error::argument_span(&crate::error::command_line(), spec)))
+    r.map_err(|e| {
+        e.or_at(&crate::error::argument_span(
+            &crate::error::command_line(),
+            spec,
+        ))
+    })
 }
 
 fn typecheck(path: &Path) -> Result<()> {
@@ -491,7 +496,9 @@ pub fn main() -> i32 {
         .spawn(move || std::panic::catch_unwind(move || dispatch(cli)));
     let outcome = match worker {
         Ok(handle) => handle.join().unwrap_or_else(Err),
-        Err(e) => Ok(Err(Error::internal(format!("starting the main thread: {e}")))),
+        Err(e) => Ok(Err(Error::internal(format!(
+            "starting the main thread: {e}"
+        )))),
     };
     match outcome {
         Ok(Ok(())) => 0,

@@ -255,5 +255,8 @@ pub fn check_writable_dir(dir: &std::path::Path) -> Result<()> {
     if dir.exists() && !dir.is_dir() {
         return Err(Error::write(dir, "it is not a directory"));
     }
-    check_writable(&dir.join("results")).map_err(|e| Error { location: Some(dir.display().to_string()), ..e })
+    check_writable(&dir.join("results")).map_err(|e| Error {
+        location: Some(dir.display().to_string()),
+        ..e
+    })
 }

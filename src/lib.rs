@@ -10,6 +10,7 @@ pub mod codegen;
 pub mod egraph;
 pub mod error;
 pub mod experiments;
+pub mod fuzz;
 pub mod guide;
 pub mod limits;
 pub mod rise;

@@ -14,11 +14,20 @@ use std::time::Duration;
 /// definitions are inlined. Real programs stay below 50.
 pub const MAX_NESTING: usize = 1_000;
 
+/// How many nodes an elaborated program may have, its definitions inlined (each use of a
+/// definition copies it, so a chain of definitions can double a program at every step).
+pub const MAX_TERM_NODES: usize = 1_000_000;
+
 /// How deeply the s-expressions of a `.egg` program may nest. egglog's own binary, on its
 /// 8 MB main-thread stack, overflows at about 170,000 levels of `(let x (f (f ...)))` and
-/// earlier for `(+ 1 (+ 1 ...))`; sketchlog's larger stack handles everything up to this
-/// limit, and rejects deeper programs before egglog sees them.
-pub const MAX_EGG_NESTING: usize = 200_000;
+/// earlier for `(+ 1 (+ 1 ...))`; a release build of sketchlog handles everything up to this
+/// limit on its larger stack, and rejects deeper programs before egglog sees them. Debug
+/// builds (egglog unoptimised, about 8 KB of stack per level) stop at 50,000.
+pub const MAX_EGG_NESTING: usize = if cfg!(debug_assertions) {
+    50_000
+} else {
+    200_000
+};
 
 /// The longest time limit accepted: about 31 years, far beyond any search.
 const MAX_SECONDS: f64 = 1e9;

@@ -130,7 +130,9 @@ fn printed_span(line: &str, file: &str) -> Option<String> {
 /// error without a location is located at the command's first argument.
 fn to_egglog(mut e: Error, args: &[Expr]) -> egglog::Error {
     if e.location.is_none() {
-        e.location = args.first().and_then(|a| span_location(&a.span(), "<input>"));
+        e.location = args
+            .first()
+            .and_then(|a| span_location(&a.span(), "<input>"));
     }
     let tag = match e.kind {
         ErrorKind::CheckFailed => "sketchlog-check",
@@ -224,7 +226,10 @@ impl UserDefinedCommand for RiseExtract {
         args: &[Expr],
     ) -> std::result::Result<Vec<CommandOutput>, egglog::Error> {
         let [e] = args else {
-            return Err(to_egglog(Error::bad_input("usage: (rise-extract expr)"), args));
+            return Err(to_egglog(
+                Error::bad_input("usage: (rise-extract expr)"),
+                args,
+            ));
         };
         let (_, value) = eg.eval_expr(e)?;
         let graph = extract::ExprGraph::read(eg).map_err(|e| to_egglog(e, args))?;

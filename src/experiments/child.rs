@@ -93,11 +93,17 @@ fn die_with_parent_and_cap(parent: libc::pid_t, bytes: u64) -> std::io::Result<(
 pub fn run(args: &[String], caps: Caps) -> Result<ChildRun> {
     use std::os::unix::process::CommandExt;
     let started = Instant::now();
-    let bytes = caps.memory_mb.saturating_mul(1 << 20).saturating_add(crate::cli::STACK_BYTES as u64);
+    let bytes = caps
+        .memory_mb
+        .saturating_mul(1 << 20)
+        .saturating_add(crate::cli::STACK_BYTES as u64);
     // SAFETY: getpid has no preconditions.
     let parent = unsafe { libc::getpid() };
     let mut command = Command::new(own_exe()?);
-    command.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
+    command
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     // SAFETY: the closure only makes async-signal-safe calls (see above).
     unsafe {
         command.pre_exec(move || die_with_parent_and_cap(parent, bytes));

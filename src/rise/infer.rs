@@ -29,6 +29,10 @@ struct Solver {
     meta_is_data: Vec<bool>,
     nat_metas: Vec<Option<Nat>>,
     deferred: Vec<(Nat, Nat, Span)>,
+    /// Once solving is over ([`Solver::freeze`]): each metavariable's resolved solution,
+    /// so that resolving the types of a whole term costs the size of the result (a chain
+    /// of n applications has n types of size up to n, each otherwise re-resolved).
+    resolved: std::cell::RefCell<Option<HashMap<u32, Type>>>,
 }
 
 impl Fresh for Solver {
@@ -63,6 +67,23 @@ impl Solver {
         self.zonk_at(t, 0)
     }
 
+    /// No more metavariables will be solved: remember resolved solutions from now on.
+    fn freeze(&self) {
+        self.resolved.replace(Some(HashMap::new()));
+    }
+
+    /// The solution of metavariable `i` with its own metavariables resolved.
+    fn resolved(&self, i: u32, v: &Type) -> Type {
+        if let Some(t) = self.resolved.borrow().as_ref().and_then(|m| m.get(&i)) {
+            return t.clone();
+        }
+        let t = self.zonk_at(v, 0);
+        if let Some(m) = self.resolved.borrow_mut().as_mut() {
+            m.insert(i, t.clone());
+        }
+        t
+    }
+
     /// Resolves metavariables in `t`, which sits under `depth` size binders. Solutions are
     /// found at depth 0, so their size indices are shifted past those binders (in
     /// elaboration sizes are named and the shift does nothing).
@@ -77,7 +98,7 @@ impl Solver {
         };
         match t {
             Type::Meta(i) => match &self.metas[*i as usize] {
-                Some(v) => self.zonk_at(v, 0).shift_nats(depth as i64),
+                Some(v) => self.resolved(*i, v).shift_nats(depth as i64),
                 None => t.clone(),
             },
             Type::F32 | Type::Int => t.clone(),
@@ -214,6 +235,8 @@ struct Elaborator<'p> {
     nat_holes: HashMap<u32, Nat>,
     /// Nested `infer` calls open: the depth of the term being built, definitions inlined.
     depth: usize,
+    /// Nodes built so far (inlining can double a term per definition).
+    nodes: usize,
 }
 
 impl<'p> Elaborator<'p> {
@@ -228,6 +251,7 @@ impl<'p> Elaborator<'p> {
             holes: HashMap::new(),
             nat_holes: HashMap::new(),
             depth: 0,
+            nodes: 0,
         }
     }
 }
@@ -319,6 +343,17 @@ impl<'p> Elaborator<'p> {
                 "the program, with its definitions inlined,",
             ));
         }
+        self.nodes += 1;
+        if self.nodes > crate::limits::MAX_TERM_NODES {
+            let span = e.span.clone().unwrap_or_else(|| fallback.clone());
+            return Err(Error::at(
+                &span,
+                format!(
+                    "the program, with its definitions inlined, has more than {} nodes (sketchlog's limit)",
+                    crate::limits::MAX_TERM_NODES
+                ),
+            ));
+        }
         self.depth += 1;
         let pre = self.infer_level(e, fallback);
         self.depth -= 1;
@@ -362,7 +397,10 @@ impl<'p> Elaborator<'p> {
             ExprKind::Int(i) => pre(Node::Int(*i), Type::Int, &span),
             ExprKind::Lam(x, ann, body) => {
                 let a = match ann {
-                    Some(t) => self.resolve_type(t, &span)?,
+                    Some(t) => {
+                        let t = self.resolve_type(t, &span)?;
+                        self.instantiate_holes(&t)
+                    }
                     None => self.solver.any(),
                 };
                 self.env.push((x.clone(), a.clone()));
@@ -508,6 +546,7 @@ fn elaborate_with(program: Option<&Program>, e: &Expr, fallback: &Span) -> Resul
     let mut el = Elaborator::new(program, false);
     let pre = el.infer(e, fallback)?;
     el.solver.solve_deferred()?;
+    el.solver.freeze();
     el.finish(&pre, &mut vec![])
 }
 
@@ -602,6 +641,7 @@ pub fn type_rule(
         .unify(&l.ty, &r.ty, &r.span)
         .map_err(|_| el.mismatch(&r.span, "between the sides of the rule", &l.ty, &r.ty))?;
     el.solver.solve_deferred()?;
+    el.solver.freeze();
     let var_types = el.env.iter().map(|(_, t)| el.solver.zonk(t)).collect();
     Ok(RuleTyping {
         lhs: el.finish(&l, &mut vec![])?,

@@ -331,7 +331,11 @@ impl Parser {
 
     /// Runs one level of a recursive parsing function, failing at a located error past
     /// [`crate::limits::MAX_NESTING`] open levels instead of overflowing the stack.
-    pub(crate) fn nested<T>(&mut self, what: &str, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+    pub(crate) fn nested<T>(
+        &mut self,
+        what: &str,
+        f: impl FnOnce(&mut Self) -> Result<T>,
+    ) -> Result<T> {
         if self.depth >= crate::limits::MAX_NESTING {
             return Err(crate::limits::too_deep(&self.here(), what));
         }

@@ -143,9 +143,7 @@ impl SketchFile {
 /// Loads `FILE.sketch:NAME` and resolves its sizes against the program's size parameters.
 pub fn load(spec: &str, sizes: &[String]) -> Result<SketchDecl> {
     let (file, name) = spec.rsplit_once(':').ok_or_else(|| {
-        Error::bad_input(format!(
-            "`{spec}` names no sketch: write FILE.sketch:NAME"
-        ))
+        Error::bad_input(format!("`{spec}` names no sketch: write FILE.sketch:NAME"))
     })?;
     let src = crate::error::read_source(std::path::Path::new(file))?;
     let decl = parse::parse_sketch_file(&src)?.get(name)?.clone();

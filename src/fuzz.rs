@@ -1,0 +1,596 @@
+//! sketchlog's own fuzzer: inputs for every parser and command, made by mutating the
+//! project's files (`programs/`, `rules/`, `schemas/`) and by generating from the grammars.
+//!
+//! Each input runs in-process through what the CLI would do with it (parse, type-check,
+//! elaborate, compile sketches and rules for every encoding, load guides and cost files, run
+//! `.egg` programs). An input fails the run when it panics, hangs (a watchdog aborts with the
+//! input's number), overflows the stack (the process aborts: rerun with `--replay N`), or
+//! is rejected with a bad-input error that has no `file:line:column` or `file:` location.
+//! Inputs are numbered, and input `n` of a seed is generated on its own, so any failure can
+//! be replayed. `examples/fuzz.rs` is the command line; `tests/fuzz.rs` a smoke run.
+
+use crate::error::{Error, ErrorKind, Result, Source};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The kinds of input, one per parser.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    Rise,
+    Sketch,
+    Rules,
+    Guide,
+    Cost,
+    Egg,
+}
+
+pub const KINDS: [Kind; 6] = [
+    Kind::Rise,
+    Kind::Sketch,
+    Kind::Rules,
+    Kind::Guide,
+    Kind::Cost,
+    Kind::Egg,
+];
+
+impl Kind {
+    pub fn extension(self) -> &'static str {
+        match self {
+            Kind::Rise => "rise",
+            Kind::Sketch => "sketch",
+            Kind::Rules => "rules",
+            Kind::Guide => "guide",
+            Kind::Cost => "cost",
+            Kind::Egg => "egg",
+        }
+    }
+}
+
+/// A small deterministic generator (splitmix64), seeded per input.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
+        &xs[self.below(xs.len())]
+    }
+}
+
+/// Tokens worth inserting: every grammar's keywords and punctuation, and numbers at the
+/// edges of what the readers accept.
+const TOKENS: &[&str] = &[
+    "(",
+    ")",
+    "[",
+    "]",
+    "<",
+    ">",
+    ",",
+    ".",
+    ":",
+    "::",
+    "=>",
+    "->",
+    "=",
+    "?",
+    "?x",
+    "fun",
+    "nfun",
+    "let",
+    "in",
+    "def",
+    "sketch",
+    "rule",
+    "ruleset",
+    "where",
+    "notin",
+    "contains",
+    "or",
+    "app",
+    "lam",
+    "var",
+    "natapp",
+    "natlam",
+    "map",
+    "reduce",
+    "zip",
+    "split",
+    "join",
+    "transpose",
+    "mapSeq",
+    "toMem",
+    "asVector",
+    "f32",
+    "int",
+    "idx",
+    "vec",
+    "nat",
+    "step",
+    "limits",
+    "time",
+    "enodes",
+    "iterations",
+    "memory",
+    "filter",
+    "ast-size",
+    "array-depth",
+    "cost",
+    "weights",
+    "program",
+    "sketches",
+    "rules",
+    "0",
+    "1",
+    "-1",
+    "0.0",
+    "1.5",
+    "1e400",
+    "-1e400",
+    "inf",
+    "NaN",
+    "99999999999999999999",
+    "18446744073709551615",
+    "9223372036854775808",
+    "m/32",
+    "n+2",
+    "m*n",
+    "\"",
+    "\\",
+    "//",
+    ";",
+    "\n",
+    " ",
+    "(rule",
+    "(run 1)",
+    "(check",
+    "(let $x",
+    "(rise-load",
+    "(rise-extract",
+    "(sketch-check",
+    "(guide",
+    "x",
+    "y",
+    "f",
+    "nope",
+    "\u{fffd}",
+];
+
+/// The files mutation starts from, by kind (read once).
+pub struct Corpus {
+    files: Vec<(Kind, String)>,
+    /// Where generated guides point for programs, sketches and rules.
+    root: PathBuf,
+}
+
+impl Corpus {
+    /// The project's files of every kind under `root` (the repository).
+    pub fn load(root: &Path) -> Result<Corpus> {
+        let mut files = vec![];
+        for dir in ["programs", "rules", "schemas", "tests/egglog"] {
+            let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+                continue;
+            };
+            let mut paths: Vec<PathBuf> = entries.filter_map(|e| Some(e.ok()?.path())).collect();
+            paths.sort();
+            for p in paths {
+                let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
+                let Some(kind) = KINDS.iter().find(|k| k.extension() == ext) else {
+                    continue;
+                };
+                let text = std::fs::read_to_string(&p).map_err(|e| Error::io(&p, e))?;
+                // Guides name files relative to themselves: make those paths absolute.
+                let text = if *kind == Kind::Guide {
+                    absolute_guide_paths(&text, &root.join(dir))
+                } else {
+                    text
+                };
+                files.push((*kind, text));
+            }
+        }
+        Ok(Corpus {
+            files,
+            root: root.to_path_buf(),
+        })
+    }
+
+    /// Input `n` of `seed`: its kind and text.
+    pub fn input(&self, seed: u64, n: u64) -> (Kind, String) {
+        let mut rng = Rng(seed ^ n.wrapping_mul(0xA24B_AED4_963E_E407));
+        let kind = KINDS[(n % KINDS.len() as u64) as usize];
+        let generated = rng.below(4) == 0;
+        let text = if generated {
+            generate(kind, &mut rng, &self.root)
+        } else {
+            let of_kind: Vec<&String> = self
+                .files
+                .iter()
+                .filter(|(k, _)| *k == kind)
+                .map(|(_, t)| t)
+                .collect();
+            let base = if of_kind.is_empty() {
+                generate(kind, &mut rng, &self.root)
+            } else {
+                rng.pick(&of_kind).to_string()
+            };
+            let rounds = 1 + rng.below(4);
+            (0..rounds).fold(base, |t, _| mutate(&t, &mut rng))
+        };
+        (kind, text)
+    }
+}
+
+fn absolute_guide_paths(text: &str, dir: &Path) -> String {
+    text.lines()
+        .map(|line| {
+            let mut words: Vec<String> = line.split_whitespace().map(String::from).collect();
+            if let [key, arg] = words.as_mut_slice() {
+                let named = [".rise", ".sketch", ".rules", ".cost"]
+                    .iter()
+                    .any(|e| arg.contains(e));
+                if matches!(key.as_str(), "program" | "sketches" | "rules" | "cost") && named {
+                    *arg = dir.join(&*arg).display().to_string();
+                }
+            }
+            if let [key, w, arg] = words.as_mut_slice() {
+                if key == "cost" && w == "weights" {
+                    *arg = dir.join(&*arg).display().to_string();
+                }
+            }
+            words.join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// One random edit: delete, duplicate or move a span; insert a token; nest a span very
+/// deeply; replace a number with an edge case.
+fn mutate(text: &str, rng: &mut Rng) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let n = chars.len();
+    let at = rng.below(n + 1);
+    let len = rng.below(40).min(n - at);
+    let span: String = chars[at..at + len].iter().collect();
+    let (before, after): (String, String) = (
+        chars[..at].iter().collect(),
+        chars[at + len..].iter().collect(),
+    );
+    match rng.below(8) {
+        0 => format!("{before}{after}"),
+        1 => format!("{before}{span}{span}{after}"),
+        2 | 3 => format!("{before}{} {span}{after}", rng.pick(TOKENS)),
+        4 => {
+            let depth = *rng.pick(&[2, 10, 100, 999, 1001, 3000, 10_000]);
+            let (open, close) = *rng.pick(&[("(", ")"), ("contains(", ")"), ("[", "]")]);
+            format!(
+                "{before}{}{span}{}{after}",
+                open.repeat(depth),
+                close.repeat(depth)
+            )
+        }
+        5 => {
+            let chain = *rng.pick(&["fun x => ", "let y = x in ", "x ", "1.", "? or "]);
+            let depth = *rng.pick(&[10, 999, 1001, 5000]);
+            format!("{before}{}{span}{after}", chain.repeat(depth))
+        }
+        6 => {
+            // Replace the next number with an edge case.
+            let number = after.find(|c: char| c.is_ascii_digit()).unwrap_or(0);
+            let (a, b) = after.split_at(number);
+            let rest = b.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
+            let edge = *rng.pick(&["-1", "0", "1e400", "NaN", "inf", "99999999999999999999"]);
+            format!("{before}{span}{a}{edge}{rest}")
+        }
+        _ => {
+            let other = rng.below(n + 1);
+            let (lo, hi) = (other.min(at), other.max(at));
+            let head: String = chars[..lo].iter().collect();
+            let mid: String = chars[lo..hi].iter().collect();
+            let tail: String = chars[hi..].iter().collect();
+            format!("{head}{span}{mid}{tail}")
+        }
+    }
+}
+
+const PRIMS: &[&str] = &[
+    "map",
+    "reduce",
+    "zip",
+    "split<32>",
+    "join",
+    "transpose",
+    "fst",
+    "snd",
+    "add",
+    "mul",
+    "id",
+    "mapSeq",
+    "reduceSeq",
+    "slide<3, 1>",
+    "toMem",
+    "asVector<8>",
+    "asScalar",
+];
+
+/// A random Rise expression over variables `vars`.
+fn gen_expr(rng: &mut Rng, depth: usize, vars: &mut Vec<String>) -> String {
+    if depth == 0 || rng.below(4) == 0 {
+        return match rng.below(4) {
+            0 if !vars.is_empty() => rng.pick(vars).clone(),
+            1 => format!("{}.0", rng.below(10)),
+            2 => rng.below(10).to_string(),
+            _ => rng.pick(PRIMS).to_string(),
+        };
+    }
+    match rng.below(5) {
+        0 => {
+            let x = format!("x{}", vars.len());
+            vars.push(x.clone());
+            let body = gen_expr(rng, depth - 1, vars);
+            vars.pop();
+            format!("(fun {x} => {body})")
+        }
+        1 => {
+            let value = gen_expr(rng, depth - 1, vars);
+            let x = format!("v{}", vars.len());
+            vars.push(x.clone());
+            let body = gen_expr(rng, depth - 1, vars);
+            vars.pop();
+            format!("(let {x} = {value} in {body})")
+        }
+        2 => format!(
+            "({} : {})",
+            gen_expr(rng, depth - 1, vars),
+            gen_type(rng, 3)
+        ),
+        _ => format!(
+            "({} {})",
+            gen_expr(rng, depth - 1, vars),
+            gen_expr(rng, depth - 1, vars)
+        ),
+    }
+}
+
+fn gen_type(rng: &mut Rng, depth: usize) -> String {
+    if depth == 0 {
+        return rng.pick(&["f32", "int", "?t"]).to_string();
+    }
+    match rng.below(5) {
+        0 => format!(
+            "{}.{}",
+            rng.pick(&["n", "m", "32", "n/2", "?n"]),
+            gen_type(rng, depth - 1)
+        ),
+        1 => format!(
+            "({}, {})",
+            gen_type(rng, depth - 1),
+            gen_type(rng, depth - 1)
+        ),
+        2 => format!(
+            "{} -> {}",
+            gen_type(rng, depth - 1),
+            gen_type(rng, depth - 1)
+        ),
+        3 => format!("vec[f32, {}]", rng.pick(&["4", "8", "n"])),
+        _ => rng.pick(&["f32", "int", "idx[n]"]).to_string(),
+    }
+}
+
+fn gen_sketch(rng: &mut Rng, depth: usize) -> String {
+    if depth == 0 {
+        return rng
+            .pick(&["?", "var", "map", "add", "mul", "reduce"])
+            .to_string();
+    }
+    let a = gen_sketch(rng, depth - 1);
+    match rng.below(6) {
+        0 => format!("contains({a})"),
+        1 => format!("app({a}, {})", gen_sketch(rng, depth - 1)),
+        2 => format!("lam({a})"),
+        3 => format!("{a} or {}", gen_sketch(rng, depth - 1)),
+        4 => format!("({a} :: {})", gen_type(rng, 2)),
+        _ => format!("map({a}, {})", gen_sketch(rng, depth - 1)),
+    }
+}
+
+/// A random input of `kind` from its grammar.
+fn generate(kind: Kind, rng: &mut Rng, root: &Path) -> String {
+    let depth = 1 + rng.below(6);
+    match kind {
+        Kind::Rise => {
+            let body = gen_expr(rng, depth, &mut vec![]);
+            format!("def d = nfun n m => fun (a : n.f32) => {body}\ndef e = d")
+        }
+        Kind::Sketch => format!(
+            "def c(f) = contains(f)\nsketch s = {}\nsketch t = c({})",
+            gen_sketch(rng, depth),
+            gen_sketch(rng, depth)
+        ),
+        Kind::Rules => {
+            let lhs = gen_expr(rng, depth, &mut vec![]);
+            let rhs = gen_expr(rng, depth, &mut vec![]);
+            format!("rule r = {lhs} => {rhs}\nruleset s = r")
+        }
+        Kind::Guide => {
+            let p = root.join("programs");
+            format!(
+                "program {}:mm\nsketches {}\nrules {}\nlimits time {} enodes {}\nstep {}\n  rules {}",
+                p.join("matmul.rise").display(),
+                p.join("mm.sketch").display(),
+                root.join("rules/mm.rules").display(),
+                rng.pick(&["1", "-1", "1e400", "NaN", "0.5"]),
+                rng.pick(&["10", "0", "-5", "x"]),
+                rng.pick(&["split", "baseline", "nope"]),
+                rng.pick(&["split", "baseline", "nope", "*"]),
+            )
+        }
+        Kind::Cost => format!(
+            "{} {}\ndefault {}",
+            rng.pick(&["app", "lam", "map", "nope", "asVector"]),
+            rng.pick(&["1", "0", "-1", "1000000000", "1000000001", "1e3"]),
+            rng.below(5)
+        ),
+        Kind::Egg => {
+            let n = rng.below(5) + 1;
+            let mut s = String::from("(datatype E (A) (B E E))\n");
+            for i in 0..n {
+                s += &format!("(let $x{i} (B (A) (A)))\n");
+            }
+            s += "(check (= $x0 (B (A) (A))))\n(rise-load $r \"programs/reduction.rise\" \"start\")\n(rise-extract $r)\n";
+            s
+        }
+    }
+}
+
+/// Commands that may search for long: a mutated `.egg` program holding them is parsed only.
+const SEARCHING: &[&str] = &["run", "saturate", "sketch-check", "guide", "repeat"];
+
+/// Runs one input through what the CLI does with a file of its kind. `dir` is a scratch
+/// directory for inputs that are read from files.
+pub fn run_input(kind: Kind, text: &str, dir: &Path) -> Result<()> {
+    let name = format!("fuzz.{}", kind.extension());
+    let src: Arc<Source> = Source::new(name.clone(), text);
+    match kind {
+        Kind::Rise => {
+            let program = crate::rise::parse::parse_program(&src)?;
+            for def in &program.defs {
+                crate::rise::infer::def_type(&program, &def.name)?;
+                if let Ok(t) = crate::rise::infer::elaborate_def(&program, &def.name) {
+                    let named = crate::rise::debruijn::to_named(
+                        &t,
+                        crate::rise::debruijn::Annotate::Leading,
+                    );
+                    crate::rise::print::print_expr(&named);
+                }
+            }
+        }
+        Kind::Sketch => {
+            let file = crate::sketch::parse::parse_sketch_file(&src)?;
+            let sizes = ["m", "n", "k"].map(String::from);
+            for s in &file.sketches {
+                let s = s.clone().resolve(&sizes)?;
+                crate::sketch::query::SketchQuery::compile(&s.sketch)?;
+            }
+        }
+        Kind::Rules => {
+            let file = crate::rise::parse::parse_rule_file(&src)?;
+            for r in &file.rules {
+                for (subst, binding) in crate::experiments::table2::ENCODINGS {
+                    let encoding = crate::experiments::table2::encoding(subst, binding)?;
+                    crate::rules::debruijn::compile_for(r, encoding)?;
+                }
+            }
+            for set in &file.rulesets {
+                crate::rules::select(&file, Some(&set.name))?;
+            }
+        }
+        Kind::Guide | Kind::Cost | Kind::Egg => {
+            let path = dir.join(&name);
+            std::fs::write(&path, text).map_err(|e| Error::write(&path, e))?;
+            match kind {
+                Kind::Guide => {
+                    crate::guide::parse::load_guide(&path)?;
+                }
+                Kind::Cost => {
+                    crate::egraph::extract::Weighted::load(&path)?;
+                }
+                _ if SEARCHING.iter().any(|w| text.contains(w)) => {
+                    crate::limits::check_egg_nesting(&src)?;
+                    let mut eg = crate::runner::sketchlog_egraph();
+                    eg.parse_program(Some(name.clone()), text)
+                        .map_err(|e| crate::runner::from_egglog(e, &name))?;
+                }
+                _ => crate::runner::run_files(&[path], None, &mut std::io::sink())?,
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What became of the inputs of one kind.
+#[derive(Clone, Debug, Default)]
+pub struct Counts {
+    pub inputs: u64,
+    pub accepted: u64,
+    /// Rejected with a located bad-input error (or a failed `check`).
+    pub located: u64,
+    /// Failures: panics, internal errors, unlocated bad-input errors.
+    pub failures: u64,
+}
+
+/// A failing input.
+#[derive(Clone, Debug)]
+pub struct Failure {
+    pub number: u64,
+    pub kind: Kind,
+    pub what: String,
+}
+
+/// Runs inputs `from..to` of `seed`, counting per kind; `on_input` sees each number first
+/// (a watchdog can name a hanging input).
+pub fn run(
+    corpus: &Corpus,
+    seed: u64,
+    range: std::ops::Range<u64>,
+    dir: &Path,
+    mut on_input: impl FnMut(u64),
+) -> (std::collections::BTreeMap<Kind, Counts>, Vec<Failure>) {
+    let mut counts = std::collections::BTreeMap::<Kind, Counts>::new();
+    let mut failures = vec![];
+    for n in range {
+        on_input(n);
+        let (kind, text) = corpus.input(seed, n);
+        let c = counts.entry(kind).or_default();
+        c.inputs += 1;
+        let outcome = std::panic::catch_unwind(|| run_input(kind, &text, dir));
+        let failure = match outcome {
+            Ok(Ok(())) => {
+                c.accepted += 1;
+                None
+            }
+            Ok(Err(e)) => classify(&e),
+            Err(p) => Some(format!(
+                "panic: {}",
+                p.downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_default()
+            )),
+        };
+        match failure {
+            None if outcome_is_error(c) => c.located += 1,
+            None => {}
+            Some(what) => {
+                c.failures += 1;
+                failures.push(Failure {
+                    number: n,
+                    kind,
+                    what,
+                });
+            }
+        }
+    }
+    (counts, failures)
+}
+
+/// Bookkeeping helper: an input neither accepted nor failed was rejected with a location.
+fn outcome_is_error(c: &Counts) -> bool {
+    c.accepted + c.located + c.failures < c.inputs
+}
+
+/// Why an error is a failure, if it is one.
+fn classify(e: &Error) -> Option<String> {
+    match e.kind {
+        ErrorKind::Internal => Some(format!("internal error: {e}")),
+        ErrorKind::BadInput if e.location.is_none() => Some(format!("unlocated error: {e}")),
+        _ => None,
+    }
+}

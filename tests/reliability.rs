@@ -1,0 +1,479 @@
+//! No input crashes sketchlog, every error is located, and an interrupted run loses nothing:
+//! one regression test per case found by fuzzing, and a short fuzz run.
+
+use sketchlog::guide::{self, Step};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn sketchlog(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sketchlog"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// A fresh scratch directory for one test.
+fn scratch(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("sketchlog-rel-{}-{test}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+/// Exit code 2, and stderr starts with `location: error:` and mentions `needle`.
+fn expect_error(args: &[&str], location: &str, needle: &str) {
+    let out = sketchlog(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert!(
+        stderr.starts_with(location) && stderr.contains(": error: ") && stderr.contains(needle),
+        "{args:?}: want `{location}...: error:` and {needle:?}, got: {stderr}"
+    );
+}
+
+#[test]
+fn self_and_forward_references_are_located_errors() {
+    let d = scratch("refs");
+    let f = write(&d, "self.rise", "def f = f\n");
+    expect_error(
+        &["typecheck", &f],
+        &format!("{f}:1:9"),
+        "refers to its own definition",
+    );
+    let f = write(&d, "add.rise", "def add = fun x => add x 1.0\n");
+    expect_error(
+        &["typecheck", &f],
+        &format!("{f}:1:20"),
+        "refers to its own",
+    );
+    let f = write(
+        &d,
+        "later.rise",
+        "def g = fun x => h x\ndef h = fun y => y\n",
+    );
+    expect_error(&["typecheck", &f], &format!("{f}:1:18"), "is defined later");
+}
+
+#[test]
+fn deep_nesting_is_a_located_error_not_a_stack_overflow() {
+    let d = scratch("deep");
+    let deep = [
+        (
+            "parens.rise",
+            format!("def f = {}1.0{}", "(".repeat(6000), ")".repeat(6000)),
+        ),
+        (
+            "let.rise",
+            format!("def f = fun x => {}x", "let y = x in ".repeat(3500)),
+        ),
+        (
+            "fun.rise",
+            format!("def f = {}1.0", "fun x => ".repeat(7000)),
+        ),
+        (
+            "app.rise",
+            format!("def f = fun x => x{}", " x".repeat(7000)),
+        ),
+        (
+            "type.rise",
+            format!("def f = fun (x : {}f32) => x", "1.".repeat(7000)),
+        ),
+    ];
+    for (name, text) in deep {
+        let f = write(&d, name, &text);
+        let out = sketchlog(&["typecheck", &f]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
+        assert!(stderr.starts_with(&format!("{f}:1:")), "{name}: {stderr}");
+        // (A type's nesting error is reported where the type parser gives up.)
+        assert!(
+            stderr.contains("levels deep") || name == "type.rise",
+            "{name}: {stderr}"
+        );
+    }
+    // Definitions inlined into each other nest too.
+    let (open, close) = ("(id ".repeat(600), ")".repeat(600));
+    let chain = format!("def d0 = fun x => {open}x{close}\ndef d1 = fun x => {open}d0 x{close}\n");
+    let f = write(&d, "inline.rise", &chain);
+    let out = sketchlog(&["typecheck", &f]);
+    assert_eq!(out.status.code(), Some(2));
+    // ... and can double a program at every definition.
+    let doubling: String = (0..40)
+        .map(|i| match i {
+            0 => "def d0 = fun x => id x\n".to_string(),
+            _ => format!("def d{i} = fun x => d{} (d{} x)\n", i - 1, i - 1),
+        })
+        .collect();
+    let f = write(&d, "doubling.rise", &doubling);
+    expect_error(&["typecheck", &f], &f, "nodes (sketchlog's limit)");
+    let sketches = [
+        format!("sketch s = {}?{}", "(".repeat(8000), ")".repeat(8000)),
+        format!(
+            "sketch s = {}?{}",
+            "contains(".repeat(6000),
+            ")".repeat(6000)
+        ),
+        format!("sketch s = ?{}", " or ?".repeat(6000)),
+    ];
+    let program = "programs/fission.rise:start";
+    for text in sketches {
+        let s = write(&d, "deep.sketch", &text);
+        let spec = format!("{s}:s");
+        let args = [
+            "check",
+            program,
+            "--sketch",
+            &spec,
+            "--rules",
+            "rules/table2.rules",
+        ];
+        expect_error(&args, &format!("{s}:1"), "levels deep");
+    }
+    let rules = format!(
+        "rule r = {}map{} => map",
+        "(".repeat(6000),
+        ")".repeat(6000)
+    );
+    let r = write(&d, "deep.rules", &rules);
+    expect_error(&["rules", &r], &format!("{r}:1"), "levels deep");
+}
+
+#[test]
+fn deep_egg_programs_run_on_a_large_stack() {
+    let d = scratch("egg");
+    // 100,000 levels aborted on the main thread's stack before; runs now. (A debug build
+    // needs about 8 KB of stack per level, and is slow at this depth: 20,000 there.)
+    let n = if cfg!(debug_assertions) {
+        20_000
+    } else {
+        100_000
+    };
+    let text = format!("(let x {}1{})\n", "(+ 1 ".repeat(n), ")".repeat(n));
+    let out = sketchlog(&["run", &write(&d, "deep.egg", &text)]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Past the documented limit: a located error before egglog sees it.
+    let n = sketchlog::limits::MAX_EGG_NESTING + 1;
+    let f = write(&d, "deeper.egg", &"(".repeat(n));
+    expect_error(&["run", &f], &format!("{f}:1:{n}"), "levels deep");
+}
+
+#[test]
+fn times_and_numbers_are_validated_where_read() {
+    let d = scratch("numbers");
+    let head = "program ../../../work/x.rise:mm\n";
+    for bad in ["-1", "inf", "NaN", "1e400", "99999999999999999999"] {
+        let g = write(&d, "t.guide", &format!("limits time {bad}\n{head}"));
+        expect_error(&["guide", &g], &format!("{g}:1:13"), "out of range");
+        let out = sketchlog(&[
+            "check",
+            "programs/fission.rise:start",
+            "--sketch",
+            "programs/fission.sketch:two-maps",
+            "--rules",
+            "rules/table2.rules:fission",
+            "--time-s",
+            bad,
+        ]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "--time-s {bad}: {stderr}");
+        assert!(stderr.contains("--time-s"), "{stderr}");
+    }
+    let g = write(&d, "e.guide", "limits enodes 0\n");
+    expect_error(&["guide", &g], &format!("{g}:1:15"), "below the minimum");
+    let c = write(&d, "w.cost", "app 99999999999\n");
+    let g = write(&d, "c.guide", &format!("cost weights {c}\n"));
+    expect_error(
+        &["guide", &g],
+        &format!("{c}:1:1"),
+        "whole number from 1 to",
+    );
+    let out = sketchlog(&["bench-c", "programs/parallel.guide", "--size", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn unknown_names_are_located_and_list_what_exists() {
+    let check = |program: &str, sketch: &str, rules: &str| {
+        let args = ["check", program, "--sketch", sketch, "--rules", rules];
+        let out = sketchlog(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        let line = std::iter::once(env!("CARGO_BIN_EXE_sketchlog"))
+            .chain(args)
+            .collect::<Vec<_>>()
+            .join(" ");
+        (stderr, line)
+    };
+    let at = |line: &str, arg: &str| format!("command line:1:{}", line.find(arg).unwrap() + 1);
+    let (p, s, r) = (
+        "programs/fission.rise:start",
+        "programs/fission.sketch:two-maps",
+        "rules/table2.rules:fission",
+    );
+    let (e, line) = check(p, "programs/fission.sketch:nope", r);
+    assert!(
+        e.starts_with(&at(&line, "programs/fission.sketch:nope")),
+        "{e}"
+    );
+    assert!(e.contains("no sketch named `nope` (the file has: two-maps, three-after-two)"));
+    let (e, line) = check("programs/fission.rise:nope", s, r);
+    assert!(
+        e.starts_with(&at(&line, "programs/fission.rise:nope")),
+        "{e}"
+    );
+    assert!(e.contains("(the file has: start, goal)"), "{e}");
+    let (e, line) = check(p, s, "rules/table2.rules:nope");
+    assert!(e.starts_with(&at(&line, "rules/table2.rules:nope")), "{e}");
+    assert!(
+        e.contains("(the file has: reduction, fission, binomial)"),
+        "{e}"
+    );
+    let (e, _) = check(p, "programs/fission.sketch", r);
+    assert!(e.contains("FILE.sketch:NAME"), "{e}");
+    // Files that cannot be read: no invented position.
+    expect_error(
+        &["typecheck", "no/such.rise"],
+        "no/such.rise",
+        "cannot read:",
+    );
+    expect_error(&["typecheck", "/"], "/", "cannot read:");
+}
+
+#[test]
+fn egglog_errors_are_located_from_their_spans() {
+    let d = scratch("egglog");
+    let f = write(&d, "unbound.egg", "(datatype E (A))\n(check (= (A) (B)))\n");
+    expect_error(&["run", &f], &format!("{f}:2:15"), "Unbound function B");
+    let f = write(&d, "usage.egg", "(rise-load)\n");
+    let out = sketchlog(&["run", &f]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr.starts_with(&f), "{stderr}");
+}
+
+#[test]
+fn sketch_relation_names_never_collide() {
+    // `var` is relation 1 and `app(var, var)` relation 11: egglog names the rule's two `var`
+    // atoms r1 and r1+"1", which was relation 11's own name.
+    let text = format!(
+        "{}var{} or app(var, var)",
+        "contains(".repeat(9),
+        ")".repeat(9)
+    );
+    let src = sketchlog::error::Source::new("s.sketch", format!("sketch s = {text}"));
+    let file = sketchlog::sketch::parse::parse_sketch_file(&src).unwrap();
+    let mut eg = sketchlog::egraph::rise_egraph().unwrap();
+    let query = sketchlog::sketch::query::SketchQuery::install(&mut eg, &file.sketches[0].sketch);
+    assert!(query.is_ok(), "{}", query.err().unwrap());
+}
+
+#[test]
+fn the_printed_found_term_satisfies_the_sketch() {
+    let d = scratch("found");
+    let rules = write(
+        &d,
+        "eta.rules",
+        "rule eta-abstraction = map f => fun x => map f x\nruleset s = eta-abstraction\n",
+    );
+    let sketch = write(
+        &d,
+        "eta.sketch",
+        "sketch expanded = contains(lam(app(app(map, ?), var)))\n",
+    );
+    let g = guide::Guide::check(
+        "programs/fission.rise:start",
+        &format!("{sketch}:expanded"),
+        &[format!("{rules}:s")],
+        Step::defaults(),
+        &|_| None,
+    )
+    .unwrap();
+    let reports = guide::run(&g, |_, _| {}, |_, _| {}).unwrap();
+    let r = &reports[0];
+    assert!(r.outcome.found());
+    let term = r.term.as_ref().unwrap();
+    assert!(g.steps[0].sketch.sketch.satisfied_by(term));
+    // Its normal form is eta-reduced, so the extracted term is what is printed.
+    assert!(!r.normalised);
+    assert!(guide::report::summary(0, r).contains("as extracted"));
+}
+
+#[test]
+fn outputs_are_checked_before_any_work() {
+    let d = scratch("outputs");
+    let check = [
+        "check",
+        "programs/matmul.rise:mm",
+        "--sketch",
+        "programs/mm.sketch:reorder1",
+        "--rules",
+        "rules/mm.rules:split",
+        "--rules",
+        "rules/mm.rules:reorder",
+    ];
+    let t = Instant::now();
+    let mut args = check.to_vec();
+    args.extend(["--stats", "/proc/x.csv"]);
+    expect_error(&args, "/proc/x.csv", "cannot write");
+    let dir = d.display().to_string();
+    let mut args = check.to_vec();
+    args.extend(["--stats", &dir]);
+    expect_error(&args, &dir, "it is a directory");
+    expect_error(
+        &["reproduce", "table2", "--out", "/proc/x.csv"],
+        "/proc/x.csv",
+        "cannot write",
+    );
+    expect_error(
+        &["reproduce", "table2", "--dir", "/proc/x"],
+        "/proc/x",
+        "cannot write",
+    );
+    expect_error(
+        &["codegen", "programs/parallel.guide", "-o", "/proc/x.c"],
+        "/proc/x.c",
+        "cannot write",
+    );
+    // None of them ran its search (the unguided check alone takes minutes).
+    assert!(t.elapsed() < Duration::from_secs(60));
+    let stray: Vec<_> = std::fs::read_dir(&d).unwrap().collect();
+    assert!(stray.is_empty(), "{stray:?}");
+}
+
+/// Children of a process (Linux).
+fn children(pid: u32) -> Vec<u32> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).unwrap();
+    tasks
+        .map(|t| {
+            let t = t.unwrap().path().join("children");
+            std::fs::read_to_string(t).unwrap_or_default() + " "
+        })
+        .collect::<String>()
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect()
+}
+
+fn alive(pid: u32) -> bool {
+    // Field 3 of /proc/PID/stat is the state; a zombie (`Z`) has exited.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| s.split_whitespace().nth(2) != Some("Z"))
+}
+
+#[test]
+fn a_killed_reproduce_keeps_its_rows_and_leaves_no_child() {
+    let d = scratch("kill");
+    let out = d.join("table2.csv");
+    let mut parent = Command::new(env!("CARGO_BIN_EXE_sketchlog"))
+        .args(["reproduce", "table2", "--time-s", "60", "--out"])
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait for some finished rows and a running child.
+    let start = Instant::now();
+    let rows = |p: &Path| std::fs::read_to_string(p).map_or(0, |s| s.lines().count());
+    while rows(&out) < 3 && start.elapsed() < Duration::from_secs(120) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let kids = children(parent.id());
+    parent.kill().unwrap(); // SIGKILL
+    parent.wait().unwrap();
+    let finished = rows(&out);
+    assert!(
+        finished >= 3,
+        "the CSV holds the header and the finished rows"
+    );
+    let csv = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        csv.lines().skip(1).all(|l| l.split(',').count() == 12),
+        "{csv}"
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while kids.iter().any(|&k| alive(k)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        kids.iter().all(|&k| !alive(k)),
+        "children outlived their parent"
+    );
+    let names: Vec<String> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["table2.csv"], "no stray temporary file");
+}
+
+#[test]
+fn a_killed_check_keeps_its_stats() {
+    let d = scratch("stats");
+    let stats = d.join("stats.csv");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sketchlog"))
+        .args([
+            "check",
+            "programs/matmul.rise:mm",
+            "--sketch",
+            "programs/mm.sketch:reorder1",
+            "--rules",
+            "rules/mm.rules:split",
+            "--rules",
+            "rules/mm.rules:reorder",
+            "--array-depth",
+            "6",
+            "--sizes-positive",
+            "--stats",
+        ])
+        .arg(&stats)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let rows = |p: &Path| std::fs::read_to_string(p).map_or(0, |s| s.lines().count());
+    while rows(&stats) < 3 && start.elapsed() < Duration::from_secs(120) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let csv = std::fs::read_to_string(&stats).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(lines.len() >= 3, "{csv}");
+    assert!(lines[0].starts_with("step,iteration"));
+    for (i, l) in lines[1..].iter().enumerate() {
+        assert!(l.starts_with(&format!("1,{},", i + 1)), "{l}");
+    }
+}
+
+#[test]
+fn fuzz_smoke() {
+    let worker = std::thread::Builder::new()
+        .stack_size(sketchlog::cli::STACK_BYTES)
+        .spawn(|| {
+            let root = std::env::current_dir().unwrap();
+            let corpus = sketchlog::fuzz::Corpus::load(&root).unwrap();
+            let dir = scratch("fuzz");
+            sketchlog::fuzz::run(&corpus, 2, 0..10_000, &dir, |_| {})
+        })
+        .unwrap();
+    let (counts, failures) = worker.join().unwrap();
+    let inputs: u64 = counts.values().map(|c| c.inputs).sum();
+    assert_eq!(inputs, 10_000);
+    assert!(
+        counts.values().all(|c| c.accepted > 0 && c.located > 0),
+        "{counts:?}"
+    );
+    assert!(failures.is_empty(), "{failures:?}");
+}
