@@ -233,6 +233,7 @@ fn run_steps(guide: &guide::Guide, stats: Option<&Path>) -> Result<()> {
         log.write(path)?;
     }
     let lines = !std::io::stderr().is_terminal();
+    egraph::saturate::start_watchdog();
     let mut write_error = None;
     let bar = std::cell::RefCell::new(None);
     let reports = guide::run(

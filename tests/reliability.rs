@@ -477,3 +477,25 @@ fn fuzz_smoke() {
     );
     assert!(failures.is_empty(), "{failures:?}");
 }
+
+#[test]
+fn a_time_limit_stops_a_search_inside_an_iteration() {
+    let out = sketchlog(&[
+        "check",
+        "programs/matmul.rise:mm",
+        "--sketch",
+        "programs/mm.sketch:reorder1",
+        "--rules",
+        "rules/mm.rules:split",
+        "--rules",
+        "rules/mm.rules:reorder",
+        "--array-depth",
+        "6",
+        "--sizes-positive",
+        "--time-s",
+        "1",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("time-limit"), "{text}");
+}

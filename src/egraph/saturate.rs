@@ -146,6 +146,61 @@ pub fn expr_size(eg: &EGraph) -> Result<(usize, usize)> {
     Ok((nodes, classes.len()))
 }
 
+/// How far the running search has got, for [`start_watchdog`].
+struct Progress {
+    limits: Limits,
+    started: Instant,
+    last: Option<IterationStats>,
+}
+
+static PROGRESS: std::sync::Mutex<Option<Progress>> = std::sync::Mutex::new(None);
+
+fn publish(update: impl FnOnce(&mut Option<Progress>)) {
+    update(&mut PROGRESS.lock().unwrap_or_else(|e| e.into_inner()));
+}
+
+/// Makes time and memory limits hold inside an iteration too: egglog cannot be interrupted
+/// within one iteration, which can take minutes at scale, so a thread watches the running
+/// search and, once it is past its time limit (by 5% of it, at most 2 s) or its memory
+/// limit, reports how far it got (the last finished iteration; `--stats` files are already
+/// written) and ends the process with exit code 1, as a search stopped by a limit does.
+/// For the command line, where a process is one search.
+pub fn start_watchdog() {
+    std::thread::spawn(|| loop {
+        std::thread::sleep(Duration::from_millis(10));
+        let guard = PROGRESS.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(p) = guard.as_ref() else { continue };
+        let grace = (p.limits.time / 20).min(Duration::from_secs(2));
+        let stop = if p.started.elapsed() > p.limits.time.saturating_add(grace) {
+            StopReason::TimeLimit
+        } else if p
+            .limits
+            .memory_mb
+            .is_some_and(|cap| resident_mb(false) >= cap as f64)
+        {
+            StopReason::MemoryLimit
+        } else {
+            continue;
+        };
+        let got = p.last.as_ref().map_or_else(
+            || "before its first iteration finished".to_string(),
+            |s| {
+                format!(
+                    "after {} finished iterations ({} e-nodes, {} e-classes)",
+                    s.iteration, s.enodes, s.eclasses
+                )
+            },
+        );
+        eprintln!(
+            "stopped inside an iteration by the {} ({:.1} s, {:.0} MB resident): not found, {got}",
+            stop.name(),
+            p.started.elapsed().as_secs_f64(),
+            resident_mb(false)
+        );
+        std::process::exit(1);
+    });
+}
+
 /// Runs `ruleset` until `found` holds, nothing changes, or a limit is hit. `found` runs before
 /// the first iteration and after each one (a sketch query brings its relations up to date).
 pub fn saturate(
@@ -157,6 +212,35 @@ pub fn saturate(
     mut on_iteration: impl FnMut(&IterationStats),
 ) -> Result<Outcome> {
     let start = Instant::now();
+    publish(|p| {
+        *p = Some(Progress {
+            limits: limits.clone(),
+            started: start,
+            last: None,
+        })
+    });
+    let outcome = saturate_loop(
+        eg,
+        ruleset,
+        snapshot,
+        limits,
+        start,
+        &mut found,
+        &mut on_iteration,
+    );
+    publish(|p| *p = None);
+    outcome
+}
+
+fn saturate_loop(
+    eg: &mut EGraph,
+    ruleset: &str,
+    snapshot: &SharedSnapshot,
+    limits: &Limits,
+    start: Instant,
+    found: &mut impl FnMut(&mut EGraph) -> Result<Check>,
+    on_iteration: &mut impl FnMut(&IterationStats),
+) -> Result<Outcome> {
     let mut saturation = Duration::ZERO;
     let mut iterations = vec![];
     let mut check = found(eg)?;
@@ -200,6 +284,11 @@ pub fn saturate(
             rss_mb: resident_mb(false),
         };
         on_iteration(&stats);
+        publish(|p| {
+            if let Some(p) = p {
+                p.last = Some(stats.clone());
+            }
+        });
         iterations.push(stats);
         if check.found {
             break StopReason::Found;
