@@ -54,10 +54,10 @@ enum Command {
         dir: PathBuf,
         /// Memory cap per row, in MB (table2: 2000 as in the paper; unguided rows of table3
         /// and fig16: 20000).
-        #[arg(long)]
+        #[arg(long, value_parser = limits::memory_mb)]
         memory_mb: Option<u64>,
         /// Time limit per row, in seconds (table2: 240; unguided rows: 1800).
-        #[arg(long, value_parser = limits::memory_mb)]
+        #[arg(long)]
         time_s: Option<u64>,
         /// table2: only the rows of one substitution encoding (`explicit` or `extraction`).
         #[arg(long)]

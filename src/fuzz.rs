@@ -508,7 +508,8 @@ pub fn run_input(kind: Kind, text: &str, dir: &Path) -> Result<()> {
                     eg.parse_program(Some(name.clone()), text)
                         .map_err(|e| crate::runner::from_egglog(e, &name))?;
                 }
-                _ => crate::runner::run_files(&[path], None, &mut std::io::sink())?,
+                // `input` and `output` commands read and write in the scratch directory.
+                _ => crate::runner::run_files(&[path], Some(dir), &mut std::io::sink())?,
             }
         }
     }

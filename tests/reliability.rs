@@ -6,6 +6,21 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+/// The unguided blocking search: minutes and gigabytes unless a limit stops it.
+const UNGUIDED_BLOCKING: &[&str] = &[
+    "check",
+    "programs/matmul.rise:mm",
+    "--sketch",
+    "programs/mm.sketch:reorder1",
+    "--rules",
+    "rules/mm.rules:split",
+    "--rules",
+    "rules/mm.rules:reorder",
+    "--array-depth",
+    "6",
+    "--sizes-positive",
+];
+
 fn sketchlog(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_sketchlog"))
         .args(args)
@@ -313,16 +328,7 @@ fn the_printed_found_term_satisfies_the_sketch() {
 #[test]
 fn outputs_are_checked_before_any_work() {
     let d = scratch("outputs");
-    let check = [
-        "check",
-        "programs/matmul.rise:mm",
-        "--sketch",
-        "programs/mm.sketch:reorder1",
-        "--rules",
-        "rules/mm.rules:split",
-        "--rules",
-        "rules/mm.rules:reorder",
-    ];
+    let check = UNGUIDED_BLOCKING;
     let t = Instant::now();
     let mut args = check.to_vec();
     args.extend(["--stats", "/proc/x.csv"]);
@@ -422,20 +428,8 @@ fn a_killed_check_keeps_its_stats() {
     let d = scratch("stats");
     let stats = d.join("stats.csv");
     let mut child = Command::new(env!("CARGO_BIN_EXE_sketchlog"))
-        .args([
-            "check",
-            "programs/matmul.rise:mm",
-            "--sketch",
-            "programs/mm.sketch:reorder1",
-            "--rules",
-            "rules/mm.rules:split",
-            "--rules",
-            "rules/mm.rules:reorder",
-            "--array-depth",
-            "6",
-            "--sizes-positive",
-            "--stats",
-        ])
+        .args(UNGUIDED_BLOCKING)
+        .arg("--stats")
         .arg(&stats)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -480,21 +474,7 @@ fn fuzz_smoke() {
 
 #[test]
 fn a_time_limit_stops_a_search_inside_an_iteration() {
-    let out = sketchlog(&[
-        "check",
-        "programs/matmul.rise:mm",
-        "--sketch",
-        "programs/mm.sketch:reorder1",
-        "--rules",
-        "rules/mm.rules:split",
-        "--rules",
-        "rules/mm.rules:reorder",
-        "--array-depth",
-        "6",
-        "--sizes-positive",
-        "--time-s",
-        "1",
-    ]);
+    let out = sketchlog(&[UNGUIDED_BLOCKING, &["--time-s", "1"]].concat());
     let text = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(text.contains("time-limit"), "{text}");
