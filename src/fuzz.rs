@@ -450,8 +450,9 @@ fn generate(kind: Kind, rng: &mut Rng, root: &Path) -> String {
     }
 }
 
-/// Commands that may search for long: a mutated `.egg` program holding them is parsed only.
-const SEARCHING: &[&str] = &["run", "saturate", "sketch-check", "guide", "repeat"];
+/// What a mutated `.egg` program is only parsed for, not run: commands that may search for
+/// long, and `print-function :file`, which writes where egglog's working directory is.
+const PARSE_ONLY: &[&str] = &["run", "saturate", "sketch-check", "guide", "repeat", ":file"];
 
 /// Runs one input through what the CLI does with a file of its kind. `dir` is a scratch
 /// directory for inputs that are read from files.
@@ -502,13 +503,13 @@ pub fn run_input(kind: Kind, text: &str, dir: &Path) -> Result<()> {
                 Kind::Cost => {
                     crate::egraph::extract::Weighted::load(&path)?;
                 }
-                _ if SEARCHING.iter().any(|w| text.contains(w)) => {
+                _ if PARSE_ONLY.iter().any(|w| text.contains(w)) => {
                     crate::limits::check_egg_nesting(&src)?;
                     let mut eg = crate::runner::sketchlog_egraph();
                     eg.parse_program(Some(name.clone()), text)
                         .map_err(|e| crate::runner::from_egglog(e, &name))?;
                 }
-                // `input` and `output` commands read and write in the scratch directory.
+                // `input` and `output` read and write in the scratch directory.
                 _ => crate::runner::run_files(&[path], Some(dir), &mut std::io::sink())?,
             }
         }
