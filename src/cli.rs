@@ -233,7 +233,6 @@ fn run_steps(guide: &guide::Guide, stats: Option<&Path>) -> Result<()> {
         log.write(path)?;
     }
     let lines = !std::io::stderr().is_terminal();
-    egraph::saturate::start_watchdog();
     let mut write_error = None;
     let bar = std::cell::RefCell::new(None);
     let reports = guide::run(
@@ -355,6 +354,17 @@ fn print_rules(spec: &str, substitution: &str, binding: &str) -> Result<()> {
 }
 
 fn dispatch(cli: Cli) -> Result<()> {
+    if matches!(
+        cli.command,
+        Command::Run { .. }
+            | Command::Check { .. }
+            | Command::Guide { .. }
+            | Command::Table2Row { .. }
+            | Command::MatmulRow { .. }
+    ) {
+        // Every command that searches: limits hold inside an iteration too.
+        egraph::saturate::start_watchdog();
+    }
     match cli.command {
         Command::Run {
             files,

@@ -452,7 +452,14 @@ fn generate(kind: Kind, rng: &mut Rng, root: &Path) -> String {
 
 /// What a mutated `.egg` program is only parsed for, not run: commands that may search for
 /// long, and `print-function :file`, which writes where egglog's working directory is.
-const PARSE_ONLY: &[&str] = &["run", "saturate", "sketch-check", "guide", "repeat", ":file"];
+const PARSE_ONLY: &[&str] = &[
+    "run",
+    "saturate",
+    "sketch-check",
+    "guide",
+    "repeat",
+    ":file",
+];
 
 /// Runs one input through what the CLI does with a file of its kind. `dir` is a scratch
 /// directory for inputs that are read from files.

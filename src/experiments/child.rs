@@ -150,7 +150,11 @@ pub fn run(args: &[String], caps: Caps) -> Result<ChildRun> {
     let end = match status {
         None => End::TimeLimit,
         Some(s) if s.success() => End::Finished,
-        Some(_) if stderr.contains("alloc") => End::MemoryLimit,
+        // The child's watchdog stopped it inside an iteration (see `start_watchdog`).
+        Some(_) if stderr.contains("by the time-limit") => End::TimeLimit,
+        Some(_) if stderr.contains("by the memory-limit") || stderr.contains("alloc") => {
+            End::MemoryLimit
+        }
         Some(_) => End::Failed(stderr.lines().last().unwrap_or("").to_string()),
     };
     Ok(ChildRun {
