@@ -67,8 +67,10 @@ impl StatsLog {
         self.rows.push((step, stats.clone()));
     }
 
-    /// Writes the CSV atomically: step, iteration, e-nodes, e-classes, rules applied, time,
-    /// and the sketch query's work (tuples matched) and time after the iteration.
+    /// Writes the CSV atomically: step, iteration, e-nodes, e-classes, rules applied, time
+    /// (snapshot and rewrite step), the sketch query's work (tuples matched) and time after
+    /// the iteration, resident memory, the snapshot's share of the time, the e-nodes the
+    /// iteration added, and the whole iteration's time (with its check) per new e-node.
     pub fn write(&self, path: &Path) -> Result<()> {
         let mut w = csv::Writer::from_writer(vec![]);
         let header = [
@@ -81,10 +83,19 @@ impl StatsLog {
             "sketch_work",
             "sketch_seconds",
             "rss_mb",
+            "snapshot_seconds",
+            "new_enodes",
+            "us_per_new_enode",
         ];
         let csv_err = |e: csv::Error| crate::error::Error::bad_input(format!("csv: {e}"));
         w.write_record(header).map_err(csv_err)?;
+        let mut before = (usize::MAX, 0);
         for (step, s) in &self.rows {
+            // E-nodes the iteration added (the first iteration of a step counts all).
+            let previous = if before.0 == *step { before.1 } else { 0 };
+            before = (*step, s.enodes);
+            let new = s.enodes.saturating_sub(previous);
+            let us = (s.seconds + s.check_seconds) * 1e6 / new.max(1) as f64;
             w.write_record([
                 (step + 1).to_string(),
                 s.iteration.to_string(),
@@ -95,6 +106,9 @@ impl StatsLog {
                 s.check_work.to_string(),
                 format!("{:.6}", s.check_seconds),
                 format!("{:.1}", s.rss_mb),
+                format!("{:.6}", s.snapshot_seconds),
+                new.to_string(),
+                format!("{us:.2}"),
             ])
             .map_err(csv_err)?;
         }
