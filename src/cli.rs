@@ -518,11 +518,7 @@ pub fn main() -> i32 {
             e.exit_code()
         }
         Err(panic) => {
-            let msg = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default();
+            let msg = crate::error::panic_message(&*panic);
             let at = PANIC_AT.lock().unwrap_or_else(|e| e.into_inner()).take();
             let at = at.map_or_else(String::new, |l| format!(" (at {l})"));
             eprintln!("error: internal error: {msg}{at}");

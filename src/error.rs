@@ -219,16 +219,31 @@ fn temporary(path: &std::path::Path) -> std::path::PathBuf {
     path.with_file_name(format!(".{name}.{}.tmp", std::process::id()))
 }
 
-/// Writes `contents` to `path` atomically (temporary file, then rename): a reader, or a run
-/// killed half-way, sees the old file or the new one, never a part.
-pub fn write_atomically(path: &std::path::Path, contents: &[u8]) -> Result<()> {
+/// Refuses a directory, makes `path`'s directory if missing, and returns the temporary file
+/// to write before renaming it to `path`.
+fn prepare_to_write(path: &std::path::Path) -> Result<std::path::PathBuf> {
     if path.is_dir() {
         return Err(Error::write(path, "it is a directory"));
     }
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| Error::write(path, e))?;
     }
-    let tmp = temporary(path);
+    Ok(temporary(path))
+}
+
+/// The message of a caught panic (a `String` or `&str` payload), or nothing.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}
+
+/// Writes `contents` to `path` atomically (temporary file, then rename): a reader, or a run
+/// killed half-way, sees the old file or the new one, never a part.
+pub fn write_atomically(path: &std::path::Path, contents: &[u8]) -> Result<()> {
+    let tmp = prepare_to_write(path)?;
     let written = std::fs::write(&tmp, contents).and_then(|()| std::fs::rename(&tmp, path));
     written.map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
@@ -239,13 +254,7 @@ pub fn write_atomically(path: &std::path::Path, contents: &[u8]) -> Result<()> {
 /// Checks, before any work, that `path` can be written: not a directory, in a directory that
 /// exists or can be made, where a file can be created. Leaves nothing behind.
 pub fn check_writable(path: &std::path::Path) -> Result<()> {
-    if path.is_dir() {
-        return Err(Error::write(path, "it is a directory"));
-    }
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| Error::write(path, e))?;
-    }
-    let tmp = temporary(path);
+    let tmp = prepare_to_write(path)?;
     std::fs::write(&tmp, b"").map_err(|e| Error::write(path, e))?;
     std::fs::remove_file(&tmp).map_err(|e| Error::write(path, e))
 }

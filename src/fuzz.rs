@@ -559,44 +559,33 @@ pub fn run(
         let (kind, text) = corpus.input(seed, n);
         let c = counts.entry(kind).or_default();
         c.inputs += 1;
-        let outcome = std::panic::catch_unwind(|| run_input(kind, &text, dir));
-        let failure = match outcome {
+        let what = match std::panic::catch_unwind(|| run_input(kind, &text, dir)) {
             Ok(Ok(())) => {
                 c.accepted += 1;
-                None
+                continue;
             }
-            Ok(Err(e)) => classify(&e),
-            Err(p) => Some(format!(
-                "panic: {}",
-                p.downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_default()
-            )),
+            Ok(Err(e)) => match failure(&e) {
+                None => {
+                    c.located += 1;
+                    continue;
+                }
+                Some(what) => what,
+            },
+            Err(p) => format!("panic: {}", crate::error::panic_message(&*p)),
         };
-        match failure {
-            None if outcome_is_error(c) => c.located += 1,
-            None => {}
-            Some(what) => {
-                c.failures += 1;
-                failures.push(Failure {
-                    number: n,
-                    kind,
-                    what,
-                });
-            }
-        }
+        c.failures += 1;
+        failures.push(Failure {
+            number: n,
+            kind,
+            what,
+        });
     }
     (counts, failures)
 }
 
-/// Bookkeeping helper: an input neither accepted nor failed was rejected with a location.
-fn outcome_is_error(c: &Counts) -> bool {
-    c.accepted + c.located + c.failures < c.inputs
-}
-
-/// Why an error is a failure, if it is one.
-fn classify(e: &Error) -> Option<String> {
+/// Why an error is a failure, if it is one (a located bad-input error or a failed check is
+/// the right answer to bad input).
+fn failure(e: &Error) -> Option<String> {
     match e.kind {
         ErrorKind::Internal => Some(format!("internal error: {e}")),
         ErrorKind::BadInput if e.location.is_none() => Some(format!("unlocated error: {e}")),

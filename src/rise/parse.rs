@@ -228,7 +228,7 @@ impl Parser {
             self.expect_sym("=")?;
             let mut expr = self.expr()?;
             expr.check_depth(&name_span)?;
-            if let Some(at) = expr.free_occurrences(&name).into_iter().next() {
+            if let Some((_, at)) = expr.free_uses(&|y| y == name).into_iter().next() {
                 return Err(Error::at(
                     &at.unwrap_or(name_span),
                     format!("`{name}` refers to its own definition; a definition may use only earlier ones"),
@@ -247,17 +247,26 @@ impl Parser {
                 span: self.since(start),
             });
         }
+        // One walk per definition: the first later definition it uses (in file order), at
+        // that definition's first use.
+        let index: HashMap<&str, usize> = prog
+            .defs
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (d.name.as_str(), i))
+            .collect();
         for (i, def) in prog.defs.iter().enumerate() {
-            for later in &prog.defs[i + 1..] {
-                if let Some(at) = def.expr.free_occurrences(&later.name).into_iter().next() {
-                    return Err(Error::at(
-                        &at.unwrap_or_else(|| def.span.clone()),
-                        format!(
-                            "`{}` is defined later (at {}); a definition may use only earlier ones",
-                            later.name, later.span
-                        ),
-                    ));
-                }
+            let is_later = |y: &str| index.get(y).is_some_and(|&j| j > i);
+            let uses = def.expr.free_uses(&is_later);
+            if let Some((name, at)) = uses.into_iter().min_by_key(|(y, _)| index[y]) {
+                let later = &prog.defs[index[name]];
+                return Err(Error::at(
+                    &at.unwrap_or_else(|| def.span.clone()),
+                    format!(
+                        "`{}` is defined later (at {}); a definition may use only earlier ones",
+                        later.name, later.span
+                    ),
+                ));
             }
         }
         Ok(prog)

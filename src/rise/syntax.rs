@@ -105,19 +105,38 @@ impl Expr {
         Ok(())
     }
 
-    /// Free variables named `x` (occurrences not under a binder of `x`), with their spans.
-    pub fn free_occurrences(&self, x: &str) -> Vec<Option<Span>> {
-        let (mut found, mut todo) = (vec![], vec![self]);
-        while let Some(e) = todo.pop() {
+    /// The free occurrences of the variables `wanted` picks (binders shadow), in the order
+    /// of one walk of the expression, each with its span.
+    pub fn free_uses(&self, wanted: &dyn Fn(&str) -> bool) -> Vec<(&str, Option<Span>)> {
+        enum Step<'e> {
+            Visit(&'e Expr),
+            Unbind(&'e str),
+        }
+        let mut bound: std::collections::HashMap<&str, usize> = Default::default();
+        let (mut found, mut todo) = (vec![], vec![Step::Visit(self)]);
+        while let Some(step) = todo.pop() {
+            let e = match step {
+                Step::Visit(e) => e,
+                Step::Unbind(x) => {
+                    *bound.get_mut(x).expect("bound before") -= 1;
+                    continue;
+                }
+            };
             match &e.kind {
-                ExprKind::Var(y) if y == x => found.push(e.span.clone()),
-                ExprKind::Lam(y, _, _) if y == x => {}
-                ExprKind::Var(_) | ExprKind::F32(_) | ExprKind::Int(_) => {}
-                ExprKind::Lam(_, _, b)
-                | ExprKind::NatLam(_, b)
-                | ExprKind::NatApp(b, _)
-                | ExprKind::Annot(b, _) => todo.push(b),
-                ExprKind::App(f, x) => todo.extend([&**f, &**x]),
+                ExprKind::Var(y) => {
+                    if wanted(y) && bound.get(y.as_str()).is_none_or(|n| *n == 0) {
+                        found.push((y.as_str(), e.span.clone()));
+                    }
+                }
+                ExprKind::F32(_) | ExprKind::Int(_) => {}
+                ExprKind::Lam(y, _, b) => {
+                    *bound.entry(y.as_str()).or_default() += 1;
+                    todo.extend([Step::Unbind(y.as_str()), Step::Visit(b)]);
+                }
+                ExprKind::NatLam(_, b) | ExprKind::NatApp(b, _) | ExprKind::Annot(b, _) => {
+                    todo.push(Step::Visit(b))
+                }
+                ExprKind::App(f, x) => todo.extend([Step::Visit(f), Step::Visit(x)]),
             }
         }
         found
