@@ -25,7 +25,7 @@ fn main() {
             s.eclasses,
             s.rules_applied,
             s.seconds,
-            s.snapshot_seconds,
+            s.parts.snapshot,
             s.check_seconds,
             sketchlog::egraph::saturate::resident_mb(true)
         )

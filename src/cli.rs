@@ -201,6 +201,10 @@ struct LimitArgs {
     /// Filter: all array, vector and index sizes at least 1.
     #[arg(long)]
     sizes_positive: bool,
+    /// How the sketch query is evaluated after each iteration: `scan` (Rust, from a scan of
+    /// the e-graph) or `egglog` (the printed rules, semi-naively).
+    #[arg(long, value_enum, default_value_t)]
+    sketch_engine: crate::sketch::query::Engine,
 }
 
 impl LimitArgs {
@@ -280,13 +284,14 @@ fn check(
         None => guide::Cost::AstSize,
     };
     let line = crate::error::command_line();
-    let g = guide::Guide::check(
+    let mut g = guide::Guide::check(
         program,
         sketch,
         rules,
         (cost, limits.limits(), limits.filter()),
         &|spec| Some(crate::error::argument_span(&line, spec)),
     )?;
+    g.steps[0].sketch_engine = limits.sketch_engine;
     if show_query {
         let query = crate::sketch::query::SketchQuery::compile(&g.steps[0].sketch.sketch)?;
         print!("{}", query.program);

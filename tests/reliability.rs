@@ -290,7 +290,11 @@ fn sketch_relation_names_never_collide() {
     let src = sketchlog::error::Source::new("s.sketch", format!("sketch s = {text}"));
     let file = sketchlog::sketch::parse::parse_sketch_file(&src).unwrap();
     let mut eg = sketchlog::egraph::rise_egraph().unwrap();
-    let query = sketchlog::sketch::query::SketchQuery::install(&mut eg, &file.sketches[0].sketch);
+    let query = sketchlog::sketch::query::SketchQuery::install(
+        &mut eg,
+        &file.sketches[0].sketch,
+        sketchlog::sketch::query::Engine::Egglog,
+    );
     assert!(query.is_ok(), "{}", query.err().unwrap());
 }
 

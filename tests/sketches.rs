@@ -13,7 +13,7 @@ use sketchlog::rise::term::{Node, Term};
 use sketchlog::rise::types::Type;
 use sketchlog::runner::to_sexpr;
 use sketchlog::sketch::extract::SketchExtractor;
-use sketchlog::sketch::query::SketchQuery;
+use sketchlog::sketch::query::{Engine, SketchQuery};
 use sketchlog::sketch::{Op, Sketch};
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
@@ -121,9 +121,11 @@ fn sketch_queries_and_extraction_agree_with_brute_force() {
     let terms = enumerate(&graph, MAX);
     let mut rng = Rng(0x5eed_5ce7c4);
     let mut nontrivial = 0;
-    for _ in 0..150 {
+    for round in 0..300 {
+        // Both engines, on alternate sketches.
+        let engine = [Engine::Scan, Engine::Egglog][round % 2];
         let sketch = random_sketch(&mut rng, 3);
-        let query = SketchQuery::install(&mut eg, &sketch).unwrap();
+        let mut query = SketchQuery::install(&mut eg, &sketch, engine).unwrap();
         query.update(&mut eg).unwrap();
         let mut extractor = SketchExtractor::new(&graph, &AstSize);
         for class in graph.classes.keys() {
@@ -135,12 +137,15 @@ fn sketch_queries_and_extraction_agree_with_brute_force() {
             let holds = query.holds(&eg, *class);
             let extracted = extractor.extract(&sketch, *class).ok();
             if let Some(size) = smallest {
-                assert!(holds, "{sketch:?}: a term of size {size} satisfies it");
+                assert!(
+                    holds,
+                    "{engine:?} {sketch:?}: a term of size {size} satisfies it"
+                );
             }
             assert_eq!(
                 holds,
                 extracted.is_some(),
-                "{sketch:?}: query vs extraction"
+                "{engine:?} {sketch:?}: query vs extraction"
             );
             if let Some((cost, t)) = extracted {
                 assert!(satisfies(&t, &sketch), "{sketch:?}: extracted {t:?}");
@@ -154,7 +159,7 @@ fn sketch_queries_and_extraction_agree_with_brute_force() {
             }
         }
     }
-    assert!(nontrivial > 100, "too few satisfied sketches: {nontrivial}");
+    assert!(nontrivial > 200, "too few satisfied sketches: {nontrivial}");
 }
 
 #[test]
@@ -191,6 +196,7 @@ fn step(sketch: &str, rules: &str) -> Step {
             ..Limits::default()
         },
         filter: Default::default(),
+        sketch_engine: Default::default(),
     }
 }
 
@@ -208,7 +214,10 @@ fn baseline_sketch_is_found_on_matmul() {
 
 #[test]
 fn two_step_guide_reaches_the_fission_goal() {
-    let g = guide::parse::load_guide(std::path::Path::new("programs/fission.guide")).unwrap();
+    let mut g = guide::parse::load_guide(std::path::Path::new("programs/fission.guide")).unwrap();
+    for s in &mut g.steps {
+        s.sketch_engine = Engine::Egglog;
+    }
     let mut sketch_work = vec![];
     let reports = guide::run(
         &g,

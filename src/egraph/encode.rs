@@ -116,12 +116,15 @@ pub fn add_nat<'a, 'db: 'a>(fs: &mut impl Write<'a, 'db>, n: &Nat) -> Result<Val
     Ok(go(fs, &t))
 }
 
+/// Adds a type (hash-consed: an existing type's value is found). `memo` remembers the
+/// values of whole types already added, for loading terms with many nodes of one type;
+/// rules, which add each distinct typing once, go without (types as keys are large).
 pub fn add_type<'a, 'db: 'a>(
     fs: &mut impl Write<'a, 'db>,
     t: &Type,
-    memo: &mut HashMap<Type, Value>,
+    mut memo: Option<&mut HashMap<Type, Value>>,
 ) -> Result<Value> {
-    if let Some(v) = memo.get(t) {
+    if let Some(v) = memo.as_ref().and_then(|m| m.get(t)) {
         return Ok(*v);
     }
     let v = match t {
@@ -133,17 +136,17 @@ pub fn add_type<'a, 'db: 'a>(
         }
         Type::Arr(n, e) => {
             let n = add_nat(fs, n)?;
-            let e = add_type(fs, e, memo)?;
+            let e = add_type(fs, e, memo.as_deref_mut())?;
             add(fs, "TArr", (n, e))
         }
         Type::Vector(e, n) => {
-            let e = add_type(fs, e, memo)?;
+            let e = add_type(fs, e, memo.as_deref_mut())?;
             let n = add_nat(fs, n)?;
             add(fs, "TVec", (e, n))
         }
         Type::Pair(a, b) | Type::Fun(a, b) => {
-            let a = add_type(fs, a, memo)?;
-            let b = add_type(fs, b, memo)?;
+            let a = add_type(fs, a, memo.as_deref_mut())?;
+            let b = add_type(fs, b, memo.as_deref_mut())?;
             let name = if matches!(t, Type::Pair(..)) {
                 "TPair"
             } else {
@@ -152,12 +155,14 @@ pub fn add_type<'a, 'db: 'a>(
             add(fs, name, (a, b))
         }
         Type::NatFun(b) => {
-            let b = add_type(fs, b, memo)?;
+            let b = add_type(fs, b, memo.as_deref_mut())?;
             add(fs, "TNatFun", (b,))
         }
         Type::Meta(_) => return Err(Error::bad_input("cannot store an incomplete type")),
     };
-    memo.insert(t.clone(), v);
+    if let Some(m) = memo {
+        m.insert(t.clone(), v);
+    }
     Ok(v)
 }
 
@@ -170,7 +175,7 @@ fn add_term<'a, 'db: 'a>(
     names: Option<u32>,
 ) -> Result<Value> {
     use super::names::binder_name;
-    let ty = add_type(fs, &t.ty, memo)?;
+    let ty = add_type(fs, &t.ty, Some(memo))?;
     let add_term = |fs: &mut _, t, memo: &mut _| add_term(fs, t, memo, names);
     let v = match (&t.node, names) {
         (Node::Var(i), Some(depth)) => add(fs, "NamedVar", (binder_name(depth - 1 - i), ty)),

@@ -59,9 +59,8 @@ pub fn add_explicit_substitution(
         move |mut ws, v| {
             let snap = s.read().unwrap();
             let i = ws.value_to_base::<i64>(v[1]);
-            let mut types = Default::default();
             let r = snap.leaf(v[2]).and_then(|leaf| {
-                let mut b = Builder::new(&snap, &mut ws, &mut types);
+                let mut b = Builder::new(&snap, &mut ws);
                 match leaf {
                     None => Some(v[2]),
                     Some((var, vt)) if var > i => Some(b.var((var - 1) as u32, vt)),
@@ -99,7 +98,7 @@ pub fn add_explicit_substitution(
             let r = snap.leaf(v[3]).and_then(|leaf| match leaf {
                 Some((var, vt)) if var >= k => {
                     let shifted = u32::try_from(var + d).ok()?;
-                    Some(Builder::new(&snap, &mut ws, &mut Default::default()).var(shifted, vt))
+                    Some(Builder::new(&snap, &mut ws).var(shifted, vt))
                 }
                 _ => Some(v[3]),
             });

@@ -2,9 +2,10 @@
 //!
 //! sketchlog scans egglog's constructor tables once ([`ExprGraph::read`]) and computes
 //! best costs in Rust; egglog's built-in extractor is too slow on large e-graphs
-//! (`egglog-notes.md`). Costs are computed by relaxation to a fixpoint, so e-graphs with
+//! (`egglog-notes.md`). Best costs come from [`super::costs::cheapest`], so e-graphs with
 //! cycles are handled: a class's cost is finite only if some finite term lives in it.
 
+use super::costs::{cheapest, CostedNodes};
 use super::encode::TypeTable;
 use crate::error::{Error, Result};
 use crate::rise::primitives::Prim;
@@ -245,30 +246,6 @@ pub fn redexes_then_size(is_redex: bool) -> u64 {
     }
 }
 
-/// The cheapest node of every class, by relaxation to a fixpoint (so cycles are fine): `nodes`
-/// lists (class, children, own cost); the result maps each class that has a finite term to
-/// (its cost, the index in `nodes` of its cheapest node).
-pub fn cheapest(nodes: &[(Value, Vec<Value>, u64)]) -> HashMap<Value, (u64, usize)> {
-    let mut best: HashMap<Value, (u64, usize)> = HashMap::default();
-    loop {
-        let mut changed = false;
-        for (i, (class, kids, own)) in nodes.iter().enumerate() {
-            let cost = kids.iter().try_fold(*own, |acc, k| {
-                best.get(k).map(|(c, _)| acc.saturating_add(*c))
-            });
-            if let Some(c) = cost {
-                if best.get(class).is_none_or(|(b, _)| c < *b) {
-                    best.insert(*class, (c, i));
-                    changed = true;
-                }
-            }
-        }
-        if !changed {
-            return best;
-        }
-    }
-}
-
 /// Best costs of all classes, and extraction of best terms.
 pub struct Extractor<'g> {
     graph: &'g ExprGraph,
@@ -277,15 +254,12 @@ pub struct Extractor<'g> {
 
 impl<'g> Extractor<'g> {
     pub fn new(graph: &'g ExprGraph, cost: &impl CostModel) -> Extractor<'g> {
-        let mut flat = vec![];
+        let mut flat = CostedNodes::default();
         let mut position = vec![];
         for (class, nodes) in &graph.classes {
             for (i, n) in nodes.iter().enumerate() {
-                flat.push((
-                    *class,
-                    n.children().into_iter().copied().collect(),
-                    cost.node_cost(n),
-                ));
+                let kids: Vec<Value> = n.children().into_iter().copied().collect();
+                flat.push(*class, &kids, cost.node_cost(n));
                 position.push(i);
             }
         }

@@ -14,7 +14,6 @@ use super::extract::{ExprGraph, Extractor};
 use crate::error::{Error, Result};
 use crate::rise::types::Type;
 use egglog::{EGraph, Value, Write};
-use rustc_hash::FxHashMap as HashMap;
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Filter {
@@ -77,26 +76,18 @@ impl Filter {
         // A node's smallest term: itself plus its children's smallest terms.
         let node_size =
             |kids: &[Value]| kids.iter().try_fold(1u64, |a, k| Some(a + down.cost(*k)?));
-        // up[c]: the fewest nodes of a context around class c, from the root (relaxation).
-        let mut up: HashMap<Value, u64> = HashMap::from_iter([(root, 0)]);
-        loop {
-            let mut changed = false;
-            for (_, _, class, kids) in &rows {
-                let (Some(&above), Some(all)) = (up.get(class), node_size(kids)) else {
-                    continue;
-                };
+        // up[c]: the fewest nodes of a context around class c, from the root. Going from a
+        // class to a child k of one of its nodes adds that node's smallest term but k's.
+        let mut edges = vec![];
+        for (_, _, class, kids) in &rows {
+            if let Some(all) = node_size(kids) {
                 for k in kids {
-                    let around = above + all - down.cost(*k).unwrap_or(0);
-                    if up.get(k).is_none_or(|u| around < *u) {
-                        up.insert(*k, around);
-                        changed = true;
-                    }
+                    edges.push((*class, *k, all - down.cost(*k).unwrap_or(0)));
                 }
             }
-            if !changed {
-                break;
-            }
         }
+        let up = super::costs::shortest_from(root, &edges);
+        drop(edges);
         let doomed: Vec<(&str, Vec<Value>)> = rows
             .into_iter()
             .filter(|(_, _, class, kids)| {

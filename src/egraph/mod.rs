@@ -2,6 +2,7 @@
 //! (`encode`), extracting them back (`extract`), extraction-based substitution as Rust rules
 //! (`subst`), and the saturation driver with its limits and "found" query (`saturate`).
 
+pub mod costs;
 pub mod encode;
 pub mod explicit;
 pub mod extract;

@@ -277,8 +277,7 @@ pub fn add_beta_eta(eg: &mut EGraph, ruleset: &str, snap: &SharedSnapshot) -> Re
         facts![(= e (App (NamedLam x body lt) arg at))],
         move |mut ws, v| {
             let snap = s.read().unwrap();
-            let mut types = HashMap::default();
-            let mut b = Builder::new(&snap, &mut ws, &mut types);
+            let mut b = Builder::new(&snap, &mut ws);
             let r = substitute_name(&mut b, v[2], v[1], v[3]);
             union_if(&mut ws, v[0], r)
         },
@@ -343,8 +342,7 @@ pub fn add_explicit_substitution(
         move |mut ws, v| {
             let snap = s.read().unwrap();
             let [e, name, a, w, body, p, r, t] = v.try_into().expect("eight variables");
-            let mut types = HashMap::default();
-            let mut b = Builder::new(&snap, &mut ws, &mut types);
+            let mut b = Builder::new(&snap, &mut ws);
             let rewritten = if !snap.may_have_free_name(a, w) {
                 let inner = b.add("Let", vec![name, a, body], r);
                 Some(b.add("NamedLam", vec![w, inner], t))

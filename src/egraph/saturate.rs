@@ -74,28 +74,50 @@ pub struct IterationStats {
     pub enodes: usize,
     pub eclasses: usize,
     pub rules_applied: usize,
-    /// Whole iteration: snapshot plus egglog's step.
+    /// Whole iteration: free variables, snapshot, egglog's step and the new nodes' types.
     pub seconds: f64,
-    /// Of which: recomputing representatives and free variables.
-    pub snapshot_seconds: f64,
+    /// The parts of the iteration and of its check, in seconds.
+    pub parts: Parts,
     /// The "found" check after the iteration: its work (for a sketch, the tuples its
-    /// relations gained) and its time.
+    /// relations gained) and its time (filter and sketch query).
     pub check_work: usize,
     pub check_seconds: f64,
     /// Resident memory of the process after the iteration and its check, in MB.
     pub rss_mb: f64,
 }
 
-/// The answer of a "found" check, and how much work it took.
+/// Where an iteration's time went, in seconds.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Parts {
+    /// Bringing the free-variable relation (`rise-free`) up to date.
+    pub free: f64,
+    /// Representatives and free-variable sets of every class ([`Snapshot::take`]).
+    pub snapshot: f64,
+    /// egglog's step of the rewrite rules.
+    pub rewrite: f64,
+    /// Giving the new e-nodes' classes their type (`rise-types`).
+    pub types: f64,
+    /// Counting e-nodes and e-classes.
+    pub count: f64,
+    /// The check: the search filters (term-size pruning), then the sketch query.
+    pub filter: f64,
+    pub sketch: f64,
+}
+
+/// The answer of a "found" check, how much work it took and how long its filter ran.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Check {
     pub found: bool,
     pub work: usize,
+    pub filter_seconds: f64,
 }
 
 impl From<bool> for Check {
     fn from(found: bool) -> Check {
-        Check { found, work: 0 }
+        Check {
+            found,
+            ..Check::default()
+        }
     }
 }
 
@@ -144,6 +166,24 @@ pub fn expr_size(eg: &EGraph) -> Result<(usize, usize)> {
         .map_err(engine)?;
     }
     Ok((nodes, classes.len()))
+}
+
+/// Seconds since the last lap.
+struct Clock(Instant);
+
+impl Default for Clock {
+    fn default() -> Clock {
+        Clock(Instant::now())
+    }
+}
+
+impl Clock {
+    fn lap(&mut self) -> f64 {
+        let now = Instant::now();
+        let seconds = (now - self.0).as_secs_f64();
+        self.0 = now;
+        seconds
+    }
 }
 
 /// How far the running search has got, for [`start_watchdog`].
@@ -255,32 +295,45 @@ fn saturate_loop(
             break StopReason::TimeLimit;
         }
         let t = Instant::now();
+        let mut clock = Clock::default();
         // Bring the free-variable relation up to date, then snapshot representatives.
         while eg.step_rules("rise-free").map_err(engine)?.updated {}
+        let free = clock.lap();
         {
             let mut snap = snapshot.write().unwrap();
             let previous = std::mem::take(&mut *snap);
             *snap = Snapshot::take(eg, previous)?;
         }
-        let snapshot_seconds = t.elapsed().as_secs_f64();
+        let snapshot_seconds = clock.lap();
         let report = eg.step_rules(ruleset).map_err(engine)?;
+        let rewrite = clock.lap();
         // New e-nodes carry their type; give their classes `ty` (a class that would get two
         // types stops the run with an illegal-merge error).
         eg.step_rules("rise-types").map_err(engine)?;
+        let types = clock.lap();
         let seconds = t.elapsed().as_secs_f64();
         saturation += t.elapsed();
         let (enodes, eclasses) = expr_size(eg)?;
-        let t = Instant::now();
+        let count = clock.lap();
         check = found(eg)?;
+        let check_seconds = clock.lap();
         let stats = IterationStats {
             iteration: iterations.len() + 1,
             enodes,
             eclasses,
             rules_applied: report.num_matches_per_rule.values().sum(),
             seconds,
-            snapshot_seconds,
+            parts: Parts {
+                free,
+                snapshot: snapshot_seconds,
+                rewrite,
+                types,
+                count,
+                filter: check.filter_seconds,
+                sketch: check_seconds - check.filter_seconds,
+            },
             check_work: check.work,
-            check_seconds: t.elapsed().as_secs_f64(),
+            check_seconds,
             rss_mb: resident_mb(false),
         };
         on_iteration(&stats);

@@ -8,8 +8,9 @@
 //! `body`, reuses every class whose representative has no variable the substitution
 //! touches, and adds only the nodes on the paths to the substituted variables.
 
+use super::costs::{cheapest, CostedNodes};
 use super::encode::{self, TypeTable};
-use super::extract::{cheapest, redexes_then_size};
+use super::extract::redexes_then_size;
 use crate::error::{Error, Result};
 use crate::rise::nat::Nat;
 use crate::rise::types::Type;
@@ -47,8 +48,9 @@ struct Rep {
 #[derive(Default)]
 pub struct Snapshot {
     reps: HashMap<Value, Rep>,
-    /// Free variables of some term of the class (from the `free` relation).
-    free: HashMap<Value, BTreeSet<u32>>,
+    /// Free variables of some term of the class (from the `free` relation), as a bit set
+    /// ([`free_bit`]).
+    free: HashMap<Value, u64>,
     /// Free names of some term of the class (from the `nfree` relation).
     free_names: HashMap<Value, BTreeSet<Value>>,
     /// Each class's type value, and the decoded sizes and types.
@@ -87,12 +89,20 @@ pub fn scan(eg: &EGraph) -> Result<Vec<(Value, Raw, Value)>> {
     Ok(out)
 }
 
-fn children(n: &Raw) -> Vec<Value> {
+/// The term children of an e-node (the first `n` of the array).
+fn children(n: &Raw) -> ([Value; 2], usize) {
     match *n {
-        Raw::App(f, x) => vec![f, x],
-        Raw::Lam(b) | Raw::NatApp(b, _) | Raw::NatLam(b) | Raw::NamedLam(_, b) => vec![b],
-        _ => vec![],
+        Raw::App(f, x) => ([f, x], 2),
+        Raw::Lam(b) | Raw::NatApp(b, _) | Raw::NatLam(b) | Raw::NamedLam(_, b) => ([b, b], 1),
+        Raw::Var(_) | Raw::Leaf(..) | Raw::NamedVar(_) => ([Value::new_const(0); 2], 0),
     }
+}
+
+/// Variable `v`'s bit in a set of free variables. Indices from 63 on share the last bit,
+/// so a class with any of them free counts as having all of them free (conservative: a
+/// freshness condition then fails).
+fn free_bit(v: u32) -> u64 {
+    1 << v.min(63)
 }
 
 impl Snapshot {
@@ -102,26 +112,25 @@ impl Snapshot {
         let mut table = previous.table;
         table.update(eg)?;
         let nodes = scan(eg)?;
-        let lam_classes: BTreeSet<Value> = nodes
+        let lam_classes: rustc_hash::FxHashSet<Value> = nodes
             .iter()
             .filter(|(_, n, _)| matches!(n, Raw::Lam(_) | Raw::NamedLam(..)))
             .map(|(c, _, _)| *c)
             .collect();
-        let costed: Vec<(Value, Vec<Value>, u64)> = nodes
-            .iter()
-            .map(|(class, n, _)| {
-                let redex = matches!(n, Raw::App(f, _) if lam_classes.contains(f));
-                (*class, children(n), redexes_then_size(redex))
-            })
-            .collect();
+        let mut costed = CostedNodes::default();
+        for (class, n, _) in &nodes {
+            let redex = matches!(n, Raw::App(f, _) if lam_classes.contains(f));
+            let (kids, n) = children(n);
+            costed.push(*class, &kids[..n], redexes_then_size(redex));
+        }
         let best = cheapest(&costed);
         // Free variables: the `free` relation, maintained by the schema's rise-free rules.
-        let mut free: HashMap<Value, BTreeSet<u32>> = HashMap::default();
+        let mut free: HashMap<Value, u64> = HashMap::default();
         let mut free_names: HashMap<Value, BTreeSet<Value>> = HashMap::default();
         eg.read(|rs| {
             rs.constructor_enodes("free", |e| {
                 let i = rs.value_to_base::<i64>(e.children[1]);
-                free.entry(e.children[0]).or_default().insert(i as u32);
+                *free.entry(e.children[0]).or_default() |= free_bit(i as u32);
             })?;
             rs.constructor_enodes("nfree", |e| {
                 free_names
@@ -207,7 +216,7 @@ impl Snapshot {
         if !self.class_ty.contains_key(&class) {
             return true;
         }
-        self.free.get(&class).is_some_and(|s| s.contains(&v))
+        self.free.get(&class).is_some_and(|s| s & free_bit(v) != 0)
     }
 
     /// Is the name `x` free in some term of the class? (Classes added since the snapshot:
@@ -225,24 +234,15 @@ impl Snapshot {
     }
 }
 
-/// Values of the types a search has added: types are hash-consed and never merged, so a
-/// type's value stays valid for the whole search.
-pub type TypeCache = Arc<std::sync::Mutex<HashMap<Type, Value>>>;
-
 /// Builds new e-nodes during a rule's action.
 pub struct Builder<'s, 'w, 'a, 'db> {
     snap: &'s Snapshot,
     ws: &'w mut WriteState<'a, 'db>,
-    types: &'w mut HashMap<Type, Value>,
 }
 
 impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
-    pub fn new(
-        snap: &'s Snapshot,
-        ws: &'w mut WriteState<'a, 'db>,
-        types: &'w mut HashMap<Type, Value>,
-    ) -> Self {
-        Builder { snap, ws, types }
+    pub fn new(snap: &'s Snapshot, ws: &'w mut WriteState<'a, 'db>) -> Self {
+        Builder { snap, ws }
     }
 
     /// The snapshot this builder reads.
@@ -252,7 +252,7 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
 
     /// The e-graph value of a type (added if new).
     pub fn type_value(&mut self, t: &Type) -> Option<Value> {
-        encode::add_type(self.ws, t, self.types).ok()
+        encode::add_type(self.ws, t, None).ok()
     }
 
     /// The e-graph value of a size (added if new).
@@ -490,9 +490,8 @@ pub fn add_eta(
         facts![(= e (Lam (App f (Var 0 vt) at) (TFun vt at)))],
         move |mut ws, v| {
             let snap = s.read().unwrap();
-            let mut types = HashMap::default();
             let r = (!snap.may_be_free(v[1], 0))
-                .then(|| rewrite(&mut Builder::new(&snap, &mut ws, &mut types), v[1]))
+                .then(|| rewrite(&mut Builder::new(&snap, &mut ws), v[1]))
                 .flatten();
             union_if(&mut ws, v[0], r)
         },
@@ -530,12 +529,7 @@ pub fn add_beta_eta(eg: &mut EGraph, ruleset: &str, snap: &SharedSnapshot) -> Re
         facts![(= e (App (Lam body lt) arg at))],
         move |mut ws, v| {
             let snap = s.read().unwrap();
-            let r = Builder::new(&snap, &mut ws, &mut HashMap::default()).substitute(
-                v[1],
-                0,
-                v[2],
-                &mut HashMap::default(),
-            );
+            let r = Builder::new(&snap, &mut ws).substitute(v[1], 0, v[2], &mut HashMap::default());
             union_if(&mut ws, v[0], r)
         },
     )

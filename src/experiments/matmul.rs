@@ -56,6 +56,7 @@ pub fn unguided_step(g: &Guide, caps: Caps) -> Step {
             memory_mb: Some(caps.memory_mb * 9 / 10),
         },
         filter: last.filter.clone(),
+        sketch_engine: last.sketch_engine,
     }
 }
 

@@ -21,7 +21,7 @@ use crate::rise::syntax::RuleDecl;
 use crate::rise::term::Term;
 use crate::rules::debruijn::{install_for, Encoding};
 use crate::sketch::extract::SketchExtractor;
-use crate::sketch::query::SketchQuery;
+use crate::sketch::query::{Engine, SketchQuery};
 use crate::sketch::SketchDecl;
 use std::rc::Rc;
 use std::time::Instant;
@@ -50,6 +50,8 @@ pub struct Step {
     pub cost: Cost,
     pub limits: Limits,
     pub filter: Filter,
+    /// How the sketch's relations are computed after each iteration.
+    pub sketch_engine: Engine,
 }
 
 /// What a step did.
@@ -114,6 +116,7 @@ impl Guide {
                 cost,
                 limits,
                 filter,
+                sketch_engine: Engine::default(),
             }],
         })
     }
@@ -151,7 +154,7 @@ pub fn search(
         Encoding::EFFICIENT,
         &step.filter,
     )?;
-    let query = SketchQuery::install(&mut eg, &step.sketch.sketch)?;
+    let mut query = SketchQuery::install(&mut eg, &step.sketch.sketch, step.sketch_engine)?;
     let mut pruned = 0;
     let outcome = saturate(
         &mut eg,
@@ -161,11 +164,14 @@ pub fn search(
         |eg| {
             let root = find_term(eg, &input)
                 .ok_or_else(|| Error::internal("the start term left the e-graph"))?;
+            let t = Instant::now();
             pruned += step.filter.prune(eg, root)?;
+            let filter_seconds = t.elapsed().as_secs_f64();
             let work = query.update(eg)?;
             Ok(Check {
                 found: query.holds(eg, root),
                 work,
+                filter_seconds,
             })
         },
         &mut on_iteration,

@@ -248,6 +248,7 @@ pub fn load_guide(path: &Path) -> Result<Guide> {
                 cost: s.cost,
                 limits: s.limits,
                 filter: s.filter,
+                sketch_engine: Default::default(),
             })
         })
         .collect::<Result<_>>()?;

@@ -44,14 +44,15 @@ pub fn summary(index: usize, step: &StepReport) -> String {
 /// One line per iteration, for logs (stderr that is not a terminal).
 pub fn iteration_line(step: usize, s: &IterationStats) -> String {
     format!(
-        "step {} iteration {}: {} e-nodes, {} e-classes, {} rules applied, {:.3} s (sketch check {:.3} s), RSS {:.0} MB",
+        "step {} iteration {}: {} e-nodes, {} e-classes, {} rules applied, {:.3} s (filter {:.3} s, sketch check {:.3} s), RSS {:.0} MB",
         step + 1,
         s.iteration,
         s.enodes,
         s.eclasses,
         s.rules_applied,
         s.seconds,
-        s.check_seconds,
+        s.parts.filter,
+        s.parts.sketch,
         s.rss_mb
     )
 }
@@ -70,7 +71,9 @@ impl StatsLog {
     /// Writes the CSV atomically: step, iteration, e-nodes, e-classes, rules applied, time
     /// (snapshot and rewrite step), the sketch query's work (tuples matched) and time after
     /// the iteration, resident memory, the snapshot's share of the time, the e-nodes the
-    /// iteration added, and the whole iteration's time (with its check) per new e-node.
+    /// iteration added, the whole iteration's time (with its check) per new e-node, the
+    /// other parts' times (free variables, rewrite step, types, counting, filter) and
+    /// resident bytes per e-node.
     pub fn write(&self, path: &Path) -> Result<()> {
         let mut w = csv::Writer::from_writer(vec![]);
         let header = [
@@ -86,6 +89,12 @@ impl StatsLog {
             "snapshot_seconds",
             "new_enodes",
             "us_per_new_enode",
+            "free_seconds",
+            "rewrite_seconds",
+            "types_seconds",
+            "count_seconds",
+            "filter_seconds",
+            "bytes_per_enode",
         ];
         let csv_err = |e: csv::Error| crate::error::Error::bad_input(format!("csv: {e}"));
         w.write_record(header).map_err(csv_err)?;
@@ -104,11 +113,17 @@ impl StatsLog {
                 s.rules_applied.to_string(),
                 format!("{:.6}", s.seconds),
                 s.check_work.to_string(),
-                format!("{:.6}", s.check_seconds),
+                format!("{:.6}", s.parts.sketch),
                 format!("{:.1}", s.rss_mb),
-                format!("{:.6}", s.snapshot_seconds),
+                format!("{:.6}", s.parts.snapshot),
                 new.to_string(),
                 format!("{us:.2}"),
+                format!("{:.6}", s.parts.free),
+                format!("{:.6}", s.parts.rewrite),
+                format!("{:.6}", s.parts.types),
+                format!("{:.6}", s.parts.count),
+                format!("{:.6}", s.parts.filter),
+                format!("{:.0}", s.rss_mb * 1048576.0 / s.enodes.max(1) as f64),
             ])
             .map_err(csv_err)?;
         }

@@ -103,17 +103,17 @@ impl Solver {
             },
             Type::F32 | Type::Int => t.clone(),
             Type::Idx(n) => Type::Idx(nat(n)),
-            Type::Arr(n, e) => Type::Arr(nat(n), Box::new(self.zonk_at(e, depth))),
-            Type::Vector(e, n) => Type::Vector(Box::new(self.zonk_at(e, depth)), nat(n)),
+            Type::Arr(n, e) => Type::Arr(nat(n), std::sync::Arc::new(self.zonk_at(e, depth))),
+            Type::Vector(e, n) => Type::Vector(std::sync::Arc::new(self.zonk_at(e, depth)), nat(n)),
             Type::Pair(a, b) => Type::Pair(
-                Box::new(self.zonk_at(a, depth)),
-                Box::new(self.zonk_at(b, depth)),
+                std::sync::Arc::new(self.zonk_at(a, depth)),
+                std::sync::Arc::new(self.zonk_at(b, depth)),
             ),
             Type::Fun(a, b) => Type::Fun(
-                Box::new(self.zonk_at(a, depth)),
-                Box::new(self.zonk_at(b, depth)),
+                std::sync::Arc::new(self.zonk_at(a, depth)),
+                std::sync::Arc::new(self.zonk_at(b, depth)),
             ),
-            Type::NatFun(b) => Type::NatFun(Box::new(self.zonk_at(b, depth + 1))),
+            Type::NatFun(b) => Type::NatFun(std::sync::Arc::new(self.zonk_at(b, depth + 1))),
         }
     }
 
@@ -459,7 +459,7 @@ impl<'p> Elaborator<'p> {
                 let n = self.resolve_nat(n, &span)?;
                 let f = self.infer(f, &span)?;
                 let body = match self.solver.shallow(&f.ty) {
-                    Type::NatFun(body) => *body,
+                    Type::NatFun(body) => Type::clone(&body),
                     other => {
                         return Err(Error::at(
                             &f.span,

@@ -7,6 +7,7 @@
 
 use super::nat::{default_atom_name, Nat, NatAtom};
 use std::fmt;
+use std::sync::Arc;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Type {
@@ -15,31 +16,31 @@ pub enum Type {
     /// An index into an array of the given size.
     Idx(Nat),
     /// An array `n.dt`.
-    Arr(Nat, Box<Type>),
-    Pair(Box<Type>, Box<Type>),
+    Arr(Nat, Arc<Type>),
+    Pair(Arc<Type>, Arc<Type>),
     /// A vector `vec[dt, n]` of scalars.
-    Vector(Box<Type>, Nat),
-    Fun(Box<Type>, Box<Type>),
+    Vector(Arc<Type>, Nat),
+    Fun(Arc<Type>, Arc<Type>),
     /// `(n: nat) -> t`: the body refers to the bound size as nat index 0.
-    NatFun(Box<Type>),
+    NatFun(Arc<Type>),
     /// An inference metavariable.
     Meta(u32),
 }
 
 pub fn arr(n: Nat, t: Type) -> Type {
-    Type::Arr(n, Box::new(t))
+    Type::Arr(n, Arc::new(t))
 }
 pub fn fun(a: Type, b: Type) -> Type {
-    Type::Fun(Box::new(a), Box::new(b))
+    Type::Fun(Arc::new(a), Arc::new(b))
 }
 pub fn pair(a: Type, b: Type) -> Type {
-    Type::Pair(Box::new(a), Box::new(b))
+    Type::Pair(Arc::new(a), Arc::new(b))
 }
 pub fn vector(t: Type, n: Nat) -> Type {
-    Type::Vector(Box::new(t), n)
+    Type::Vector(Arc::new(t), n)
 }
 pub fn nat_fun(body: Type) -> Type {
-    Type::NatFun(Box::new(body))
+    Type::NatFun(Arc::new(body))
 }
 
 impl Type {

@@ -16,7 +16,7 @@
 
 use crate::egraph::filter::Filter;
 use crate::egraph::names::{class_number, Binding};
-use crate::egraph::subst::{union_if, Builder, SharedSnapshot, Snapshot, TypeCache};
+use crate::egraph::subst::{union_if, Builder, SharedSnapshot, Snapshot};
 use crate::error::{Error, Result, Span};
 use crate::rise::infer::{type_rule, Matcher};
 use crate::rise::nat::{Nat, NatAtom};
@@ -829,7 +829,6 @@ pub fn add_rules(
 ) -> Result<()> {
     use egglog::prelude::*;
     let _ = add_ruleset(eg, ruleset);
-    let types = TypeCache::default();
     for mut rule in rules {
         rule.filter = filter.clone();
         let sorts: Vec<(String, egglog::ArcSort)> = rule
@@ -843,7 +842,6 @@ pub fn add_rules(
         let rule = Arc::new(rule);
         let snap = snapshot.clone();
         let r = rule.clone();
-        let types = types.clone();
         // A callback's `None` would abort the run: a match that does not fit returns `Some`.
         rust_rule(
             eg,
@@ -853,8 +851,7 @@ pub fn add_rules(
             facts,
             move |mut ws, values| {
                 let snap = snap.read().unwrap();
-                let mut types = types.lock().unwrap();
-                let mut b = Builder::new(&snap, &mut ws, &mut types);
+                let mut b = Builder::new(&snap, &mut ws);
                 let rhs = if r.lone {
                     r.apply(&mut b, &snap, &[values[0], values[0]])
                 } else {

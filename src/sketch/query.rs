@@ -10,6 +10,7 @@
 //! semi-naively, so each update only joins against what is new. "Found" is then a lookup:
 //! is the root e-class in the relation of the whole sketch?
 
+use super::eval::{Evaluator, Satisfying};
 use super::{Op, Sketch};
 use crate::egraph::encode::{nat_term, type_sexpr_with};
 use crate::error::{Error, Result};
@@ -21,23 +22,55 @@ use std::collections::HashMap;
 use std::fmt::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// A sketch installed in an e-graph.
+/// How the relations of a sketch query are computed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Engine {
+    /// From a scan of the e-graph after every iteration, in Rust ([`super::eval`]).
+    #[default]
+    Scan,
+    /// By egglog, semi-naively: the printed rules saturated after every iteration.
+    Egglog,
+}
+
+/// A compiled sketch: its relations as an egglog program and as definitions for
+/// [`super::eval`].
 pub struct SketchQuery {
+    engine: Engine,
     ruleset: String,
     /// The relation of the whole sketch; `None` when every term satisfies it (`?`).
-    root: Option<String>,
+    root: Option<usize>,
+    /// The relations, each after those it reads: name and definition.
+    pub(super) relations: Vec<(String, Def)>,
     /// The egglog program that declares the relations and rules.
     pub program: String,
+    /// With [`Engine::Scan`]: the evaluator and the result of the last update.
+    evaluator: Evaluator,
+    satisfying: Option<Satisfying>,
+}
+
+/// What a relation holds, over e-classes: the classes of which some e-node is `op` with
+/// children in `kids` (`None`: any class), the classes of which some term has a subterm in
+/// a relation, either of two relations, or a relation's classes of a type matching `ty`.
+#[derive(Clone, Debug)]
+pub(super) enum Def {
+    Node { op: Op, kids: Vec<Option<usize>> },
+    Contains(usize),
+    Or(usize, usize),
+    Typed { inner: Option<usize>, ty: Type },
 }
 
 static INSTALLED: AtomicUsize = AtomicUsize::new(0);
 
 impl SketchQuery {
-    /// Compiles `sketch` to relations and rules, and adds them to the e-graph.
-    pub fn install(eg: &mut EGraph, sketch: &Sketch) -> Result<SketchQuery> {
-        let query = SketchQuery::compile(sketch)?;
-        eg.parse_and_run_program(None, &query.program)
-            .map_err(|e| Error::internal(format!("sketch query: {e}")))?;
+    /// Compiles `sketch` to relations, evaluated by `engine` (with [`Engine::Egglog`], the
+    /// relations and rules are added to the e-graph).
+    pub fn install(eg: &mut EGraph, sketch: &Sketch, engine: Engine) -> Result<SketchQuery> {
+        let mut query = SketchQuery::compile(sketch)?;
+        query.engine = engine;
+        if engine == Engine::Egglog {
+            eg.parse_and_run_program(None, &query.program)
+                .map_err(|e| Error::internal(format!("sketch query: {e}")))?;
+        }
         Ok(query)
     }
 
@@ -48,20 +81,31 @@ impl SketchQuery {
             memo: HashMap::new(),
             prefix: format!("sketch{id}"),
             ruleset: format!("sketch{id}"),
-            relations: 0,
+            relations: vec![],
+            types: 0,
             program: format!("(ruleset sketch{id})\n"),
         };
         let root = c.relation(sketch)?;
         Ok(SketchQuery {
+            engine: Engine::default(),
             ruleset: c.ruleset,
             root,
+            relations: c.relations,
             program: c.program,
+            evaluator: Evaluator::default(),
+            satisfying: None,
         })
     }
 
-    /// Brings the sketch's relations up to date; returns the number of rule matches (the
-    /// work done, which semi-naive evaluation keeps proportional to what is new).
-    pub fn update(&self, eg: &mut EGraph) -> Result<usize> {
+    /// Brings the sketch's relations up to date; returns the work done: with egglog, the
+    /// number of rule matches (semi-naive evaluation keeps it proportional to what is new);
+    /// from a scan, the number of tuples of all relations.
+    pub fn update(&mut self, eg: &mut EGraph) -> Result<usize> {
+        if self.engine == Engine::Scan {
+            let (satisfying, tuples) = self.evaluator.run(eg, &self.relations, self.root)?;
+            self.satisfying = Some(satisfying);
+            return Ok(tuples);
+        }
         let mut matches = 0;
         loop {
             let report = eg
@@ -76,19 +120,27 @@ impl SketchQuery {
 
     /// Does some term of `class` satisfy the sketch? (After [`SketchQuery::update`].)
     pub fn holds(&self, eg: &EGraph, class: Value) -> bool {
-        match &self.root {
+        if self.engine == Engine::Scan {
+            return self.satisfying.as_ref().is_some_and(|s| s.holds(class));
+        }
+        match self.root {
             None => true,
-            Some(r) => eg.read(|rs| rs.contains(r, (class,)).unwrap_or(false)),
+            Some(r) => {
+                let name = &self.relations[r].0;
+                eg.read(|rs| rs.contains(name, (class,)).unwrap_or(false))
+            }
         }
     }
 }
 
 struct Compiler {
     /// Equal sub-sketches share one relation.
-    memo: HashMap<Sketch, Option<String>>,
+    memo: HashMap<Sketch, Option<usize>>,
     prefix: String,
     ruleset: String,
-    relations: usize,
+    relations: Vec<(String, Def)>,
+    /// Relations of types declared so far.
+    types: usize,
     program: String,
 }
 
@@ -104,16 +156,31 @@ impl Compiler {
     /// A new relation. Its name ends in a letter: egglog names its internal variables after
     /// a relation with a counter appended (`r`, `r1`, `r2`, ...), so a name ending in a digit
     /// (`s1` + `2`) could collide with another relation's (`s12`).
-    fn fresh(&mut self) -> String {
-        self.fresh_of("Expr")
+    fn fresh(&mut self, def: Def) -> (usize, String) {
+        let r = format!(
+            "{}-s{}-holds",
+            self.prefix,
+            self.relations.len() + self.types + 1
+        );
+        writeln!(self.program, "(relation {r} (Expr))").unwrap();
+        self.relations.push((r.clone(), def));
+        (self.relations.len() - 1, r)
     }
 
-    /// A new relation over e-classes of `sort` (`Expr`, or `Type` for type sketches).
-    fn fresh_of(&mut self, sort: &str) -> String {
-        self.relations += 1;
-        let r = format!("{}-s{}-holds", self.prefix, self.relations);
-        writeln!(self.program, "(relation {r} ({sort}))").unwrap();
+    /// A new relation over types, for a type sketch.
+    fn fresh_types(&mut self) -> String {
+        self.types += 1;
+        let r = format!(
+            "{}-s{}-holds",
+            self.prefix,
+            self.relations.len() + self.types
+        );
+        writeln!(self.program, "(relation {r} (Type))").unwrap();
         r
+    }
+
+    fn name(&self, r: usize) -> &str {
+        &self.relations[r].0
     }
 
     /// A rule of the sketch's ruleset. Planned without tree decomposition (`:no-decomp`):
@@ -129,16 +196,16 @@ impl Compiler {
     }
 
     /// The relation of the terms satisfying `s`; `None` for all terms.
-    fn relation(&mut self, s: &Sketch) -> Result<Option<String>> {
+    fn relation(&mut self, s: &Sketch) -> Result<Option<usize>> {
         if let Some(r) = self.memo.get(s) {
-            return Ok(r.clone());
+            return Ok(*r);
         }
         let r = self.new_relation(s)?;
-        self.memo.insert(s.clone(), r.clone());
+        self.memo.insert(s.clone(), r);
         Ok(r)
     }
 
-    fn new_relation(&mut self, s: &Sketch) -> Result<Option<String>> {
+    fn new_relation(&mut self, s: &Sketch) -> Result<Option<usize>> {
         Ok(match s {
             Sketch::Any => None,
             Sketch::Node(op, kids) => {
@@ -157,22 +224,26 @@ impl Compiler {
                 let mut body = format!("(= e {node})");
                 for (i, k) in kids.iter().enumerate() {
                     if let Some(k) = k {
-                        write!(body, " ({k} c{i})").unwrap();
+                        write!(body, " ({} c{i})", self.name(*k)).unwrap();
                     }
                 }
-                let r = self.fresh();
-                self.rule(&body, &r);
+                let (r, name) = self.fresh(Def::Node {
+                    op: op.clone(),
+                    kids,
+                });
+                self.rule(&body, &name);
                 Some(r)
             }
             Sketch::Contains(inner) => {
                 let Some(inner) = self.relation(inner)? else {
                     return Ok(None);
                 };
-                let r = self.fresh();
-                self.rule(&format!("({inner} e)"), &r);
+                let body = format!("({} e)", self.name(inner));
+                let (r, name) = self.fresh(Def::Contains(inner));
+                self.rule(&body, &name);
                 for (node, kids) in CHILDREN {
                     for k in kids {
-                        self.rule(&format!("(= e {node}) ({r} c{k})"), &r);
+                        self.rule(&format!("(= e {node}) ({name} c{k})"), &name);
                     }
                 }
                 Some(r)
@@ -184,9 +255,11 @@ impl Compiler {
                 if a == b {
                     return Ok(Some(a));
                 }
-                let r = self.fresh();
-                self.rule(&format!("({a} e)"), &r);
-                self.rule(&format!("({b} e)"), &r);
+                let bodies = [a, b].map(|x| format!("({} e)", self.name(x)));
+                let (r, name) = self.fresh(Def::Or(a, b));
+                for body in bodies {
+                    self.rule(&body, &name);
+                }
                 Some(r)
             }
             Sketch::Typed(inner, t) => {
@@ -194,7 +267,7 @@ impl Compiler {
                 // The types matching `t` form a relation of their own: types are
                 // hash-consed and few, so it grows only when a new type appears, and the
                 // sketch's rule is two lookups per new tuple of the inner relation.
-                let types = self.fresh_of("Type");
+                let types = self.fresh_types();
                 let pattern = type_pattern(t, &Cell::new(0))?;
                 writeln!(
                     self.program,
@@ -204,11 +277,14 @@ impl Compiler {
                 .unwrap();
                 let mut body = String::new();
                 if let Some(inner) = inner {
-                    write!(body, "({inner} e) ").unwrap();
+                    write!(body, "({} e) ", self.name(inner)).unwrap();
                 }
                 write!(body, "(= (ty e) et) ({types} et)").unwrap();
-                let r = self.fresh();
-                self.rule(&body, &r);
+                let (r, name) = self.fresh(Def::Typed {
+                    inner,
+                    ty: t.clone(),
+                });
+                self.rule(&body, &name);
                 Some(r)
             }
         })

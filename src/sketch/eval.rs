@@ -1,0 +1,250 @@
+//! Evaluating a sketch query's relations in Rust, from one scan of the e-graph per check.
+//!
+//! The relations are those [`super::query`] prints as egglog rules, computed bottom-up in
+//! the order they were compiled: a node relation is one pass over the scanned e-nodes,
+//! `contains` a breadth-first search from its inner relation's classes up the parent edges,
+//! `or` a union, a type sketch a lookup of each class's type (matched once per type value
+//! and remembered: types are hash-consed and never merged). Each check costs a few passes
+//! over the e-graph's e-nodes, whatever the sketch's nesting, where egglog's semi-naive
+//! rounds (one per level of `contains`) each paid for index upkeep on the whole tables.
+//! Subsumed e-nodes (pruned by the term-size filter) are skipped, as extraction skips them.
+
+use super::query::Def;
+use super::{type_matches, Op};
+use crate::egraph::encode::TypeTable;
+use crate::error::{Error, Result};
+use crate::rise::primitives::Prim;
+use egglog::{EGraph, Value};
+use rustc_hash::FxHashMap as HashMap;
+
+/// What a scanned e-node is, for matching node sketches.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    App,
+    Lam,
+    NatApp,
+    NatLam,
+    Var,
+    Prim,
+    /// Literals and the other encodings' constructors: children of no interest.
+    Leaf,
+}
+
+/// One e-node: its class, kind, term children (dense class numbers) and payload (the size
+/// of a `NatApp`, the name of a `Prim`).
+#[derive(Clone, Copy)]
+struct Scanned {
+    class: u32,
+    kind: Kind,
+    kids: [u32; 2],
+    arity: u8,
+    payload: Value,
+}
+
+/// The e-graph's Rise e-nodes with densely numbered classes.
+#[derive(Default)]
+struct Scan {
+    ids: HashMap<Value, u32>,
+    nodes: Vec<Scanned>,
+    /// Each class's type value.
+    class_ty: Vec<Value>,
+}
+
+impl Scan {
+    fn id(&mut self, class: Value) -> u32 {
+        let next = self.ids.len() as u32;
+        *self.ids.entry(class).or_insert(next)
+    }
+
+    fn read(eg: &EGraph) -> Result<Scan> {
+        const CONSTRUCTORS: [(&str, Kind, usize); 13] = [
+            ("App", Kind::App, 2),
+            ("Lam", Kind::Lam, 1),
+            ("NatApp", Kind::NatApp, 1),
+            ("NatLam", Kind::NatLam, 1),
+            ("Var", Kind::Var, 0),
+            ("Prim", Kind::Prim, 0),
+            ("F32", Kind::Leaf, 0),
+            ("Int", Kind::Leaf, 0),
+            ("NamedVar", Kind::Leaf, 0),
+            ("NamedLam", Kind::Leaf, 0),
+            ("Sig", Kind::Leaf, 0),
+            ("Phi", Kind::Leaf, 0),
+            ("Let", Kind::Leaf, 0),
+        ];
+        let mut scan = Scan::default();
+        let mut types: Vec<(u32, Value)> = vec![];
+        for (name, kind, arity) in CONSTRUCTORS {
+            eg.constructor_enodes(name, |e| {
+                if e.subsumed {
+                    return;
+                }
+                let class = scan.id(e.eclass);
+                let mut kids = [0; 2];
+                for (k, v) in kids.iter_mut().zip(&e.children[..arity]) {
+                    *k = scan.id(*v);
+                }
+                let payload = match kind {
+                    Kind::NatApp => e.children[1],
+                    Kind::Prim => e.children[0],
+                    _ => Value::new_const(0),
+                };
+                scan.nodes.push(Scanned {
+                    class,
+                    kind,
+                    kids,
+                    arity: arity as u8,
+                    payload,
+                });
+                types.push((class, *e.children.last().unwrap()));
+            })
+            .map_err(|e| Error::internal(format!("sketch scan: {e}")))?;
+        }
+        scan.class_ty = vec![Value::new_const(u32::MAX); scan.ids.len()];
+        for (class, ty) in types {
+            scan.class_ty[class as usize] = ty;
+        }
+        Ok(scan)
+    }
+
+    /// Parent classes of each class, as a compressed adjacency list.
+    fn parents(&self) -> (Vec<u32>, Vec<u32>) {
+        let mut start = vec![0u32; self.ids.len() + 1];
+        let edges = || {
+            self.nodes.iter().flat_map(|n| {
+                n.kids[..n.arity as usize]
+                    .iter()
+                    .map(move |k| (*k, n.class))
+            })
+        };
+        for (k, _) in edges() {
+            start[k as usize + 1] += 1;
+        }
+        for k in 0..self.ids.len() {
+            start[k + 1] += start[k];
+        }
+        let mut fill = start.clone();
+        let mut parents = vec![0u32; start[self.ids.len()] as usize];
+        for (k, p) in edges() {
+            parents[fill[k as usize] as usize] = p;
+            fill[k as usize] += 1;
+        }
+        (start, parents)
+    }
+}
+
+/// The classes satisfying a sketch after a check.
+pub struct Satisfying {
+    ids: HashMap<Value, u32>,
+    /// `None`: every class (the sketch is `?`).
+    holds: Option<Vec<bool>>,
+}
+
+impl Satisfying {
+    pub fn holds(&self, class: Value) -> bool {
+        match &self.holds {
+            None => true,
+            Some(h) => self.ids.get(&class).is_some_and(|i| h[*i as usize]),
+        }
+    }
+}
+
+/// State kept between checks: decoded sizes and types, and which type values match each
+/// type sketch.
+#[derive(Default)]
+pub struct Evaluator {
+    table: TypeTable,
+    type_matches: HashMap<(usize, Value), bool>,
+    prims: HashMap<Value, Option<Prim>>,
+}
+
+impl Evaluator {
+    /// Computes the relations on the e-graph as it is; returns the classes of relation
+    /// `root` (`None`: every class) and the number of tuples of all relations.
+    pub(super) fn run(
+        &mut self,
+        eg: &EGraph,
+        relations: &[(String, Def)],
+        root: Option<usize>,
+    ) -> Result<(Satisfying, usize)> {
+        self.table.update(eg)?;
+        let scan = Scan::read(eg)?;
+        let classes = scan.ids.len();
+        let mut parents = None;
+        let mut rels: Vec<Vec<bool>> = Vec::with_capacity(relations.len());
+        for (r, (_, def)) in relations.iter().enumerate() {
+            let mut holds = vec![false; classes];
+            match def {
+                Def::Node { op, kids } => {
+                    for n in &scan.nodes {
+                        if self.matches(eg, op, n)
+                            && kids
+                                .iter()
+                                .enumerate()
+                                .all(|(i, k)| k.is_none_or(|k| rels[k][n.kids[i] as usize]))
+                        {
+                            holds[n.class as usize] = true;
+                        }
+                    }
+                }
+                Def::Contains(inner) => {
+                    let (start, up) = parents.get_or_insert_with(|| scan.parents());
+                    holds.clone_from(&rels[*inner]);
+                    let mut todo: Vec<u32> =
+                        (0..classes as u32).filter(|c| holds[*c as usize]).collect();
+                    while let Some(c) = todo.pop() {
+                        for p in &up[start[c as usize] as usize..start[c as usize + 1] as usize] {
+                            if !holds[*p as usize] {
+                                holds[*p as usize] = true;
+                                todo.push(*p);
+                            }
+                        }
+                    }
+                }
+                Def::Or(a, b) => {
+                    for (h, (x, y)) in holds.iter_mut().zip(rels[*a].iter().zip(&rels[*b])) {
+                        *h = *x || *y;
+                    }
+                }
+                Def::Typed { inner, ty } => {
+                    for (c, h) in holds.iter_mut().enumerate() {
+                        if inner.is_none_or(|i| rels[i][c]) {
+                            let v = scan.class_ty[c];
+                            *h = *self.type_matches.entry((r, v)).or_insert_with(|| {
+                                self.table.ty(v).is_some_and(|t| type_matches(ty, t))
+                            });
+                        }
+                    }
+                }
+            }
+            rels.push(holds);
+        }
+        let tuples = rels.iter().map(|h| h.iter().filter(|x| **x).count()).sum();
+        let holds = root.map(|r| rels.swap_remove(r));
+        Ok((
+            Satisfying {
+                ids: scan.ids,
+                holds,
+            },
+            tuples,
+        ))
+    }
+
+    /// Does the e-node have the sketch's operator (and size, or primitive)?
+    fn matches(&mut self, eg: &EGraph, op: &Op, n: &Scanned) -> bool {
+        match (op, n.kind) {
+            (Op::App, Kind::App) | (Op::Lam, Kind::Lam) => true,
+            (Op::NatLam, Kind::NatLam) | (Op::Var, Kind::Var) => true,
+            (Op::NatApp(size), Kind::NatApp) => {
+                size.as_meta().is_some() || self.table.nat(n.payload) == Some(size)
+            }
+            (Op::Prim(p), Kind::Prim) => {
+                let name = *self.prims.entry(n.payload).or_insert_with(|| {
+                    Prim::from_name(&eg.value_to_base::<egglog::sort::S>(n.payload).0)
+                });
+                name == Some(*p)
+            }
+            _ => false,
+        }
+    }
+}
