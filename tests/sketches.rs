@@ -282,3 +282,39 @@ fn weighted_costs_steer_sketch_extraction() {
     let err = Weighted::load(&bad).unwrap_err();
     assert!(err.to_string().contains("bad.cost:2:3"), "{err}");
 }
+
+#[test]
+fn bench_scale_reports_every_iteration_and_both_engines_agree() {
+    let rows = |engine: &str| -> Vec<Vec<String>> {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_sketchlog"))
+            .args([
+                "bench",
+                "scale",
+                "--enodes",
+                "2000",
+                "--sketch-engine",
+                engine,
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("node-limit after 4 iterations"), "{stderr}");
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').map(String::from).collect())
+            .collect()
+    };
+    let (scan, egglog) = (rows("scan"), rows("egglog"));
+    assert_eq!(scan.len(), 4);
+    // The same e-graph, iteration by iteration (e-node counts), whichever engine checks.
+    let enodes = |r: &[Vec<String>]| r.iter().map(|x| x[1].clone()).collect::<Vec<_>>();
+    assert_eq!(enodes(&scan), enodes(&egglog));
+    assert!(scan.iter().all(|r| r.len() == 10));
+}

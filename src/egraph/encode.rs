@@ -242,20 +242,9 @@ impl TypeTable {
         Ok(table)
     }
 
-    /// Decodes every Nat only (types are the bulk of the table, and not always needed).
-    pub fn read_sizes(eg: &EGraph) -> Result<TypeTable> {
-        let mut table = TypeTable::default();
-        table.update_with(eg, false)?;
-        Ok(table)
-    }
-
     /// Decodes the sizes and types added since the table was read. (Sizes and types are
     /// hash-consed and never merged, so decoded values stay valid.)
     pub fn update(&mut self, eg: &EGraph) -> Result<()> {
-        self.update_with(eg, true)
-    }
-
-    fn update_with(&mut self, eg: &EGraph, with_types: bool) -> Result<()> {
         let known = |v: &Value| self.nats.contains_key(v) || self.types.contains_key(v);
         let mut raw: HashMap<Value, Raw> = HashMap::default();
         let mut ints: HashMap<Value, Vec<i64>> = HashMap::default();
@@ -279,7 +268,7 @@ impl TypeTable {
         let constructors = [
             "NAdd", "NMul", "TF32", "TInt", "TIdx", "TArr", "TPair", "TVec", "TFun", "TNatFun",
         ];
-        for name in &constructors[..if with_types { constructors.len() } else { 2 }] {
+        for name in &constructors {
             eg.constructor_enodes(name, |e| {
                 if !known(&e.eclass) {
                     raw.insert(e.eclass, (name, e.children.to_vec()));

@@ -34,21 +34,7 @@ fn engine(e: egglog::Error) -> Error {
 impl ExprGraph {
     /// The e-classes with their types.
     pub fn read(eg: &EGraph) -> Result<ExprGraph> {
-        Self::read_with(eg, true)
-    }
-
-    /// The e-classes without their types (`types` is empty): what costs and the term-size
-    /// filter need, at a fraction of the memory (decoded types are large trees).
-    pub fn read_shapes(eg: &EGraph) -> Result<ExprGraph> {
-        Self::read_with(eg, false)
-    }
-
-    fn read_with(eg: &EGraph, with_types: bool) -> Result<ExprGraph> {
-        let table = if with_types {
-            TypeTable::read(eg)?
-        } else {
-            TypeTable::read_sizes(eg)?
-        };
+        let table = TypeTable::read(eg)?;
         let mut classes: HashMap<Value, Vec<ENode>> = HashMap::default();
         let mut type_values: HashMap<Value, Value> = HashMap::default();
         let mut bad = None;
@@ -61,7 +47,7 @@ impl ExprGraph {
                     }
                     let tv = *e.children.last().unwrap();
                     match f(e.children) {
-                        Some(n) if !with_types || table.ty(tv).is_some() => {
+                        Some(n) if table.ty(tv).is_some() => {
                             classes.entry(e.eclass).or_default().push(n);
                             type_values.entry(e.eclass).or_insert(tv);
                         }

@@ -10,7 +10,7 @@
 //! iterations by subsuming the e-nodes that fail it (egglog's rules no longer match them, and
 //! extraction skips them), as the reference deletes failing classes during rebuilding.
 
-use super::extract::{ExprGraph, Extractor};
+use super::costs::{cheapest, CostedNodes};
 use crate::error::{Error, Result};
 use crate::rise::types::Type;
 use egglog::{EGraph, Value, Write};
@@ -60,45 +60,57 @@ impl Filter {
         let Some(limit) = self.ast_size else {
             return Ok(0);
         };
-        let graph = ExprGraph::read_shapes(eg)?;
-        let down = Extractor::new(&graph, &super::extract::AstSize);
-        // Live e-nodes: constructor, key (egglog row), class, term children.
-        let mut rows: Vec<(&str, Vec<Value>, Value, Vec<Value>)> = vec![];
+        // Live e-nodes: their class and term children, and (constructor, egglog key) to
+        // subsume them by. Every term constructor's key has at most three fields.
+        let mut nodes = CostedNodes::default();
+        let mut keys: Vec<(&str, [Value; 3], usize)> = vec![];
         for (name, kids) in TERM_CHILDREN {
             eg.constructor_enodes(name, |e| {
                 if !e.subsumed {
-                    let k = kids.iter().map(|i| e.children[*i]).collect();
-                    rows.push((name, e.children.to_vec(), e.eclass, k));
+                    let k: Vec<Value> = kids.iter().map(|i| e.children[*i]).collect();
+                    nodes.push(e.eclass, &k, 1);
+                    let mut key = [Value::new_const(0); 3];
+                    key[..e.children.len()].copy_from_slice(e.children);
+                    keys.push((name, key, e.children.len()));
                 }
             })
             .map_err(engine)?;
         }
+        // down[c]: the fewest nodes of a term of class c.
+        let down = cheapest(&nodes);
+        let cost = |k: &Value| down.get(k).map(|(c, _)| *c);
         // A node's smallest term: itself plus its children's smallest terms.
-        let node_size =
-            |kids: &[Value]| kids.iter().try_fold(1u64, |a, k| Some(a + down.cost(*k)?));
+        let node_size = |i: usize| {
+            nodes
+                .kids(i)
+                .iter()
+                .try_fold(1u64, |a, k| Some(a + cost(k)?))
+        };
         // up[c]: the fewest nodes of a context around class c, from the root. Going from a
         // class to a child k of one of its nodes adds that node's smallest term but k's.
         let mut edges = vec![];
-        for (_, _, class, kids) in &rows {
-            if let Some(all) = node_size(kids) {
-                for k in kids {
-                    edges.push((*class, *k, all - down.cost(*k).unwrap_or(0)));
+        for i in 0..nodes.len() {
+            if let Some(all) = node_size(i) {
+                for k in nodes.kids(i) {
+                    edges.push((nodes.class(i), *k, all - cost(k).unwrap_or(0)));
                 }
             }
         }
         let up = super::costs::shortest_from(root, &edges);
         drop(edges);
-        let doomed: Vec<(&str, Vec<Value>)> = rows
-            .into_iter()
-            .filter(|(_, _, class, kids)| {
-                let through = up.get(class).zip(node_size(kids)).map(|(u, n)| u + n);
+        let doomed: Vec<usize> = (0..nodes.len())
+            .filter(|i| {
+                let through = up
+                    .get(&nodes.class(*i))
+                    .zip(node_size(*i))
+                    .map(|(u, n)| u + n);
                 through.is_none_or(|s| s > limit as u64)
             })
-            .map(|(name, key, _, _)| (name, key))
             .collect();
         eg.update(|mut fs| {
-            for (name, key) in &doomed {
-                fs.subsume(name, egglog::RawValues(key.clone()))?;
+            for i in &doomed {
+                let (name, key, len) = &keys[*i];
+                fs.subsume(name, egglog::RawValues(key[..*len].to_vec()))?;
             }
             Ok(())
         })

@@ -24,7 +24,7 @@ pub const GOALS: [&str; 7] = [
     "parallel",
 ];
 
-fn guide_of(goal: &str) -> Result<Guide> {
+pub(crate) fn guide_of(goal: &str) -> Result<Guide> {
     if !GOALS.contains(&goal) {
         return Err(Error::bad_input(format!(
             "unknown goal `{goal}` ({})",

@@ -11,4 +11,5 @@ pub mod child;
 pub mod codegen;
 pub mod matmul;
 pub mod plot;
+pub mod scale;
 pub mod table2;
