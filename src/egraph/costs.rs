@@ -78,7 +78,7 @@ impl Dense {
 }
 
 /// `lists[k]` of a compressed adjacency list: `items[start[k]..start[k + 1]]`.
-fn adjacency(n: usize, pairs: &[(u32, u32)]) -> (Vec<u32>, Vec<u32>) {
+pub(crate) fn adjacency(n: usize, pairs: &[(u32, u32)]) -> (Vec<u32>, Vec<u32>) {
     let mut start = vec![0u32; n + 1];
     for (k, _) in pairs {
         start[*k as usize + 1] += 1;

@@ -90,7 +90,7 @@ impl ExprGraph {
         })
     }
 
-    /// The type of a class (`None` for a graph read without types).
+    /// The type of a class.
     pub fn ty(&self, class: Value) -> Option<&Type> {
         self.table.ty(*self.type_values.get(&class)?)
     }

@@ -11,6 +11,7 @@
 
 use super::query::Def;
 use super::{type_matches, Op};
+use crate::egraph::costs::adjacency;
 use crate::egraph::encode::TypeTable;
 use crate::error::{Error, Result};
 use crate::rise::primitives::Prim;
@@ -109,27 +110,12 @@ impl Scan {
 
     /// Parent classes of each class, as a compressed adjacency list.
     fn parents(&self) -> (Vec<u32>, Vec<u32>) {
-        let mut start = vec![0u32; self.ids.len() + 1];
-        let edges = || {
-            self.nodes.iter().flat_map(|n| {
-                n.kids[..n.arity as usize]
-                    .iter()
-                    .map(move |k| (*k, n.class))
-            })
-        };
-        for (k, _) in edges() {
-            start[k as usize + 1] += 1;
-        }
-        for k in 0..self.ids.len() {
-            start[k + 1] += start[k];
-        }
-        let mut fill = start.clone();
-        let mut parents = vec![0u32; start[self.ids.len()] as usize];
-        for (k, p) in edges() {
-            parents[fill[k as usize] as usize] = p;
-            fill[k as usize] += 1;
-        }
-        (start, parents)
+        let edges: Vec<(u32, u32)> = self
+            .nodes
+            .iter()
+            .flat_map(|n| n.kids[..n.arity as usize].iter().map(move |k| (*k, n.class)))
+            .collect();
+        adjacency(self.ids.len(), &edges)
     }
 }
 
