@@ -53,10 +53,10 @@ enum Command {
         #[arg(long, default_value = "results")]
         dir: PathBuf,
         /// Memory cap per row, in MB (table2: 2000 as in the paper; unguided rows of table3
-        /// and fig16: 20000).
+        /// and fig16: 8000).
         #[arg(long, value_parser = limits::memory_mb)]
         memory_mb: Option<u64>,
-        /// Time limit per row, in seconds (table2: 240; unguided rows: 1800).
+        /// Time limit per row, in seconds (table2: 240; unguided rows: 600).
         #[arg(long)]
         time_s: Option<u64>,
         /// table2: only the rows of one substitution encoding (`explicit` or `extraction`).
@@ -110,9 +110,9 @@ enum Command {
         goal: String,
         #[arg(long)]
         unguided: bool,
-        #[arg(long, default_value_t = 20000, value_parser = limits::memory_mb)]
+        #[arg(long, default_value_t = 8000, value_parser = limits::memory_mb)]
         memory_mb: u64,
-        #[arg(long, default_value_t = 1800)]
+        #[arg(long, default_value_t = 600)]
         time_s: u64,
     },
     /// Print (or write) the OpenMP C of a low-level program at given sizes.
@@ -582,8 +582,8 @@ fn reproduce(
     let cfg = matmul::MatmulConfig {
         goals,
         unguided: Caps {
-            memory_mb: memory_mb.unwrap_or(20000),
-            time: Duration::from_secs(time_s.unwrap_or(1800)),
+            memory_mb: memory_mb.unwrap_or(8000),
+            time: Duration::from_secs(time_s.unwrap_or(600)),
         },
         dir,
     };
