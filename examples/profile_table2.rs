@@ -24,9 +24,9 @@ fn main() {
             s.enodes,
             s.eclasses,
             s.rules_applied,
-            s.seconds,
+            s.seconds(),
             s.parts.snapshot,
-            s.check_seconds,
+            s.check_seconds(),
             sketchlog::egraph::saturate::resident_mb(true)
         )
     })

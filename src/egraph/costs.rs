@@ -54,26 +54,32 @@ impl CostedNodes {
     }
 }
 
-/// Classes numbered densely, with a compressed adjacency list from each class.
-struct Dense {
-    ids: HashMap<Value, u32>,
-    values: Vec<Value>,
+/// E-classes numbered densely (0, 1, ...), in the order they are first seen.
+#[derive(Default)]
+pub(crate) struct Dense {
+    pub ids: HashMap<Value, u32>,
+    pub values: Vec<Value>,
 }
 
 impl Dense {
-    fn new(capacity: usize) -> Dense {
+    pub fn new(capacity: usize) -> Dense {
         Dense {
             ids: HashMap::with_capacity_and_hasher(capacity, Default::default()),
             values: Vec::with_capacity(capacity),
         }
     }
 
-    fn id(&mut self, v: Value) -> u32 {
+    /// The number of `v`, given it now if it has none.
+    pub fn id(&mut self, v: Value) -> u32 {
         let next = self.values.len() as u32;
         *self.ids.entry(v).or_insert_with(|| {
             self.values.push(v);
             next
         })
+    }
+
+    pub fn len(&self) -> usize {
+        self.values.len()
     }
 }
 

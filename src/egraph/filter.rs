@@ -67,8 +67,11 @@ impl Filter {
         for (name, kids) in TERM_CHILDREN {
             eg.constructor_enodes(name, |e| {
                 if !e.subsumed {
-                    let k: Vec<Value> = kids.iter().map(|i| e.children[*i]).collect();
-                    nodes.push(e.eclass, &k, 1);
+                    let mut k = [Value::new_const(0); 2];
+                    for (slot, i) in k.iter_mut().zip(kids) {
+                        *slot = e.children[*i];
+                    }
+                    nodes.push(e.eclass, &k[..kids.len()], 1);
                     let mut key = [Value::new_const(0); 3];
                     key[..e.children.len()].copy_from_slice(e.children);
                     keys.push((name, key, e.children.len()));

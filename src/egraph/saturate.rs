@@ -74,16 +74,36 @@ pub struct IterationStats {
     pub enodes: usize,
     pub eclasses: usize,
     pub rules_applied: usize,
-    /// Whole iteration: free variables, snapshot, egglog's step and the new nodes' types.
-    pub seconds: f64,
     /// The parts of the iteration and of its check, in seconds.
     pub parts: Parts,
-    /// The "found" check after the iteration: its work (for a sketch, the tuples its
-    /// relations gained) and its time (filter and sketch query).
+    /// The work of the "found" check after the iteration (for a sketch, rule matches or
+    /// tuples, by engine).
     pub check_work: usize,
-    pub check_seconds: f64,
     /// Resident memory of the process after the iteration and its check, in MB.
     pub rss_mb: f64,
+}
+
+impl IterationStats {
+    /// The whole iteration: free variables, snapshot, egglog's step and the new nodes' types.
+    pub fn seconds(&self) -> f64 {
+        let p = &self.parts;
+        p.free + p.snapshot + p.rewrite + p.types
+    }
+
+    /// The "found" check after the iteration: filter and sketch query.
+    pub fn check_seconds(&self) -> f64 {
+        self.parts.filter + self.parts.sketch
+    }
+
+    /// The iteration with its check, per e-node of the `new` it added, in microseconds.
+    pub fn us_per_new_enode(&self, new: usize) -> f64 {
+        (self.seconds() + self.check_seconds()) * 1e6 / new.max(1) as f64
+    }
+
+    /// Resident bytes per e-node after the iteration.
+    pub fn bytes_per_enode(&self) -> f64 {
+        self.rss_mb * 1048576.0 / self.enodes.max(1) as f64
+    }
 }
 
 /// Where an iteration's time went, in seconds.
@@ -294,7 +314,6 @@ fn saturate_loop(
         if start.elapsed() >= limits.time {
             break StopReason::TimeLimit;
         }
-        let t = Instant::now();
         let mut clock = Clock::default();
         // Bring the free-variable relation up to date, then snapshot representatives.
         while eg.step_rules("rise-free").map_err(engine)?.updated {}
@@ -304,15 +323,13 @@ fn saturate_loop(
             let previous = std::mem::take(&mut *snap);
             *snap = Snapshot::take(eg, previous)?;
         }
-        let snapshot_seconds = clock.lap();
+        let snapshot_time = clock.lap();
         let report = eg.step_rules(ruleset).map_err(engine)?;
         let rewrite = clock.lap();
         // New e-nodes carry their type; give their classes `ty` (a class that would get two
         // types stops the run with an illegal-merge error).
         eg.step_rules("rise-types").map_err(engine)?;
         let types = clock.lap();
-        let seconds = t.elapsed().as_secs_f64();
-        saturation += t.elapsed();
         let (enodes, eclasses) = expr_size(eg)?;
         let count = clock.lap();
         check = found(eg)?;
@@ -322,10 +339,9 @@ fn saturate_loop(
             enodes,
             eclasses,
             rules_applied: report.num_matches_per_rule.values().sum(),
-            seconds,
             parts: Parts {
                 free,
-                snapshot: snapshot_seconds,
+                snapshot: snapshot_time,
                 rewrite,
                 types,
                 count,
@@ -333,9 +349,9 @@ fn saturate_loop(
                 sketch: check_seconds - check.filter_seconds,
             },
             check_work: check.work,
-            check_seconds,
             rss_mb: resident_mb(false),
         };
+        saturation += Duration::from_secs_f64(stats.seconds());
         on_iteration(&stats);
         publish(|p| {
             if let Some(p) = p {

@@ -63,7 +63,12 @@ pub fn unguided_step(g: &Guide, caps: Caps) -> Step {
 fn print_iteration(step: usize, s: &IterationStats) {
     println!(
         "iteration,{step},{},{},{},{},{:.6},{:.1}",
-        s.iteration, s.enodes, s.eclasses, s.rules_applied, s.seconds, s.rss_mb
+        s.iteration,
+        s.enodes,
+        s.eclasses,
+        s.rules_applied,
+        s.seconds(),
+        s.rss_mb
     );
 }
 

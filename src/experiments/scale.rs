@@ -15,13 +15,8 @@ use std::time::Duration;
 /// Runs the benchmark: stops once the e-graph has `enodes` e-nodes, at `time`, or when found.
 pub fn run(enodes: usize, time: Duration, engine: Engine) -> Result<()> {
     let g = guide_of("blocking")?;
-    let mut step = unguided_step(
-        &g,
-        Caps {
-            memory_mb: u64::MAX / 10,
-            time,
-        },
-    );
+    // No memory cap: the benchmark measures memory.
+    let mut step = unguided_step(&g, Caps { memory_mb: 0, time });
     step.limits.enodes = enodes;
     step.limits.memory_mb = None;
     step.sketch_engine = engine;
@@ -30,7 +25,7 @@ pub fn run(enodes: usize, time: Duration, engine: Engine) -> Result<()> {
     );
     let mut before = 0;
     let report = crate::guide::search(&g.start, &step, |s: &IterationStats| {
-        let new = s.enodes.saturating_sub(before).max(1);
+        let new = s.enodes.saturating_sub(before);
         before = s.enodes;
         println!(
             "{},{},{new},{:.3},{:.3},{:.3},{:.1},{:.1},{:.0},{:.0}",
@@ -39,10 +34,10 @@ pub fn run(enodes: usize, time: Duration, engine: Engine) -> Result<()> {
             s.parts.rewrite,
             s.parts.filter,
             s.parts.sketch,
-            100.0 * s.check_seconds / s.parts.rewrite.max(1e-9),
-            (s.seconds + s.check_seconds) * 1e6 / new as f64,
+            100.0 * s.check_seconds() / s.parts.rewrite.max(1e-9),
+            s.us_per_new_enode(new),
             s.rss_mb,
-            s.rss_mb * 1048576.0 / s.enodes.max(1) as f64,
+            s.bytes_per_enode(),
         );
     })?;
     eprintln!(

@@ -50,7 +50,7 @@ pub fn iteration_line(step: usize, s: &IterationStats) -> String {
         s.enodes,
         s.eclasses,
         s.rules_applied,
-        s.seconds,
+        s.seconds(),
         s.parts.filter,
         s.parts.sketch,
         s.rss_mb
@@ -104,26 +104,25 @@ impl StatsLog {
             let previous = if before.0 == *step { before.1 } else { 0 };
             before = (*step, s.enodes);
             let new = s.enodes.saturating_sub(previous);
-            let us = (s.seconds + s.check_seconds) * 1e6 / new.max(1) as f64;
             w.write_record([
                 (step + 1).to_string(),
                 s.iteration.to_string(),
                 s.enodes.to_string(),
                 s.eclasses.to_string(),
                 s.rules_applied.to_string(),
-                format!("{:.6}", s.seconds),
+                format!("{:.6}", s.seconds()),
                 s.check_work.to_string(),
                 format!("{:.6}", s.parts.sketch),
                 format!("{:.1}", s.rss_mb),
                 format!("{:.6}", s.parts.snapshot),
                 new.to_string(),
-                format!("{us:.2}"),
+                format!("{:.2}", s.us_per_new_enode(new)),
                 format!("{:.6}", s.parts.free),
                 format!("{:.6}", s.parts.rewrite),
                 format!("{:.6}", s.parts.types),
                 format!("{:.6}", s.parts.count),
                 format!("{:.6}", s.parts.filter),
-                format!("{:.0}", s.rss_mb * 1048576.0 / s.enodes.max(1) as f64),
+                format!("{:.0}", s.bytes_per_enode()),
             ])
             .map_err(csv_err)?;
         }

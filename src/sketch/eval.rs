@@ -11,7 +11,7 @@
 
 use super::query::Def;
 use super::{type_matches, Op};
-use crate::egraph::costs::adjacency;
+use crate::egraph::costs::{adjacency, Dense};
 use crate::egraph::encode::TypeTable;
 use crate::error::{Error, Result};
 use crate::rise::primitives::Prim;
@@ -45,18 +45,13 @@ struct Scanned {
 /// The e-graph's Rise e-nodes with densely numbered classes.
 #[derive(Default)]
 struct Scan {
-    ids: HashMap<Value, u32>,
+    classes: Dense,
     nodes: Vec<Scanned>,
     /// Each class's type value.
     class_ty: Vec<Value>,
 }
 
 impl Scan {
-    fn id(&mut self, class: Value) -> u32 {
-        let next = self.ids.len() as u32;
-        *self.ids.entry(class).or_insert(next)
-    }
-
     fn read(eg: &EGraph) -> Result<Scan> {
         const CONSTRUCTORS: [(&str, Kind, usize); 13] = [
             ("App", Kind::App, 2),
@@ -80,10 +75,10 @@ impl Scan {
                 if e.subsumed {
                     return;
                 }
-                let class = scan.id(e.eclass);
+                let class = scan.classes.id(e.eclass);
                 let mut kids = [0; 2];
                 for (k, v) in kids.iter_mut().zip(&e.children[..arity]) {
-                    *k = scan.id(*v);
+                    *k = scan.classes.id(*v);
                 }
                 let payload = match kind {
                     Kind::NatApp => e.children[1],
@@ -101,7 +96,7 @@ impl Scan {
             })
             .map_err(|e| Error::internal(format!("sketch scan: {e}")))?;
         }
-        scan.class_ty = vec![Value::new_const(u32::MAX); scan.ids.len()];
+        scan.class_ty = vec![Value::new_const(u32::MAX); scan.classes.len()];
         for (class, ty) in types {
             scan.class_ty[class as usize] = ty;
         }
@@ -113,9 +108,13 @@ impl Scan {
         let edges: Vec<(u32, u32)> = self
             .nodes
             .iter()
-            .flat_map(|n| n.kids[..n.arity as usize].iter().map(move |k| (*k, n.class)))
+            .flat_map(|n| {
+                n.kids[..n.arity as usize]
+                    .iter()
+                    .map(move |k| (*k, n.class))
+            })
             .collect();
-        adjacency(self.ids.len(), &edges)
+        adjacency(self.classes.len(), &edges)
     }
 }
 
@@ -155,7 +154,7 @@ impl Evaluator {
     ) -> Result<(Satisfying, usize)> {
         self.table.update(eg)?;
         let scan = Scan::read(eg)?;
-        let classes = scan.ids.len();
+        let classes = scan.classes.len();
         let mut parents = None;
         let mut rels: Vec<Vec<bool>> = Vec::with_capacity(relations.len());
         for (r, (_, def)) in relations.iter().enumerate() {
@@ -209,7 +208,7 @@ impl Evaluator {
         let holds = root.map(|r| rels.swap_remove(r));
         Ok((
             Satisfying {
-                ids: scan.ids,
+                ids: scan.classes.ids,
                 holds,
             },
             tuples,
