@@ -122,8 +122,8 @@ fn sketch_queries_and_extraction_agree_with_brute_force() {
     let mut rng = Rng(0x5eed_5ce7c4);
     let mut nontrivial = 0;
     for round in 0..300 {
-        // Both engines, on alternate sketches.
-        let engine = [Engine::Scan, Engine::Egglog][round % 2];
+        // Every engine, in turn.
+        let engine = [Engine::Scan, Engine::Egglog, Engine::Dataflow][round % 3];
         let sketch = random_sketch(&mut rng, 3);
         let mut query = SketchQuery::install(&mut eg, &sketch, engine).unwrap();
         query.update(&mut eg).unwrap();
@@ -212,6 +212,25 @@ fn baseline_sketch_is_found_on_matmul() {
     assert!(!satisfies(&mm, &s.sketch.sketch));
 }
 
+/// The dataflow engine is fed only what changed between checks (new e-nodes, and the
+/// retractions of those whose classes merged): it must find each step's sketch at the same
+/// iteration as the scan, which recomputes everything.
+#[test]
+fn incremental_dataflow_finds_what_the_scan_finds() {
+    let mut g = guide::parse::load_guide(std::path::Path::new("programs/blocking.guide")).unwrap();
+    let mut found = vec![];
+    for engine in [Engine::Scan, Engine::Dataflow] {
+        for s in &mut g.steps {
+            s.sketch_engine = engine;
+        }
+        let reports = guide::run(&g, |_, _| {}, |_, _| {}).unwrap();
+        assert!(reports.iter().all(|r| r.outcome.found()), "{engine:?}");
+        let sizes: Vec<_> = reports.iter().map(|r| r.outcome.iterations.len()).collect();
+        found.push((sizes, reports.last().unwrap().term.clone()));
+    }
+    assert_eq!(found[0], found[1]);
+}
+
 #[test]
 fn two_step_guide_reaches_the_fission_goal() {
     let mut g = guide::parse::load_guide(std::path::Path::new("programs/fission.guide")).unwrap();
@@ -283,38 +302,56 @@ fn weighted_costs_steer_sketch_extraction() {
     assert!(err.to_string().contains("bad.cost:2:3"), "{err}");
 }
 
+/// `sketchlog bench scale --enodes CAP --sketch-engine ENGINE`: its stderr and its rows.
+fn bench_scale(cap: usize, engine: &str) -> (String, Vec<Vec<String>>) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sketchlog"))
+        .args(["bench", "scale", "--enodes", &cap.to_string()])
+        .args(["--sketch-engine", engine])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{stderr}");
+    let rows = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(String::from).collect())
+        .collect();
+    (stderr, rows)
+}
+
 #[test]
 fn bench_scale_reports_every_iteration_and_both_engines_agree() {
-    let rows = |engine: &str| -> Vec<Vec<String>> {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_sketchlog"))
-            .args([
-                "bench",
-                "scale",
-                "--enodes",
-                "2000",
-                "--sketch-engine",
-                engine,
-            ])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let stderr = String::from_utf8_lossy(&out.stderr);
+    let rows = |engine| {
+        let (stderr, rows) = bench_scale(2000, engine);
         assert!(stderr.contains("node-limit after 4 iterations"), "{stderr}");
-        String::from_utf8(out.stdout)
-            .unwrap()
-            .lines()
-            .skip(1)
-            .map(|l| l.split(',').map(String::from).collect())
-            .collect()
+        rows
     };
-    let (scan, egglog) = (rows("scan"), rows("egglog"));
+    let (scan, egglog, dataflow) = (rows("scan"), rows("egglog"), rows("dataflow"));
     assert_eq!(scan.len(), 4);
     // The same e-graph, iteration by iteration (e-node counts), whichever engine checks.
     let enodes = |r: &[Vec<String>]| r.iter().map(|x| x[1].clone()).collect::<Vec<_>>();
     assert_eq!(enodes(&scan), enodes(&egglog));
+    assert_eq!(enodes(&scan), enodes(&dataflow));
     assert!(scan.iter().all(|r| r.len() == 10));
+}
+
+/// The e-node cap holds inside an iteration: the iteration that would pass it (the e-graph
+/// about triples per iteration: 744, 2201, 6821 e-nodes after iterations 3 to 5) fires only
+/// the share of its matches that fits, and the search stops there.
+#[test]
+fn enode_cap_cuts_the_iteration_that_would_pass_it() {
+    for (cap, iterations) in [(1_500, 4), (4_000, 5)] {
+        let (stderr, rows) = bench_scale(cap, "scan");
+        assert!(
+            stderr.contains(&format!("node-limit after {iterations} iterations")),
+            "{stderr}"
+        );
+        let enodes: Vec<usize> = rows.iter().map(|r| r[1].parse().unwrap()).collect();
+        let (last, before) = (enodes[enodes.len() - 1], enodes[enodes.len() - 2]);
+        assert!(
+            last > before && last > cap / 2 && last <= cap * 5 / 4,
+            "cap {cap}: e-nodes per iteration {enodes:?}"
+        );
+    }
 }

@@ -3,16 +3,13 @@
 //! Loading adds every subterm (hash-consed by egglog) and sets its `ty`. Decoding reads the
 //! Nat and Type constructor tables back into Rust values.
 
+use super::engine;
 use crate::error::{Error, Result};
 use crate::rise::nat::{Nat, NatAtom, Ratio};
 use crate::rise::term::{Node, Term};
 use crate::rise::types::{arr, fun, nat_fun, pair, vector, Type};
 use egglog::{Core, EGraph, Read, Value, Write};
 use rustc_hash::FxHashMap as HashMap;
-
-fn engine(e: egglog::Error) -> Error {
-    Error::bad_input(format!("e-graph: {e}"))
-}
 
 fn add<'a, 'db: 'a>(
     fs: &mut impl Write<'a, 'db>,

@@ -7,6 +7,7 @@
 
 use super::costs::{cheapest, CostedNodes};
 use super::encode::TypeTable;
+use super::engine;
 use crate::error::{Error, Result};
 use crate::rise::primitives::Prim;
 use crate::rise::syntax::Float;
@@ -25,10 +26,6 @@ pub struct ExprGraph {
     /// Each class's type, as an e-graph value (see [`ExprGraph::ty`]).
     type_values: HashMap<Value, Value>,
     table: TypeTable,
-}
-
-fn engine(e: egglog::Error) -> Error {
-    Error::bad_input(format!("e-graph: {e}"))
 }
 
 impl ExprGraph {

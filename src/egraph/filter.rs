@@ -11,7 +11,8 @@
 //! extraction skips them), as the reference deletes failing classes during rebuilding.
 
 use super::costs::{cheapest, CostedNodes};
-use crate::error::{Error, Result};
+use super::engine;
+use crate::error::Result;
 use crate::rise::types::Type;
 use egglog::{EGraph, Value, Write};
 
@@ -133,7 +134,3 @@ const TERM_CHILDREN: [(&str, &[usize]); 8] = [
     ("F32", &[]),
     ("Int", &[]),
 ];
-
-fn engine(e: egglog::Error) -> Error {
-    Error::bad_input(format!("e-graph: {e}"))
-}

@@ -2,6 +2,7 @@
 //! (`encode`), extracting them back (`extract`), extraction-based substitution as Rust rules
 //! (`subst`), and the saturation driver with its limits and "found" query (`saturate`).
 
+pub mod budget;
 pub mod costs;
 pub mod encode;
 pub mod explicit;
@@ -30,6 +31,11 @@ pub(crate) fn add_rule_text(eg: &mut EGraph, ruleset: &str, rules: &str) -> Resu
     eg.parse_and_run_program(None, &rules.replace("RS", ruleset))
         .map(|_| ())
         .map_err(|e| Error::internal(format!("rules of {ruleset}: {e}")))
+}
+
+/// An egglog error met while working on an e-graph.
+pub(crate) fn engine(e: egglog::Error) -> Error {
+    Error::bad_input(format!("e-graph: {e}"))
 }
 
 /// A sort of the Rise schema (`Expr`, `Type`, `String`, `i64`, ...).

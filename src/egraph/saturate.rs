@@ -4,6 +4,8 @@
 //! refreshes the extraction snapshot between iterations, asks whether the goal is found,
 //! and stops cleanly on a limit with a report of how far it got.
 
+use super::budget::Rewriter;
+use super::engine;
 use super::subst::{SharedSnapshot, Snapshot};
 use crate::error::{Error, Result};
 use crate::rise::term::{Node, Term};
@@ -164,10 +166,6 @@ impl Outcome {
     }
 }
 
-fn engine(e: egglog::Error) -> Error {
-    Error::bad_input(format!("e-graph: {e}"))
-}
-
 /// Every term constructor, the explicit-substitution ones included.
 const EXPR_CONSTRUCTORS: [&str; 13] = [
     "Var", "App", "Lam", "NatApp", "NatLam", "Prim", "F32", "Int", "Sig", "Phi", "NamedVar",
@@ -302,7 +300,8 @@ fn saturate_loop(
     on_iteration: &mut impl FnMut(&IterationStats),
 ) -> Result<Outcome> {
     let mut saturation = Duration::ZERO;
-    let mut iterations = vec![];
+    let mut iterations: Vec<IterationStats> = vec![];
+    let mut rewriter = Rewriter::default();
     let mut check = found(eg)?;
     let stop = loop {
         if check.found {
@@ -324,7 +323,11 @@ fn saturate_loop(
             *snap = Snapshot::take(eg, previous)?;
         }
         let snapshot_time = clock.lap();
-        let report = eg.step_rules(ruleset).map_err(engine)?;
+        let before = match iterations.last() {
+            Some(s) => s.enodes,
+            None => expr_size(eg)?.0,
+        };
+        let step = rewriter.step(eg, ruleset, before, limits.enodes)?;
         let rewrite = clock.lap();
         // New e-nodes carry their type; give their classes `ty` (a class that would get two
         // types stops the run with an illegal-merge error).
@@ -338,7 +341,7 @@ fn saturate_loop(
             iteration: iterations.len() + 1,
             enodes,
             eclasses,
-            rules_applied: report.num_matches_per_rule.values().sum(),
+            rules_applied: step.matches,
             parts: Parts {
                 free,
                 snapshot: snapshot_time,
@@ -362,10 +365,10 @@ fn saturate_loop(
         if check.found {
             break StopReason::Found;
         }
-        if !report.updated {
+        if !step.updated {
             break StopReason::Saturated;
         }
-        if enodes >= limits.enodes {
+        if step.capped || enodes >= limits.enodes {
             break StopReason::NodeLimit;
         }
         if limits

@@ -10,6 +10,7 @@
 
 use super::costs::{cheapest, CostedNodes};
 use super::encode::{self, TypeTable};
+use super::engine;
 use super::extract::redexes_then_size;
 use crate::error::{Error, Result};
 use crate::rise::nat::Nat;
@@ -56,10 +57,6 @@ pub struct Snapshot {
     /// Each class's type value, and the decoded sizes and types.
     class_ty: HashMap<Value, Value>,
     table: TypeTable,
-}
-
-fn engine(e: egglog::Error) -> Error {
-    Error::bad_input(format!("e-graph: {e}"))
 }
 
 /// All Rise e-nodes: (class, node, type).

@@ -20,7 +20,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 /// What a scanned e-node is, for matching node sketches.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub(super) enum Kind {
     App,
     Lam,
     NatApp,
@@ -51,51 +51,78 @@ struct Scan {
     class_ty: Vec<Value>,
 }
 
+/// An e-node as egglog stores it: class, kind, term children, payload and type value.
+pub(super) struct RawNode {
+    pub class: Value,
+    pub kind: Kind,
+    pub kids: [Value; 2],
+    pub arity: usize,
+    pub payload: Value,
+    pub ty: Value,
+}
+
+/// Visits every Rise e-node that is not subsumed (pruned by the term-size filter).
+pub(super) fn scan_nodes(eg: &EGraph, mut visit: impl FnMut(RawNode)) -> Result<()> {
+    const CONSTRUCTORS: [(&str, Kind, usize); 13] = [
+        ("App", Kind::App, 2),
+        ("Lam", Kind::Lam, 1),
+        ("NatApp", Kind::NatApp, 1),
+        ("NatLam", Kind::NatLam, 1),
+        ("Var", Kind::Var, 0),
+        ("Prim", Kind::Prim, 0),
+        ("F32", Kind::Leaf, 0),
+        ("Int", Kind::Leaf, 0),
+        ("NamedVar", Kind::Leaf, 0),
+        ("NamedLam", Kind::Leaf, 0),
+        ("Sig", Kind::Leaf, 0),
+        ("Phi", Kind::Leaf, 0),
+        ("Let", Kind::Leaf, 0),
+    ];
+    for (name, kind, arity) in CONSTRUCTORS {
+        eg.constructor_enodes(name, |e| {
+            if e.subsumed {
+                return;
+            }
+            let mut kids = [Value::new_const(0); 2];
+            kids[..arity].copy_from_slice(&e.children[..arity]);
+            let payload = match kind {
+                Kind::NatApp => e.children[1],
+                Kind::Prim => e.children[0],
+                _ => Value::new_const(0),
+            };
+            visit(RawNode {
+                class: e.eclass,
+                kind,
+                kids,
+                arity,
+                payload,
+                ty: *e.children.last().unwrap(),
+            });
+        })
+        .map_err(|e| Error::internal(format!("sketch scan: {e}")))?;
+    }
+    Ok(())
+}
+
 impl Scan {
     fn read(eg: &EGraph) -> Result<Scan> {
-        const CONSTRUCTORS: [(&str, Kind, usize); 13] = [
-            ("App", Kind::App, 2),
-            ("Lam", Kind::Lam, 1),
-            ("NatApp", Kind::NatApp, 1),
-            ("NatLam", Kind::NatLam, 1),
-            ("Var", Kind::Var, 0),
-            ("Prim", Kind::Prim, 0),
-            ("F32", Kind::Leaf, 0),
-            ("Int", Kind::Leaf, 0),
-            ("NamedVar", Kind::Leaf, 0),
-            ("NamedLam", Kind::Leaf, 0),
-            ("Sig", Kind::Leaf, 0),
-            ("Phi", Kind::Leaf, 0),
-            ("Let", Kind::Leaf, 0),
-        ];
         let mut scan = Scan::default();
         let mut types: Vec<(u32, Value)> = vec![];
-        for (name, kind, arity) in CONSTRUCTORS {
-            eg.constructor_enodes(name, |e| {
-                if e.subsumed {
-                    return;
-                }
-                let class = scan.classes.id(e.eclass);
-                let mut kids = [0; 2];
-                for (k, v) in kids.iter_mut().zip(&e.children[..arity]) {
-                    *k = scan.classes.id(*v);
-                }
-                let payload = match kind {
-                    Kind::NatApp => e.children[1],
-                    Kind::Prim => e.children[0],
-                    _ => Value::new_const(0),
-                };
-                scan.nodes.push(Scanned {
-                    class,
-                    kind,
-                    kids,
-                    arity: arity as u8,
-                    payload,
-                });
-                types.push((class, *e.children.last().unwrap()));
-            })
-            .map_err(|e| Error::internal(format!("sketch scan: {e}")))?;
-        }
+        scan_nodes(eg, |n| {
+            let class = scan.classes.id(n.class);
+            let mut kids = [0; 2];
+            for (k, v) in kids.iter_mut().zip(&n.kids[..n.arity]) {
+                *k = scan.classes.id(*v);
+            }
+            scan.nodes.push(Scanned {
+                class,
+                kind: n.kind,
+                kids,
+                arity: n.arity as u8,
+                payload: n.payload,
+            });
+            types.push((class, n.ty));
+        })?;
         scan.class_ty = vec![Value::new_const(u32::MAX); scan.classes.len()];
         for (class, ty) in types {
             scan.class_ty[class as usize] = ty;
@@ -152,7 +179,7 @@ impl Evaluator {
         relations: &[(String, Def)],
         root: Option<usize>,
     ) -> Result<(Satisfying, usize)> {
-        self.table.update(eg)?;
+        self.refresh(eg)?;
         let scan = Scan::read(eg)?;
         let classes = scan.classes.len();
         let mut parents = None;
@@ -162,7 +189,7 @@ impl Evaluator {
             match def {
                 Def::Node { op, kids } => {
                     for n in &scan.nodes {
-                        if self.matches(eg, op, n)
+                        if self.has_op(eg, op, n.kind, n.payload)
                             && kids
                                 .iter()
                                 .enumerate()
@@ -215,17 +242,28 @@ impl Evaluator {
         ))
     }
 
-    /// Does the e-node have the sketch's operator (and size, or primitive)?
-    fn matches(&mut self, eg: &EGraph, op: &Op, n: &Scanned) -> bool {
-        match (op, n.kind) {
+    /// Decodes the sizes and types added since the last check.
+    pub(super) fn refresh(&mut self, eg: &EGraph) -> Result<()> {
+        self.table.update(eg)
+    }
+
+    /// The type a type value stands for.
+    pub(super) fn ty(&self, v: Value) -> Option<&crate::rise::types::Type> {
+        self.table.ty(v)
+    }
+
+    /// Does an e-node of this kind and payload have the sketch's operator (and size, or
+    /// primitive)?
+    pub(super) fn has_op(&mut self, eg: &EGraph, op: &Op, kind: Kind, payload: Value) -> bool {
+        match (op, kind) {
             (Op::App, Kind::App) | (Op::Lam, Kind::Lam) => true,
             (Op::NatLam, Kind::NatLam) | (Op::Var, Kind::Var) => true,
             (Op::NatApp(size), Kind::NatApp) => {
-                size.as_meta().is_some() || self.table.nat(n.payload) == Some(size)
+                size.as_meta().is_some() || self.table.nat(payload) == Some(size)
             }
             (Op::Prim(p), Kind::Prim) => {
-                let name = *self.prims.entry(n.payload).or_insert_with(|| {
-                    Prim::from_name(&eg.value_to_base::<egglog::sort::S>(n.payload).0)
+                let name = *self.prims.entry(payload).or_insert_with(|| {
+                    Prim::from_name(&eg.value_to_base::<egglog::sort::S>(payload).0)
                 });
                 name == Some(*p)
             }

@@ -21,6 +21,7 @@
 //! are matched in the context of the program's leading `nfun`s. A sketch becomes a query on
 //! the e-graph ([`query`]) and guides extraction ([`extract`]).
 
+pub mod dataflow;
 pub mod eval;
 pub mod extract;
 pub mod parse;

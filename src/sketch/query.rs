@@ -10,6 +10,7 @@
 //! semi-naively, so each update only joins against what is new. "Found" is then a lookup:
 //! is the root e-class in the relation of the whole sketch?
 
+use super::dataflow::Dataflow;
 use super::eval::{Evaluator, Satisfying};
 use super::{Op, Sketch};
 use crate::egraph::encode::{nat_term, type_sexpr_with};
@@ -30,6 +31,9 @@ pub enum Engine {
     Scan,
     /// By egglog, semi-naively: the printed rules saturated after every iteration.
     Egglog,
+    /// By differential dataflow, fed each iteration's new and changed e-nodes
+    /// ([`super::dataflow`]).
+    Dataflow,
 }
 
 /// A compiled sketch: its relations as an egglog program and as definitions for
@@ -46,6 +50,8 @@ pub struct SketchQuery {
     /// With [`Engine::Scan`]: the evaluator and the result of the last update.
     evaluator: Evaluator,
     satisfying: Option<Satisfying>,
+    /// With [`Engine::Dataflow`]: the dataflow.
+    dataflow: Option<Dataflow>,
 }
 
 /// What a relation holds, over e-classes: the classes of which some e-node is `op` with
@@ -67,9 +73,13 @@ impl SketchQuery {
     pub fn install(eg: &mut EGraph, sketch: &Sketch, engine: Engine) -> Result<SketchQuery> {
         let mut query = SketchQuery::compile(sketch)?;
         query.engine = engine;
-        if engine == Engine::Egglog {
-            eg.parse_and_run_program(None, &query.program)
-                .map_err(|e| Error::internal(format!("sketch query: {e}")))?;
+        match engine {
+            Engine::Egglog => {
+                eg.parse_and_run_program(None, &query.program)
+                    .map_err(|e| Error::internal(format!("sketch query: {e}")))?;
+            }
+            Engine::Dataflow => query.dataflow = Some(Dataflow::new(&query.relations, query.root)?),
+            Engine::Scan => {}
         }
         Ok(query)
     }
@@ -94,13 +104,18 @@ impl SketchQuery {
             program: c.program,
             evaluator: Evaluator::default(),
             satisfying: None,
+            dataflow: None,
         })
     }
 
     /// Brings the sketch's relations up to date; returns the work done: with egglog, the
     /// number of rule matches (semi-naive evaluation keeps it proportional to what is new);
-    /// from a scan, the number of tuples of all relations.
+    /// from a scan, the number of tuples of all relations; with a dataflow, the number of
+    /// changes fed.
     pub fn update(&mut self, eg: &mut EGraph) -> Result<usize> {
+        if let Some(dataflow) = &mut self.dataflow {
+            return dataflow.update(eg, &self.relations);
+        }
         if self.engine == Engine::Scan {
             let (satisfying, tuples) = self.evaluator.run(eg, &self.relations, self.root)?;
             self.satisfying = Some(satisfying);
@@ -120,6 +135,9 @@ impl SketchQuery {
 
     /// Does some term of `class` satisfy the sketch? (After [`SketchQuery::update`].)
     pub fn holds(&self, eg: &EGraph, class: Value) -> bool {
+        if let Some(dataflow) = &self.dataflow {
+            return dataflow.holds(class);
+        }
         if self.engine == Engine::Scan {
             return self.satisfying.as_ref().is_some_and(|s| s.holds(class));
         }
