@@ -73,7 +73,7 @@ enum Command {
         size: i64,
     },
     /// Benchmarks. `table2`: the efficient encoding on Table 2's goals, medians of several
-    /// runs. `scale`: Table 3's unguided blocking search until found or past `--enodes`,
+    /// runs. `scale`: Table 3's unguided blocking search until found or at `--enodes`,
     /// printing per iteration (CSV) the rewrite step's and the check's times, microseconds
     /// per new e-node and resident bytes per e-node.
     Bench {
@@ -82,7 +82,7 @@ enum Command {
         /// table2: runs per goal.
         #[arg(long, default_value_t = 5, value_parser = limits::positive)]
         runs: usize,
-        /// scale: stop after the iteration that passes this many e-nodes.
+        /// scale: stop at this many e-nodes (the iteration that would pass them is cut).
         #[arg(long, default_value_t = 2_000_000, value_parser = limits::positive)]
         enodes: usize,
         /// scale: time limit in seconds.
@@ -196,6 +196,8 @@ enum Command {
 struct LimitArgs {
     #[arg(long, default_value_t = 30)]
     iterations: usize,
+    /// E-node cap: the iteration that would pass it fires only the matches that fit, and
+    /// the search stops there.
     #[arg(long, default_value_t = 1_000_000, value_parser = limits::positive)]
     enodes: usize,
     /// Time limit in seconds.

@@ -2,15 +2,18 @@
 //!
 //! egglog's `step_rules` applies every match of an iteration at once, so an e-graph that
 //! triples per iteration passes an e-node cap threefold before the driver sees it.
-//! [`Rewriter`] steps the ruleset through an egglog [`Scheduler`] instead, which lets only a
-//! budget of matches fire: the room left under the cap divided by the new e-nodes per match
-//! of the last iteration (with a margin). An iteration with more matches than that is cut,
-//! and the search stops there with its e-graph near the cap; one with fewer is whole, as
-//! `step_rules` would have run it. Measured on the unguided blocking search to 223K
-//! e-nodes, stepping through the scheduler costs about as much time as `step_rules` and
-//! less memory. (Matches that did not fit are never fired later: after the step's rebuild
-//! they may name merged classes, and firing them then made ill-typed unions.)
+//! [`Rewriter`] steps the ruleset through an egglog [`Scheduler`] instead (where rules match
+//! subsumed e-nodes, see [`super::rust_rule`], only once the cap is near: until then
+//! `step_rules` costs less). Where the cap is near (the last iteration's growth, twice over,
+//! would pass it), it first counts the iteration's matches without firing any, then fires of
+//! each rule's matches the share that fits, the room left under the cap over the matches
+//! times the last iteration's new e-nodes per match. An iteration with more matches than
+//! that is cut, and the search stops there with its e-graph near the cap; one with fewer is
+//! whole, as `step_rules` would have run it. (Matches that did not fit are never fired
+//! later: after the step's rebuild they may name merged classes, and firing them then made
+//! ill-typed unions.)
 
+use super::rust_rule::MatchSubsumed;
 use crate::error::Result;
 use egglog::scheduler::{Matches, Scheduler, SchedulerId};
 use egglog::EGraph;
@@ -43,6 +46,8 @@ struct Budget {
 }
 
 const WHOLE: usize = 1_000_000;
+/// The growth assumed before the first iteration.
+const FIRST_GROWTH: f64 = 4.0;
 
 /// Counts the matches, or fires a share of each rule's, spread evenly over them.
 #[derive(Clone)]
@@ -72,10 +77,13 @@ impl Scheduler for Capped {
 #[derive(Default)]
 pub struct Rewriter {
     budget: Arc<Budget>,
-    /// The scheduler (added on the first step).
+    /// The scheduler, once an iteration was near the cap (then every later one uses it
+    /// too: its semi-naive queries must see every new match).
     scheduler: Option<SchedulerId>,
     /// E-nodes before the last step and the matches it applied.
     last: Option<(usize, usize)>,
+    /// Matches fired by egglog's own steps, before the scheduler was needed.
+    plain_matches: usize,
 }
 
 impl Rewriter {
@@ -91,28 +99,59 @@ impl Rewriter {
         enodes: usize,
         cap: usize,
     ) -> Result<Step> {
-        let b = self.budget.clone();
-        let id = *self
-            .scheduler
-            .get_or_insert_with(|| eg.add_scheduler(Box::new(Capped(b.clone()))));
-        // First count the iteration's matches: nothing fires, so nothing is rebuilt and the
-        // matches stay valid for the second step, which fires them (or a share).
-        b.counting.store(true, Relaxed);
-        b.found.store(0, Relaxed);
-        eg.step_rules_with_scheduler(id, ruleset)
-            .map_err(super::engine)?;
         let per_match = match self.last {
             Some((before, matches)) if matches > 0 => {
                 enodes.saturating_sub(before) as f64 / matches as f64
             }
             _ => 1.0,
         };
-        let room = cap.saturating_sub(enodes) as f64;
-        let expected = b.found.load(Relaxed) as f64 * per_match;
-        let share = if expected <= room {
-            WHOLE
+        let growth = match self.last {
+            Some((before, _)) if before > 0 => enodes as f64 / before as f64,
+            _ => FIRST_GROWTH,
+        };
+        let near = enodes as f64 * growth * 2.0 >= cap as f64;
+        let unconstrained = eg.extension_state::<MatchSubsumed>().is_some_and(|m| m.0);
+        if !near && unconstrained && self.scheduler.is_none() {
+            // Far from the cap, with rules that match subsumed rows: egglog's own step (the
+            // scheduler's queries always skip subsumed rows, which costs memory in
+            // proportion to the tables: see [`super::rust_rule`]).
+            let report = eg.step_rules(ruleset).map_err(super::engine)?;
+            let step = Step {
+                matches: report.num_matches_per_rule.values().sum(),
+                updated: report.updated,
+                capped: false,
+            };
+            self.plain_matches += step.matches;
+            self.last = Some((enodes, step.matches));
+            return Ok(step);
+        }
+        let b = self.budget.clone();
+        let first = self.scheduler.is_none();
+        let id = *self
+            .scheduler
+            .get_or_insert_with(|| eg.add_scheduler(Box::new(Capped(b.clone()))));
+        // Near the cap, first count the iteration's matches: nothing fires, so nothing is
+        // rebuilt and the matches stay valid for the second step, which fires them (or a
+        // share). The scheduler's first step finds every match since the start, the ones
+        // egglog's steps fired before included: those are not counted as new.
+        let share = if near {
+            b.counting.store(true, Relaxed);
+            b.found.store(0, Relaxed);
+            eg.step_rules_with_scheduler(id, ruleset)
+                .map_err(super::engine)?;
+            let mut found = b.found.load(Relaxed);
+            if first {
+                found = found.saturating_sub(self.plain_matches);
+            }
+            let room = cap.saturating_sub(enodes) as f64;
+            let expected = found as f64 * per_match;
+            if expected <= room {
+                WHOLE
+            } else {
+                (room / expected * WHOLE as f64) as usize
+            }
         } else {
-            (room / expected * WHOLE as f64) as usize
+            WHOLE
         };
         b.counting.store(false, Relaxed);
         b.share.store(share, Relaxed);

@@ -37,6 +37,7 @@ pub fn add_explicit_substitution(
     ruleset: &str,
     snap: &SharedSnapshot,
 ) -> Result<()> {
+    use crate::egraph::rust_rule::rust_rule;
     use egglog::prelude::*;
     let engine = |e: egglog::Error| Error::bad_input(format!("explicit substitution rules: {e}"));
     super::add_rule_text(eg, ruleset, STRUCTURAL)?;

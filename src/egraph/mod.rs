@@ -9,6 +9,7 @@ pub mod explicit;
 pub mod extract;
 pub mod filter;
 pub mod names;
+pub mod rust_rule;
 pub mod saturate;
 pub mod subst;
 
@@ -43,9 +44,11 @@ pub(crate) fn sort(eg: &EGraph, name: &str) -> egglog::ArcSort {
     eg.get_sort_by_name(name).expect("Rise schema").clone()
 }
 
-/// A fresh single-threaded e-graph with the Rise schema.
+/// A fresh single-threaded e-graph with the Rise schema. Its rules may match subsumed
+/// e-nodes ([`rust_rule::MatchSubsumed`]) until a search that prunes says otherwise.
 pub fn rise_egraph() -> Result<EGraph> {
     let mut eg = EGraph::default();
     add_schema(&mut eg)?;
+    *eg.extension_state_or_default() = rust_rule::MatchSubsumed(true);
     Ok(eg)
 }

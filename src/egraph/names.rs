@@ -227,6 +227,7 @@ pub fn substitute_name(b: &mut Builder, body: Value, x: Value, by: Value) -> Opt
 
 /// Eta, `fun x => f x` to `f` when `x` is not free in `f`.
 fn add_eta(eg: &mut EGraph, ruleset: &str, snap: &SharedSnapshot) -> Result<()> {
+    use crate::egraph::rust_rule::rust_rule;
     use egglog::prelude::*;
     let (expr, ty, string) = (sort(eg, "Expr"), sort(eg, "Type"), sort(eg, "String"));
     let s = snap.clone();
@@ -258,6 +259,7 @@ fn engine(e: egglog::Error) -> Error {
 
 /// Adds extraction-based beta and eta for named terms to `ruleset`.
 pub fn add_beta_eta(eg: &mut EGraph, ruleset: &str, snap: &SharedSnapshot) -> Result<()> {
+    use crate::egraph::rust_rule::rust_rule;
     use egglog::prelude::*;
     let _ = add_ruleset(eg, ruleset);
     let (expr, ty, string) = (sort(eg, "Expr"), sort(eg, "Type"), sort(eg, "String"));
@@ -314,7 +316,7 @@ pub fn add_explicit_substitution(
     ruleset: &str,
     snap: &SharedSnapshot,
 ) -> Result<()> {
-    use egglog::prelude::*;
+    use crate::egraph::rust_rule::rust_rule;
     super::add_rule_text(eg, ruleset, LET_RULES)?;
     let (expr, ty, string) = (sort(eg, "Expr"), sort(eg, "Type"), sort(eg, "String"));
     // let v a (fun w => b), w != v: fun w => let v a b when w is not free in a; otherwise

@@ -469,6 +469,7 @@ pub fn add_eta(
     snap: &SharedSnapshot,
     rewrite: impl Fn(&mut Builder, Value) -> Option<Value> + Clone + Send + Sync + 'static,
 ) -> Result<()> {
+    use crate::egraph::rust_rule::rust_rule;
     use egglog::prelude::*;
     let (expr, ty) = (super::sort(eg, "Expr"), super::sort(eg, "Type"));
     let s = snap.clone();
@@ -502,6 +503,7 @@ pub type SharedSnapshot = Arc<RwLock<Snapshot>>;
 
 /// Adds extraction-based beta and eta (De Bruijn) to `ruleset` (created if needed).
 pub fn add_beta_eta(eg: &mut EGraph, ruleset: &str, snap: &SharedSnapshot) -> Result<()> {
+    use crate::egraph::rust_rule::rust_rule;
     use egglog::prelude::*;
     let expr = eg
         .get_sort_by_name("Expr")

@@ -1,7 +1,7 @@
 //! `sketchlog bench scale`: how the engine's per-iteration work grows with the e-graph.
 //!
 //! Runs Table 3's unguided blocking search (the split and reorder rules, the goal sketch
-//! `reorder1`, the guide's filters) until it is found or passes N e-nodes, and prints per
+//! `reorder1`, the guide's filters) until it is found or reaches N e-nodes, and prints per
 //! iteration the rewrite step's time, the check's (filter and sketch query) and its share of
 //! the rewrite step, microseconds per new e-node and resident bytes per e-node.
 

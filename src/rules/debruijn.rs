@@ -827,6 +827,7 @@ pub fn add_rules(
     snapshot: &SharedSnapshot,
     filter: &Filter,
 ) -> Result<()> {
+    use crate::egraph::rust_rule::rust_rule;
     use egglog::prelude::*;
     let _ = add_ruleset(eg, ruleset);
     for mut rule in rules {

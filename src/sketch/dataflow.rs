@@ -85,7 +85,7 @@ impl Dataflow {
             Allocator::Thread(Thread::default()),
             None,
         );
-        let mut probe = Handle::new();
+        let probe = Handle::new();
         let out: Rc<RefCell<HashMap<u32, isize>>> = Rc::default();
         let sink = out.clone();
         let defs: Vec<Def> = relations.iter().map(|(_, d)| d.clone()).collect();
@@ -100,10 +100,10 @@ impl Dataflow {
                     .inspect(move |(c, _, diff)| {
                         *sink.borrow_mut().entry(*c).or_insert(0) += diff;
                     })
-                    .probe_with(&mut probe);
+                    .probe_with(&probe);
             } else {
                 rels.into_iter().for_each(|r| {
-                    r.probe_with(&mut probe);
+                    r.probe_with(&probe);
                 });
             }
             (enodes_in, types_in)
