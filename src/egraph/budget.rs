@@ -64,7 +64,7 @@ impl Scheduler for Capped {
             matches.choose_all();
         } else {
             let fire = n * share / WHOLE;
-            (0..fire).for_each(|i| matches.choose(i * n / fire.max(1)));
+            (0..fire).for_each(|i| matches.choose(i * n / fire));
             if fire < n {
                 b.cut.store(true, Relaxed);
             }
@@ -77,8 +77,8 @@ impl Scheduler for Capped {
 #[derive(Default)]
 pub struct Rewriter {
     budget: Arc<Budget>,
-    /// The scheduler, once an iteration was near the cap (then every later one uses it
-    /// too: its semi-naive queries must see every new match).
+    /// The scheduler, from the first step that used it on (its semi-naive queries must see
+    /// every new match).
     scheduler: Option<SchedulerId>,
     /// E-nodes before the last step and the matches it applied.
     last: Option<(usize, usize)>,

@@ -1,6 +1,7 @@
 //! Rise in egglog: the schema (`schemas/rise.egg`), loading typed terms into an e-graph
 //! (`encode`), extracting them back (`extract`), extraction-based substitution as Rust rules
-//! (`subst`), and the saturation driver with its limits and "found" query (`saturate`).
+//! (`subst`, registered by `rust_rule`), and the saturation driver with its limits and
+//! "found" query (`saturate`; the e-node cap inside an iteration: `budget`).
 
 pub mod budget;
 pub mod costs;
