@@ -2,10 +2,9 @@
 //!
 //! egglog's `step_rules` applies every match of an iteration at once, so an e-graph that
 //! triples per iteration passes an e-node cap threefold before the driver sees it.
-//! [`Rewriter`] steps the ruleset through an egglog [`Scheduler`] instead (where rules match
-//! subsumed e-nodes, see [`super::rust_rule`], only once the cap is near: until then
-//! `step_rules` costs less). Where the cap is near (the last iteration's growth, twice over,
-//! would pass it), it first counts the iteration's matches without firing any, then fires of
+//! [`Rewriter`] keeps `step_rules` while the cap is far, and once it is near (the last
+//! iteration's growth, twice over, would pass it) steps the ruleset through an egglog
+//! [`Scheduler`]: it first counts the iteration's matches without firing any, then fires of
 //! each rule's matches the share that fits, the room left under the cap over the matches
 //! times the last iteration's new e-nodes per match. An iteration with more matches than
 //! that is cut, and the search stops there with its e-graph near the cap; one with fewer is
@@ -13,7 +12,6 @@
 //! later: after the step's rebuild they may name merged classes, and firing them then made
 //! ill-typed unions.)
 
-use super::rust_rule::MatchSubsumed;
 use crate::error::Result;
 use egglog::scheduler::{Matches, Scheduler, SchedulerId};
 use egglog::EGraph;
@@ -110,11 +108,10 @@ impl Rewriter {
             _ => FIRST_GROWTH,
         };
         let near = enodes as f64 * growth * 2.0 >= cap as f64;
-        let unconstrained = eg.extension_state::<MatchSubsumed>().is_some_and(|m| m.0);
-        if !near && unconstrained && self.scheduler.is_none() {
-            // Far from the cap, with rules that match subsumed rows: egglog's own step (the
-            // scheduler's queries always skip subsumed rows, which costs memory in
-            // proportion to the tables: see [`super::rust_rule`]).
+        if !near && self.scheduler.is_none() {
+            // Far from the cap: egglog's own step (the scheduler's queries always skip
+            // subsumed rows, which costs memory in proportion to the tables: see
+            // [`super::rust_rule`]).
             let report = eg.step_rules(ruleset).map_err(super::engine)?;
             let step = Step {
                 matches: report.num_matches_per_rule.values().sum(),

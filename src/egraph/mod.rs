@@ -45,11 +45,9 @@ pub(crate) fn sort(eg: &EGraph, name: &str) -> egglog::ArcSort {
     eg.get_sort_by_name(name).expect("Rise schema").clone()
 }
 
-/// A fresh single-threaded e-graph with the Rise schema. Its rules may match subsumed
-/// e-nodes ([`rust_rule::MatchSubsumed`]) until a search that prunes says otherwise.
+/// A fresh single-threaded e-graph with the Rise schema.
 pub fn rise_egraph() -> Result<EGraph> {
     let mut eg = EGraph::default();
     add_schema(&mut eg)?;
-    *eg.extension_state_or_default() = rust_rule::MatchSubsumed(true);
     Ok(eg)
 }

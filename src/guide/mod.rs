@@ -11,7 +11,6 @@ pub mod report;
 
 use crate::egraph::extract::{AstSize, CostModel, ENode, ExprGraph, Weighted};
 use crate::egraph::filter::Filter;
-use crate::egraph::rust_rule::MatchSubsumed;
 use crate::egraph::saturate::{
     find_term, normalise, resident_mb, saturate, Check, IterationStats, Limits, Outcome,
 };
@@ -144,8 +143,6 @@ pub fn search(
     let t0 = Instant::now();
     let (input, _) = normalise(start, &step.limits)?;
     let mut eg = rise_egraph()?;
-    // The term-size filter subsumes e-nodes: rules must then skip them.
-    *eg.extension_state_or_default() = MatchSubsumed(step.filter.ast_size.is_none());
     encode::load_term(&mut eg, &input)?;
     let snap = SharedSnapshot::default();
     add_beta_eta(&mut eg, "rw", &snap)?;
