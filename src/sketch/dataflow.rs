@@ -15,7 +15,6 @@
 
 use super::eval::{scan_nodes, Evaluator};
 use super::query::Def;
-use super::type_matches;
 use crate::egraph::costs::Dense;
 use crate::error::{Error, Result};
 use differential_dataflow::input::{Input, InputSession};
@@ -49,9 +48,9 @@ pub struct Dataflow {
     fed_enodes: HashSet<Enode>,
     fed_types: HashMap<u32, u64>,
     classes: Dense,
-    /// Matching operators and types (decoded sizes and types, primitive names).
+    /// Matching operators and types (decoded sizes and types, primitive names, type
+    /// sketches matched per type value).
     ops: Evaluator,
-    type_bits: HashMap<(usize, Value), bool>,
     /// For each relation, its bit among node (or typed) relations.
     bits: Vec<u32>,
 }
@@ -119,7 +118,6 @@ impl Dataflow {
             fed_types: HashMap::default(),
             classes: Dense::default(),
             ops: Evaluator::default(),
-            type_bits: HashMap::default(),
             bits,
         })
     }
@@ -148,12 +146,8 @@ impl Dataflow {
             if let std::collections::hash_map::Entry::Vacant(e) = types.entry(class) {
                 let mut matching = 0u64;
                 for (r, (_, def)) in relations.iter().enumerate() {
-                    if let Def::Typed { ty: sketch, .. } = def {
-                        let table = &self.ops;
-                        let hit = *self.type_bits.entry((r, node.ty)).or_insert_with(|| {
-                            table.ty(node.ty).is_some_and(|t| type_matches(sketch, t))
-                        });
-                        if hit {
+                    if let Def::Typed { ty, .. } = def {
+                        if self.ops.has_type(r, ty, node.ty) {
                             matching |= 1 << self.bits[r];
                         }
                     }

@@ -15,6 +15,7 @@ use crate::egraph::costs::{adjacency, Dense};
 use crate::egraph::encode::TypeTable;
 use crate::error::{Error, Result};
 use crate::rise::primitives::Prim;
+use crate::rise::types::Type;
 use egglog::{EGraph, Value};
 use rustc_hash::FxHashMap as HashMap;
 
@@ -221,10 +222,7 @@ impl Evaluator {
                 Def::Typed { inner, ty } => {
                     for (c, h) in holds.iter_mut().enumerate() {
                         if inner.is_none_or(|i| rels[i][c]) {
-                            let v = scan.class_ty[c];
-                            *h = *self.type_matches.entry((r, v)).or_insert_with(|| {
-                                self.table.ty(v).is_some_and(|t| type_matches(ty, t))
-                            });
+                            *h = self.has_type(r, ty, scan.class_ty[c]);
                         }
                     }
                 }
@@ -247,9 +245,14 @@ impl Evaluator {
         self.table.update(eg)
     }
 
-    /// The type a type value stands for.
-    pub(super) fn ty(&self, v: Value) -> Option<&crate::rise::types::Type> {
-        self.table.ty(v)
+    /// Does the type value `v` match the type sketch `ty` of relation `r`? (Remembered
+    /// per relation and type value: types are hash-consed and never merged.)
+    pub(super) fn has_type(&mut self, r: usize, ty: &Type, v: Value) -> bool {
+        let table = &self.table;
+        *self
+            .type_matches
+            .entry((r, v))
+            .or_insert_with(|| table.ty(v).is_some_and(|t| type_matches(ty, t)))
     }
 
     /// Does an e-node of this kind and payload have the sketch's operator (and size, or
