@@ -26,14 +26,13 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run egglog programs (`.egg`) with sketchlog's commands registered.
+    /// Run egglog programs (`.egg`) with sketchlog's commands registered: egglog 3.0's own
+    /// command line (same flags); a REPL on standard input when no file is given.
     Run {
         /// Files to run, in order, in one e-graph.
-        #[arg(required = true)]
         files: Vec<PathBuf>,
-        /// Directory for files read by `input` and written by `output`.
-        #[arg(short = 'F', long)]
-        fact_directory: Option<PathBuf>,
+        #[command(flatten)]
+        flags: crate::runner::EggFlags,
     },
     /// Print the inferred type of every definition in a `.rise` file.
     Typecheck {
@@ -386,12 +385,9 @@ fn dispatch(cli: Cli) -> Result<()> {
         egraph::saturate::start_watchdog();
     }
     match cli.command {
-        Command::Run {
-            files,
-            fact_directory,
-        } => {
+        Command::Run { files, flags } => {
             let mut stdout = std::io::stdout().lock();
-            crate::runner::run_files(&files, fact_directory.as_deref(), &mut stdout)
+            crate::runner::run(&files, &flags, &mut stdout)
         }
         Command::Typecheck { files } => files.iter().try_for_each(|f| typecheck(f)),
         Command::Show { program } => show(&program),

@@ -243,8 +243,17 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 /// Writes `contents` to `path` atomically (temporary file, then rename): a reader, or a run
 /// killed half-way, sees the old file or the new one, never a part.
 pub fn write_atomically(path: &std::path::Path, contents: &[u8]) -> Result<()> {
+    write_atomically_with(path, |tmp| std::fs::write(tmp, contents))
+}
+
+/// [`write_atomically`] for a writer that takes a path (another program, say): `write`
+/// writes the temporary file, which is then renamed to `path`.
+pub fn write_atomically_with(
+    path: &std::path::Path,
+    write: impl FnOnce(&std::path::Path) -> std::io::Result<()>,
+) -> Result<()> {
     let tmp = prepare_to_write(path)?;
-    let written = std::fs::write(&tmp, contents).and_then(|()| std::fs::rename(&tmp, path));
+    let written = write(&tmp).and_then(|()| std::fs::rename(&tmp, path));
     written.map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
         Error::write(path, e)

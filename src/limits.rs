@@ -82,25 +82,45 @@ pub fn memory_mb(text: &str) -> std::result::Result<u64, String> {
     parse_at_least(text, 1u64)
 }
 
-/// The nesting depth of the s-expressions of a `.egg` program; an error at the first
-/// parenthesis past [`MAX_EGG_NESTING`]. Strings and comments are skipped as egglog's lexer
-/// skips them.
-pub fn check_egg_nesting(src: &std::sync::Arc<crate::error::Source>) -> Result<()> {
-    let bytes = src.text.as_bytes();
-    let (mut depth, mut i) = (0usize, 0);
-    while i < bytes.len() {
-        match bytes[i] {
-            b'"' => {
-                i += 1;
-                while i < bytes.len() && bytes[i] != b'"' {
-                    i += if bytes[i] == b'\\' { 2 } else { 1 };
-                }
-            }
-            b';' => {
-                while i < bytes.len() && bytes[i] != b'\n' {
+/// The brackets of a `.egg` program outside strings and comments (skipped as egglog's lexer
+/// skips them), as (byte offset, bracket); the opening quote of a string left open at the
+/// end comes as `"`.
+fn egg_brackets(text: &str) -> impl Iterator<Item = (usize, u8)> + '_ {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while i < bytes.len() {
+            let at = i;
+            i += 1;
+            match bytes[at] {
+                b'"' => {
+                    while i < bytes.len() && bytes[i] != b'"' {
+                        i += if bytes[i] == b'\\' { 2 } else { 1 };
+                    }
+                    if i >= bytes.len() {
+                        return Some((at, b'"'));
+                    }
                     i += 1;
                 }
+                b';' => {
+                    while i < bytes.len() && bytes[i] != b'\n' {
+                        i += 1;
+                    }
+                }
+                b @ (b'(' | b'[' | b')' | b']') => return Some((at, b)),
+                _ => {}
             }
+        }
+        None
+    })
+}
+
+/// The nesting depth of the s-expressions of a `.egg` program; an error at the first
+/// parenthesis past [`MAX_EGG_NESTING`].
+pub fn check_egg_nesting(src: &std::sync::Arc<crate::error::Source>) -> Result<()> {
+    let mut depth = 0usize;
+    for (i, b) in egg_brackets(&src.text) {
+        match b {
             b'(' | b'[' => {
                 depth += 1;
                 if depth > MAX_EGG_NESTING {
@@ -115,9 +135,22 @@ pub fn check_egg_nesting(src: &std::sync::Arc<crate::error::Source>) -> Result<(
             b')' | b']' => depth = depth.saturating_sub(1),
             _ => {}
         }
-        i += 1;
     }
     Ok(())
+}
+
+/// Whether a REPL's input so far is whole commands: no string left open and no bracket
+/// left unclosed (a surplus closing bracket counts as whole, for egglog to report).
+pub fn egg_input_complete(text: &str) -> bool {
+    let mut depth = 0i64;
+    for (_, b) in egg_brackets(text) {
+        match b {
+            b'(' | b'[' => depth += 1,
+            b')' | b']' => depth -= 1,
+            _ => return false,
+        }
+    }
+    depth <= 0
 }
 
 #[cfg(test)]
@@ -131,6 +164,17 @@ mod tests {
         }
         assert_eq!(parse_seconds("1.5").unwrap(), Duration::from_millis(1500));
         assert_eq!(parse_seconds("0").unwrap(), Duration::ZERO);
+    }
+
+    #[test]
+    fn repl_input_is_complete_when_brackets_close_outside_strings_and_comments() {
+        assert!(egg_input_complete("(check (= 1 1))\n"));
+        assert!(egg_input_complete(""));
+        assert!(!egg_input_complete("(datatype Math\n  (Num i64)"));
+        assert!(!egg_input_complete("(extract \"(\n"));
+        assert!(egg_input_complete("(extract \"(\\\")\")"));
+        assert!(!egg_input_complete("(extract 1 ; )\n"));
+        assert!(egg_input_complete("(extract 1))"));
     }
 
     #[test]

@@ -1,0 +1,196 @@
+//! sketchlog's commands inside egglog programs, registered with [`EGraph::add_command`].
+//! The Rise schema is added the first time one of them needs it, so plain egglog programs
+//! see an untouched e-graph.
+//!
+//! | command | effect |
+//! |---|---|
+//! | `(rise-load $name "file.rise" "def")` | elaborate a definition, add it (with all types), bind `$name` |
+//! | `(rise-extract e)` | print the smallest term of `e`'s e-class as named Rise |
+//! | `(sketch-check "P.rise:NAME" "S.sketch:NAME" "R.rules:SET" ...)` | `sketchlog check`, default limits |
+//! | `(guide "G.guide")` | `sketchlog guide` |
+//!
+//! egglog's term encoding (`--term-encoding`, `--proofs`, `--proof-testing`) runs no
+//! user-defined command; [`super::run`] says so, and why, at the command's position.
+
+use super::errors::to_egglog;
+use crate::egraph::{self, encode, extract};
+use crate::error::{Error, Result};
+use crate::guide;
+use crate::rise::{self, debruijn, print, term::Term};
+use egglog::ast::{Expr, Literal};
+use egglog::{CommandOutput, EGraph, UserDefinedCommand};
+use std::path::Path;
+use std::sync::Arc;
+
+fn string_arg(args: &[Expr], i: usize, cmd: &str) -> std::result::Result<String, egglog::Error> {
+    match args.get(i) {
+        Some(Expr::Lit(_, Literal::String(s))) => Ok(s.clone()),
+        Some(other) => Err(to_egglog(
+            Error::bad_input(format!("`{cmd}` expects a string as argument {}", i + 1)),
+            std::slice::from_ref(other),
+        )),
+        None => Err(to_egglog(
+            Error::bad_input(format!("`{cmd}` expects at least {} arguments", i + 1)),
+            args,
+        )),
+    }
+}
+
+/// Adds the Rise schema unless the e-graph already has it.
+fn ensure_schema(eg: &mut EGraph) -> Result<()> {
+    if eg.get_sort_by_name("Expr").is_none() {
+        egraph::add_schema(eg)?;
+    }
+    Ok(())
+}
+
+/// Prints a term as an egglog expression over the schema's constructors.
+pub fn to_sexpr(t: &Term) -> String {
+    use crate::rise::term::Node;
+    let ty = type_sexpr(&t.ty);
+    match &t.node {
+        Node::Var(i) => format!("(Var {i} {ty})"),
+        Node::Prim(p) => format!("(Prim \"{}\" {ty})", p.name()),
+        Node::F32(x) => format!("(F32 {:?} {ty})", x.0 as f64),
+        Node::Int(i) => format!("(Int {i} {ty})"),
+        Node::App(f, x) => format!("(App {} {} {ty})", to_sexpr(f), to_sexpr(x)),
+        Node::Lam(b) => format!("(Lam {} {ty})", to_sexpr(b)),
+        Node::NatLam(b) => format!("(NatLam {} {ty})", to_sexpr(b)),
+        Node::NatApp(f, n) => format!("(NatApp {} {} {ty})", to_sexpr(f), nat_sexpr(n)),
+    }
+}
+
+/// Prints a type as an egglog expression.
+pub fn type_sexpr(t: &crate::rise::types::Type) -> String {
+    encode::type_sexpr_with(t, &mut |n| Ok(nat_sexpr(n)), &mut || "(TMeta)".into())
+        .expect("printing sizes does not fail")
+}
+
+fn nat_sexpr(n: &crate::rise::nat::Nat) -> String {
+    encode::nat_term(n).map_or_else(|| "(NNum 0 1)".into(), |t| t.sexpr())
+}
+
+type CommandResult = std::result::Result<Vec<CommandOutput>, egglog::Error>;
+
+/// One of sketchlog's commands, as egglog calls it.
+struct Command(fn(&mut EGraph, &[Expr]) -> CommandResult);
+
+impl UserDefinedCommand for Command {
+    fn update(&self, eg: &mut EGraph, args: &[Expr]) -> CommandResult {
+        (self.0)(eg, args)
+    }
+}
+
+/// The names of sketchlog's commands, with what each does.
+const COMMANDS: [(&str, fn(&mut EGraph, &[Expr]) -> CommandResult); 4] = [
+    ("rise-load", rise_load),
+    ("rise-extract", rise_extract),
+    ("sketch-check", sketch_check),
+    ("guide", run_guide),
+];
+
+/// Whether `name` is one of sketchlog's commands.
+pub fn is_sketchlog_command(name: &str) -> bool {
+    COMMANDS.iter().any(|(n, _)| *n == name)
+}
+
+fn text_output(text: String) -> CommandResult {
+    Ok(vec![CommandOutput::UserDefined(Arc::new(text))])
+}
+
+/// `(rise-load $name "file.rise" "definition")`.
+fn rise_load(eg: &mut EGraph, args: &[Expr]) -> CommandResult {
+    let Some(Expr::Var(_, name)) = args.first() else {
+        return Err(to_egglog(
+            Error::bad_input("usage: (rise-load $name \"file.rise\" \"definition\")"),
+            args,
+        ));
+    };
+    let file = string_arg(args, 1, "rise-load")?;
+    let def = string_arg(args, 2, "rise-load")?;
+    let term = rise::load_def(Path::new(&file), &def).map_err(|e| to_egglog(e, args))?;
+    ensure_schema(eg).map_err(|e| to_egglog(e, args))?;
+    encode::load_term(eg, &term).map_err(|e| to_egglog(e, args))?;
+    eg.parse_and_run_program(None, &format!("(let {name} {})", to_sexpr(&term)))?;
+    Ok(vec![])
+}
+
+/// `(rise-extract expr)`.
+fn rise_extract(eg: &mut EGraph, args: &[Expr]) -> CommandResult {
+    let [e] = args else {
+        return Err(to_egglog(
+            Error::bad_input("usage: (rise-extract expr)"),
+            args,
+        ));
+    };
+    let (_, value) = eg.eval_expr(e)?;
+    let graph = extract::ExprGraph::read(eg).map_err(|e| to_egglog(e, args))?;
+    let term = extract::Extractor::new(&graph, &extract::AstSize)
+        .extract(value)
+        .map_err(|e| to_egglog(e, args))?;
+    let named = debruijn::to_named(&term, debruijn::Annotate::Leading);
+    text_output(format!("{}\n", print::print_expr(&named)))
+}
+
+fn string_args(args: &[Expr], cmd: &str) -> std::result::Result<Vec<String>, egglog::Error> {
+    (0..args.len()).map(|i| string_arg(args, i, cmd)).collect()
+}
+
+/// Runs a guide and returns its step summaries; a step that does not find its sketch is a
+/// failed check.
+fn run_guide_text(g: &guide::Guide) -> Result<String> {
+    let mut text = String::new();
+    let reports = guide::run(
+        g,
+        |_, _| {},
+        |i, r| {
+            text += &guide::report::summary(i, r);
+            text.push('\n');
+        },
+    )?;
+    guide::check_found(&reports)?;
+    Ok(text)
+}
+
+/// `(sketch-check "FILE.rise:NAME" "FILE.sketch:NAME" "FILE.rules:SET" ...)`.
+fn sketch_check(_: &mut EGraph, args: &[Expr]) -> CommandResult {
+    let usage =
+        "usage: (sketch-check \"FILE.rise:NAME\" \"FILE.sketch:NAME\" \"FILE.rules[:SET]\" ...)";
+    let a = string_args(args, "sketch-check")?;
+    let [program, sketch, rules @ ..] = a.as_slice() else {
+        return Err(to_egglog(Error::bad_input(usage), args));
+    };
+    if rules.is_empty() {
+        return Err(to_egglog(Error::bad_input(usage), args));
+    }
+    let g = guide::Guide::check(program, sketch, rules, guide::Step::defaults(), &|_| None)
+        .map_err(|e| to_egglog(e, args))?;
+    text_output(run_guide_text(&g).map_err(|e| to_egglog(e, args))?)
+}
+
+/// `(guide "FILE.guide")`.
+fn run_guide(_: &mut EGraph, args: &[Expr]) -> CommandResult {
+    let a = string_args(args, "guide")?;
+    let [file] = a.as_slice() else {
+        return Err(to_egglog(
+            Error::bad_input("usage: (guide \"FILE.guide\")"),
+            args,
+        ));
+    };
+    let g = guide::parse::load_guide(Path::new(file)).map_err(|e| to_egglog(e, args))?;
+    text_output(run_guide_text(&g).map_err(|e| to_egglog(e, args))?)
+}
+
+/// An e-graph with sketchlog's commands registered (and no schema yet).
+pub fn sketchlog_egraph() -> EGraph {
+    with_commands(EGraph::default())
+}
+
+/// Registers sketchlog's commands in `eg`.
+pub fn with_commands(mut eg: EGraph) -> EGraph {
+    for (name, run) in COMMANDS {
+        eg.add_command(name.into(), Arc::new(Command(run)))
+            .expect("a fresh e-graph has none of sketchlog's commands");
+    }
+    eg
+}

@@ -1,0 +1,339 @@
+//! `sketchlog run`: egglog 3.0's own command line, with sketchlog's commands registered.
+//!
+//! [`EggFlags`] are the flags of egglog's binary, with the same names, defaults and meaning,
+//! and [`run`] does what that binary does with them: run each file in one e-graph and print
+//! its outputs, write the serialized e-graph beside each file (`--to-json`, `--to-dot`,
+//! `--to-svg`), save the run report, or read a REPL from standard input when no file is
+//! given. egglog's own entry point (`egglog::cli`) parses the process's arguments itself, so
+//! it cannot sit under a `run` subcommand; it is mirrored here instead.
+//!
+//! What differs, on purpose: errors are reported as `file:line:column: error: ...` with
+//! sketchlog's exit codes (2 for bad input, 1 for a failed check, 3 for an internal error;
+//! egglog exits 1 for all), and the DOT and SVG pictures of an e-graph holding Rise terms
+//! show each term's type and sizes in its label ([`serialize`]).
+
+mod commands;
+mod errors;
+mod serialize;
+
+pub use commands::{sketchlog_egraph, to_sexpr, type_sexpr};
+pub use errors::from_egglog;
+
+use crate::error::{Error, Result};
+use egglog::{CommandOutput, EGraph};
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+/// The flags of egglog 3.0's binary.
+#[derive(clap::Args, Debug, Clone)]
+pub struct EggFlags {
+    /// Directory for files read by `input` and written by `output`.
+    #[arg(short = 'F', long)]
+    pub fact_directory: Option<PathBuf>,
+    /// Turns off the semi-naive optimisation.
+    #[arg(long)]
+    pub naive: bool,
+    /// Skips tree decomposition during query planning (each query is evaluated as one bag).
+    #[arg(long)]
+    pub no_decomp: bool,
+    /// What to print.
+    #[arg(long, value_enum, default_value_t = RunMode::Normal)]
+    pub mode: RunMode,
+    /// Serializes the e-graph after each file as JSON, beside the file.
+    #[arg(long)]
+    pub to_json: bool,
+    /// Serializes the e-graph after each file as a DOT file, beside the file.
+    #[arg(long)]
+    pub to_dot: bool,
+    /// Serializes the e-graph after each file as an SVG (needs Graphviz's `dot`).
+    #[arg(long)]
+    pub to_svg: bool,
+    /// Splits primitive outputs into e-classes of their own (files named `NAME-split.*`).
+    #[arg(long)]
+    pub serialize_split_primitive_outputs: bool,
+    /// Maximum number of functions to serialize.
+    #[arg(long, default_value_t = 40)]
+    pub max_functions: usize,
+    /// Maximum number of calls per function to serialize.
+    #[arg(long, default_value_t = 40)]
+    pub max_calls_per_function: usize,
+    /// Number of times to inline leaves into their parents.
+    #[arg(long, default_value_t = 0)]
+    pub serialize_n_inline_leaves: usize,
+    /// Threads for parallel execution (0: as many as the machine has).
+    #[arg(short = 'j', long, default_value_t = 1)]
+    pub threads: usize,
+    /// How much the run report records: time only, with query plans, or with stage details.
+    #[arg(long, value_enum, default_value_t = egglog_reports::ReportLevel::TimeOnly)]
+    pub report_level: egglog_reports::ReportLevel,
+    /// Writes the overall run report as JSON to this file.
+    #[arg(long)]
+    pub save_report: Option<PathBuf>,
+    /// Treats missing `$` prefixes on globals as errors instead of warnings.
+    #[arg(long = "strict-mode")]
+    pub strict_mode: bool,
+    /// Runs the term encoding of equality saturation.
+    #[arg(long)]
+    pub term_encoding: bool,
+    /// Runs with proof generation.
+    #[arg(long)]
+    pub proofs: bool,
+    /// Turns every `check` into a `prove`.
+    #[arg(long)]
+    pub proof_testing: bool,
+}
+
+/// What a run prints (egglog's `--mode`).
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunMode {
+    /// The commands' outputs.
+    Normal,
+    /// The desugared program, instead of running it.
+    #[value(name = "desugar")]
+    ShowDesugaredEgglog,
+    /// The outputs, then `(done)` or `(error)` after each file or REPL entry.
+    Interactive,
+    /// Nothing.
+    NoMessages,
+}
+
+impl EggFlags {
+    /// The flags of a plain `egglog FILE` run.
+    pub fn plain() -> EggFlags {
+        use clap::Parser;
+        #[derive(clap::Parser)]
+        struct Plain {
+            #[command(flatten)]
+            flags: EggFlags,
+        }
+        Plain::parse_from(["run"]).flags
+    }
+
+    /// The flag that turns on egglog's term encoding, if one is given.
+    fn term_encoding(&self) -> Option<&'static str> {
+        [
+            (self.proofs, "--proofs"),
+            (self.proof_testing, "--proof-testing"),
+            (self.term_encoding, "--term-encoding"),
+        ]
+        .into_iter()
+        .find_map(|(on, flag)| on.then_some(flag))
+    }
+
+    /// The e-graph these flags ask for, with sketchlog's commands registered.
+    pub fn egraph(&self) -> EGraph {
+        let mut eg = if self.proofs || self.proof_testing {
+            EGraph::new_with_proofs()
+        } else if self.term_encoding {
+            EGraph::new_with_term_encoding()
+        } else {
+            EGraph::default()
+        };
+        if self.proof_testing {
+            eg = eg.with_proof_testing();
+        }
+        let mut eg = commands::with_commands(eg);
+        eg.set_num_threads(self.threads);
+        eg.fact_directory.clone_from(&self.fact_directory);
+        eg.seminaive = !self.naive;
+        eg.no_decomp = self.no_decomp;
+        eg.set_report_level(self.report_level);
+        if self.strict_mode {
+            eg.set_strict_mode(true);
+        }
+        eg
+    }
+}
+
+/// `sketchlog run`: the files in order in one e-graph (the first failure stops the run), or
+/// a REPL on standard input when there are none; then the run report, if asked for.
+pub fn run(files: &[PathBuf], flags: &EggFlags, out: &mut dyn Write) -> Result<()> {
+    StderrLog::install();
+    let mut eg = flags.egraph();
+    if files.is_empty() {
+        repl(&mut eg, flags.mode, std::io::stdin().lock(), out)?;
+    }
+    for file in files {
+        let src = crate::error::read_source(file)?;
+        crate::limits::check_egg_nesting(&src)?;
+        if let Some(flag) = flags.term_encoding() {
+            refuse_sketchlog_commands(&mut eg, &src, flag)?;
+        }
+        let ran = run_text(&mut eg, Some(&src.name), &src.text, flags.mode, out);
+        if flags.mode == RunMode::Interactive {
+            let status = if ran.is_ok() { "(done)" } else { "(error)" };
+            writeln!(out, "{status}").map_err(writing)?;
+        }
+        ran?;
+        serialize::write_files(&eg, file, flags)?;
+    }
+    if let Some(path) = &flags.save_report {
+        let report = serde_json::to_vec(eg.get_overall_run_report())
+            .map_err(|e| Error::internal(format!("serializing the run report: {e}")))?;
+        crate::error::write_atomically(path, &report)?;
+    }
+    Ok(())
+}
+
+/// egglog's warnings (a global without `$`, say) on standard error, as egglog's binary
+/// prints them: `[WARN ] message`. `RUST_LOG` set to a level changes the level (default
+/// `warn`).
+struct StderrLog;
+
+impl StderrLog {
+    fn install() {
+        let level = std::env::var("RUST_LOG")
+            .ok()
+            .and_then(|l| l.parse().ok())
+            .unwrap_or(log::LevelFilter::Warn);
+        // A second install in one process (tests) keeps the first logger.
+        if log::set_logger(&StderrLog).is_ok() {
+            log::set_max_level(level);
+        }
+    }
+}
+
+impl log::Log for StderrLog {
+    fn enabled(&self, metadata: &log::Metadata) -> bool {
+        metadata.level() <= log::max_level()
+    }
+    fn log(&self, record: &log::Record) {
+        if self.enabled(record.metadata()) {
+            let message = record.args().to_string().replace('\n', "\n    ");
+            eprintln!("[{:<5}] {message}", record.level());
+        }
+    }
+    fn flush(&self) {}
+}
+
+/// Runs `.egg` files in one e-graph with egglog's default flags.
+pub fn run_files(
+    files: &[PathBuf],
+    fact_directory: Option<&Path>,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let flags = EggFlags {
+        fact_directory: fact_directory.map(Path::to_path_buf),
+        ..EggFlags::plain()
+    };
+    run(files, &flags, out)
+}
+
+/// Fails at the first of sketchlog's commands in `src`: egglog's term encoding (turned on by
+/// `flag`) runs no user-defined command, and these could not be encoded anyway, since they
+/// write and read the e-graph's tables directly and search with Rust-side substitution.
+fn refuse_sketchlog_commands(
+    eg: &mut EGraph,
+    src: &crate::error::Source,
+    flag: &str,
+) -> Result<()> {
+    let commands = eg
+        .parse_program(Some(src.name.clone()), &src.text)
+        .map_err(|e| from_egglog(e, &src.name))?;
+    for command in commands {
+        if let egglog::ast::Command::UserDefined(span, name, _) = command {
+            if commands::is_sketchlog_command(&name) {
+                return Err(Error {
+                    location: errors::span_location(&span, &src.name),
+                    ..Error::bad_input(format!(
+                        "`{name}` cannot run with {flag}: egglog's term encoding runs no \
+                         user-defined command, and sketchlog's commands write the e-graph's tables \
+                         directly and rewrite with Rust-side substitution, which no proof \
+                         could follow; run without {flag}"
+                    ))
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs one program's text (from `file`, or typed into the REPL) and prints its outputs as
+/// `mode` asks; in `desugar` mode prints the desugared program instead of running it.
+fn run_text(
+    eg: &mut EGraph,
+    file: Option<&str>,
+    text: &str,
+    mode: RunMode,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let name = file.unwrap_or("<stdin>");
+    let lines: Vec<String> = if mode == RunMode::ShowDesugaredEgglog {
+        let resolved = eg
+            .resolve_program(file.map(str::to_string), text)
+            .map_err(|e| from_egglog(e, name))?;
+        egglog::ast::sanitize_internal_names(&resolved)
+            .iter()
+            .map(|c| format!("{c}\n"))
+            .collect()
+    } else {
+        let outputs: Vec<CommandOutput> = eg
+            .parse_and_run_program(file.map(str::to_string), text)
+            .map_err(|e| from_egglog(e, name))?;
+        if mode == RunMode::NoMessages {
+            vec![]
+        } else {
+            outputs.iter().map(ToString::to_string).collect()
+        }
+    };
+    lines
+        .iter()
+        .try_for_each(|l| out.write_all(l.as_bytes()))
+        .map_err(writing)
+}
+
+fn writing(e: std::io::Error) -> Error {
+    Error::bad_input(format!("writing output: {e}"))
+}
+
+/// egglog's REPL: reads lines until they make whole commands, runs them, prints their
+/// outputs (errors go to standard error and the REPL goes on). On a terminal it greets and
+/// prompts as egglog does.
+pub fn repl(
+    eg: &mut EGraph,
+    mode: RunMode,
+    input: impl BufRead,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let terminal = std::io::stdin().is_terminal();
+    let prompt = |out: &mut dyn Write| -> Result<()> {
+        if terminal {
+            write!(out, "> ")
+                .and_then(|()| out.flush())
+                .map_err(writing)?;
+        }
+        Ok(())
+    };
+    if terminal {
+        writeln!(out, "Welcome to sketchlog's egglog REPL! (egglog 3.0.0)").map_err(writing)?;
+    }
+    prompt(out)?;
+    let mut buffer = String::new();
+    for line in input.lines() {
+        let line = line.map_err(|e| Error::bad_input(format!("reading standard input: {e}")))?;
+        buffer.push_str(&line);
+        buffer.push('\n');
+        if crate::limits::egg_input_complete(&buffer) {
+            repl_command(eg, mode, &std::mem::take(&mut buffer), out)?;
+            prompt(out)?;
+        }
+    }
+    if !buffer.trim().is_empty() {
+        repl_command(eg, mode, &buffer, out)?;
+    }
+    Ok(())
+}
+
+/// Runs one REPL entry: an error is reported and the REPL goes on.
+fn repl_command(eg: &mut EGraph, mode: RunMode, text: &str, out: &mut dyn Write) -> Result<()> {
+    let ran = run_text(eg, None, text, mode, out);
+    if let Err(e) = &ran {
+        eprintln!("{e}");
+    }
+    if mode == RunMode::Interactive {
+        let status = if ran.is_ok() { "(done)" } else { "(error)" };
+        writeln!(out, "{status}").map_err(writing)?;
+        out.flush().map_err(writing)?;
+    }
+    Ok(())
+}
