@@ -72,8 +72,11 @@ fn nat_sexpr(n: &crate::rise::nat::Nat) -> String {
 
 type CommandResult = std::result::Result<Vec<CommandOutput>, egglog::Error>;
 
+/// What one of sketchlog's commands does.
+type Run = fn(&mut EGraph, &[Expr]) -> CommandResult;
+
 /// One of sketchlog's commands, as egglog calls it.
-struct Command(fn(&mut EGraph, &[Expr]) -> CommandResult);
+struct Command(Run);
 
 impl UserDefinedCommand for Command {
     fn update(&self, eg: &mut EGraph, args: &[Expr]) -> CommandResult {
@@ -82,7 +85,7 @@ impl UserDefinedCommand for Command {
 }
 
 /// The names of sketchlog's commands, with what each does.
-const COMMANDS: [(&str, fn(&mut EGraph, &[Expr]) -> CommandResult); 4] = [
+const COMMANDS: [(&str, Run); 4] = [
     ("rise-load", rise_load),
     ("rise-extract", rise_extract),
     ("sketch-check", sketch_check),

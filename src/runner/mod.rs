@@ -318,7 +318,7 @@ pub fn repl(
             prompt(out)?;
         }
     }
-    if !buffer.trim().is_empty() {
+    if !buffer.is_empty() {
         repl_command(eg, mode, &buffer, out)?;
     }
     Ok(())
