@@ -3,6 +3,7 @@
 //! Exit codes: 0 success, 1 a `check` that failed, 2 bad input (syntax, types, unknown
 //! names, missing files), 3 an internal error. Errors print as `file:line:column: error: ...`.
 
+use crate::egraph::serialize::Dump;
 use crate::egraph::{self, encode, extract};
 use crate::error::{Error, Result};
 use crate::experiments::child::Caps;
@@ -143,27 +144,7 @@ enum Command {
     },
     /// Search for a program satisfying a sketch: normalise, grow an e-graph with the rules
     /// until the sketch is satisfied or a limit is hit, extract. Exit 1 if not found.
-    Check {
-        /// `FILE.rise:NAME`.
-        program: String,
-        /// `FILE.sketch:NAME`.
-        #[arg(long)]
-        sketch: String,
-        /// `FILE.rules[:SET]`, repeatable.
-        #[arg(long, required = true)]
-        rules: Vec<String>,
-        #[command(flatten)]
-        limits: LimitArgs,
-        /// Extract with weights from a cost file (default: AST size).
-        #[arg(long)]
-        weights: Option<PathBuf>,
-        /// Per-iteration figures to this CSV file.
-        #[arg(long)]
-        stats: Option<PathBuf>,
-        /// Print the compiled sketch query (egglog relations and rules) too.
-        #[arg(long)]
-        show_query: bool,
-    },
+    Check(CheckArgs),
     /// Run a guide (`.guide`): a sequence of sketch-satisfying searches. Exit 1 if a step
     /// does not find its sketch.
     Guide {
@@ -171,6 +152,8 @@ enum Command {
         /// Per-iteration figures of every step to this CSV file.
         #[arg(long)]
         stats: Option<PathBuf>,
+        #[command(flatten)]
+        dump: DumpArgs,
     },
     /// Print the compiled egglog form of rules (`FILE.rules[:SET]`) for an encoding, with
     /// the encoding's own substitution rules.
@@ -187,6 +170,8 @@ enum Command {
     Show {
         /// `FILE.rise:NAME` (NAME may be omitted when the file has one definition).
         program: String,
+        #[command(flatten)]
+        dump: DumpArgs,
     },
 }
 
@@ -283,33 +268,28 @@ fn run_steps(guide: &guide::Guide, stats: Option<&Path>) -> Result<()> {
     guide::check_found(&reports)
 }
 
-fn check(
-    program: &str,
-    sketch: &str,
-    rules: &[String],
-    limits: &LimitArgs,
-    weights: Option<&Path>,
-    stats: Option<&Path>,
-    show_query: bool,
-) -> Result<()> {
-    let cost = match weights {
+fn check(args: &CheckArgs) -> Result<()> {
+    let dump = args.dump.dump()?;
+    let cost = match &args.weights {
         Some(w) => guide::Cost::Weighted(extract::Weighted::load(w)?),
         None => guide::Cost::AstSize,
     };
     let line = crate::error::command_line();
+    let limits = &args.limits;
     let mut g = guide::Guide::check(
-        program,
-        sketch,
-        rules,
+        &args.program,
+        &args.sketch,
+        &args.rules,
         (cost, limits.limits(), limits.filter()),
         &|spec| Some(crate::error::argument_span(&line, spec)),
     )?;
     g.steps[0].sketch_engine = limits.sketch_engine;
-    if show_query {
+    g.steps[0].dump = dump;
+    if args.show_query {
         let query = crate::sketch::query::SketchQuery::compile(&g.steps[0].sketch.sketch)?;
         print!("{}", query.program);
     }
-    run_steps(&g, stats)
+    run_steps(&g, args.stats.as_deref())
 }
 
 /// Locates an error without a position at command-line argument `spec`.
@@ -330,11 +310,14 @@ fn typecheck(path: &Path) -> Result<()> {
     Ok(())
 }
 
-fn show(spec: &str) -> Result<()> {
+fn show(spec: &str, dump: Option<Dump>) -> Result<()> {
     let rise::LoadedDef { name, term, .. } =
         at_argument(spec, rise::load_def_ref(spec, Path::new("")))?;
     let mut eg = egraph::rise_egraph()?;
     let root = encode::load_term(&mut eg, &term)?;
+    if let Some(dump) = dump {
+        dump.write(&eg)?;
+    }
     let graph = extract::ExprGraph::read(&eg)?;
     let (nodes, classes) = graph.size();
     let back = extract::Extractor::new(&graph, &extract::AstSize).extract(root)?;
@@ -390,7 +373,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             crate::runner::run(&files, &flags, &mut stdout)
         }
         Command::Typecheck { files } => files.iter().try_for_each(|f| typecheck(f)),
-        Command::Show { program } => show(&program),
+        Command::Show { program, dump } => show(&program, dump.dump()?),
         Command::Reproduce {
             tables,
             out,
@@ -472,28 +455,16 @@ fn dispatch(cli: Cli) -> Result<()> {
             substitution,
             binding,
         } => print_rules(&rules, &substitution, &binding),
-        Command::Check {
-            program,
-            sketch,
-            rules,
-            limits,
-            weights,
-            stats,
-            show_query,
-        } => check(
-            &program,
-            &sketch,
-            &rules,
-            &limits,
-            weights.as_deref(),
-            stats.as_deref(),
-            show_query,
-        ),
-        Command::Guide { file, stats } => {
+        Command::Check(args) => check(&args),
+        Command::Guide { file, stats, dump } => {
             if let Some(path) = &stats {
                 crate::error::check_writable(path)?;
             }
-            let g = guide::parse::load_guide(&file)?;
+            let dump = dump.dump()?;
+            let mut g = guide::parse::load_guide(&file)?;
+            for (i, step) in g.steps.iter_mut().enumerate() {
+                step.dump = dump.as_ref().map(|d| d.for_step(i));
+            }
             println!(
                 "guide {}: {} steps on {}",
                 file.display(),
@@ -502,6 +473,54 @@ fn dispatch(cli: Cli) -> Result<()> {
             );
             run_steps(&g, stats.as_deref())
         }
+    }
+}
+
+/// `sketchlog check`'s arguments.
+#[derive(clap::Args)]
+struct CheckArgs {
+    /// `FILE.rise:NAME`.
+    program: String,
+    /// `FILE.sketch:NAME`.
+    #[arg(long)]
+    sketch: String,
+    /// `FILE.rules[:SET]`, repeatable.
+    #[arg(long, required = true)]
+    rules: Vec<String>,
+    #[command(flatten)]
+    limits: LimitArgs,
+    /// Extract with weights from a cost file (default: AST size).
+    #[arg(long)]
+    weights: Option<PathBuf>,
+    /// Per-iteration figures to this CSV file.
+    #[arg(long)]
+    stats: Option<PathBuf>,
+    /// Print the compiled sketch query (egglog relations and rules) too.
+    #[arg(long)]
+    show_query: bool,
+    #[command(flatten)]
+    dump: DumpArgs,
+}
+
+/// `--dump-egraph`: where to write the final e-graph.
+#[derive(clap::Args, Debug, Clone)]
+struct DumpArgs {
+    /// Write the final e-graph to this file: `.json` (egglog's serialized format, read by the
+    /// e-graph visualizer), `.dot` (Graphviz) or `.svg` (needs Graphviz's `dot`). A guide
+    /// writes one per step: `F.step1.json`, ...
+    #[arg(long)]
+    dump_egraph: Option<PathBuf>,
+    /// At most this many e-nodes of each constructor in the dump.
+    #[arg(long, default_value_t = 10_000, value_parser = crate::limits::positive)]
+    dump_max_enodes: usize,
+}
+
+impl DumpArgs {
+    fn dump(&self) -> Result<Option<Dump>> {
+        self.dump_egraph
+            .as_deref()
+            .map(|path| Dump::new(path, self.dump_max_enodes))
+            .transpose()
     }
 }
 

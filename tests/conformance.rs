@@ -281,7 +281,11 @@ fn sketchlogs_commands_run_alike_under_evaluation_and_serialization_flags() {
             &repo,
             None,
         );
-        assert!(flagged.status.success(), "{program}: {}", text(&flagged.stderr));
+        assert!(
+            flagged.status.success(),
+            "{program}: {}",
+            text(&flagged.stderr)
+        );
         // Timings aside, the same report.
         let steady = |o: &Output| {
             text(&o.stdout)

@@ -197,6 +197,7 @@ fn step(sketch: &str, rules: &str) -> Step {
         },
         filter: Default::default(),
         sketch_engine: Default::default(),
+        dump: None,
     }
 }
 

@@ -1,7 +1,8 @@
 //! Rise in egglog: the schema (`schemas/rise.egg`), loading typed terms into an e-graph
 //! (`encode`), extracting them back (`extract`), extraction-based substitution as Rust rules
 //! (`subst`, registered by `rust_rule`), and the saturation driver with its limits and
-//! "found" query (`saturate`; the e-node cap inside an iteration: `budget`).
+//! "found" query (`saturate`; the e-node cap inside an iteration: `budget`), and serialized
+//! e-graphs for people and tools (`serialize`).
 
 pub mod budget;
 pub mod costs;
@@ -12,6 +13,7 @@ pub mod filter;
 pub mod names;
 pub mod rust_rule;
 pub mod saturate;
+pub mod serialize;
 pub mod subst;
 
 use crate::error::{Error, Result};

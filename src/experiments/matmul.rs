@@ -57,6 +57,7 @@ pub fn unguided_step(g: &Guide, caps: Caps) -> Step {
         },
         filter: last.filter.clone(),
         sketch_engine: last.sketch_engine,
+        dump: None,
     }
 }
 

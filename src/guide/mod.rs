@@ -14,6 +14,7 @@ use crate::egraph::filter::Filter;
 use crate::egraph::saturate::{
     find_term, normalise, resident_mb, saturate, Check, IterationStats, Limits, Outcome,
 };
+use crate::egraph::serialize::Dump;
 use crate::egraph::subst::{add_beta_eta, SharedSnapshot};
 use crate::egraph::{encode, rise_egraph};
 use crate::error::{Error, Result};
@@ -52,6 +53,8 @@ pub struct Step {
     pub filter: Filter,
     /// How the sketch's relations are computed after each iteration.
     pub sketch_engine: Engine,
+    /// Where to write the final e-graph, if anywhere.
+    pub dump: Option<Dump>,
 }
 
 /// What a step did.
@@ -117,6 +120,7 @@ impl Guide {
                 limits,
                 filter,
                 sketch_engine: Engine::default(),
+                dump: None,
             }],
         })
     }
@@ -176,6 +180,9 @@ pub fn search(
         },
         &mut on_iteration,
     )?;
+    if let Some(dump) = &step.dump {
+        dump.write(&eg)?;
+    }
     let (term, normalised) = if outcome.found() {
         let root = find_term(&eg, &input)
             .ok_or_else(|| Error::internal("the start term left the e-graph"))?;

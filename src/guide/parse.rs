@@ -249,6 +249,7 @@ pub fn load_guide(path: &Path) -> Result<Guide> {
                 limits: s.limits,
                 filter: s.filter,
                 sketch_engine: Default::default(),
+                dump: None,
             })
         })
         .collect::<Result<_>>()?;

@@ -14,11 +14,11 @@
 
 mod commands;
 mod errors;
-mod serialize;
 
 pub use commands::{sketchlog_egraph, to_sexpr, type_sexpr};
 pub use errors::from_egglog;
 
+use crate::egraph::serialize;
 use crate::error::{Error, Result};
 use egglog::{CommandOutput, EGraph};
 use std::io::{BufRead, IsTerminal, Write};
@@ -165,7 +165,7 @@ pub fn run(files: &[PathBuf], flags: &EggFlags, out: &mut dyn Write) -> Result<(
             writeln!(out, "{status}").map_err(writing)?;
         }
         ran?;
-        serialize::write_files(&eg, file, flags)?;
+        write_serialized(&eg, file, flags)?;
     }
     if let Some(path) = &flags.save_report {
         let report = serde_json::to_vec(eg.get_overall_run_report())
@@ -217,6 +217,40 @@ pub fn run_files(
         ..EggFlags::plain()
     };
     run(files, &flags, out)
+}
+
+/// Writes the serialized e-graph after running `program`, beside it as egglog's binary
+/// writes it (`NAME.json`, or `NAME-split.json` with split primitive outputs).
+fn write_serialized(eg: &EGraph, program: &Path, flags: &EggFlags) -> Result<()> {
+    if !(flags.to_json || flags.to_dot || flags.to_svg) {
+        return Ok(());
+    }
+    let options = serialize::Options {
+        max_functions: flags.max_functions,
+        max_calls_per_function: flags.max_calls_per_function,
+        split_primitive_outputs: flags.serialize_split_primitive_outputs,
+        inline_leaves: flags.serialize_n_inline_leaves,
+    };
+    let serialization = serialize::Serialization::new(eg, &options);
+    if let Some(omitted) = &serialization.omitted {
+        eprintln!("warning: {omitted}");
+    }
+    let base = if flags.serialize_split_primitive_outputs {
+        let stem = program.file_stem().unwrap_or_default().to_string_lossy();
+        program.with_file_name(format!("{stem}-split"))
+    } else {
+        program.to_path_buf()
+    };
+    if flags.to_dot {
+        serialization.write_dot(&base.with_extension("dot"))?;
+    }
+    if flags.to_svg {
+        serialization.write_svg(&base.with_extension("svg"))?;
+    }
+    if flags.to_json {
+        serialization.write_json(&base.with_extension("json"))?;
+    }
+    Ok(())
 }
 
 /// Fails at the first of sketchlog's commands in `src`: egglog's term encoding (turned on by

@@ -1,0 +1,320 @@
+//! Serialized e-graphs: egglog's JSON (the egraph-serialize format that egglog's tooling and
+//! the e-graph visualizer read), Graphviz DOT, and SVG rendered by Graphviz's `dot`. Used by
+//! `sketchlog run --to-json/--to-dot/--to-svg` and by `--dump-egraph` of `check`, `guide`
+//! and `show`.
+//!
+//! JSON is egglog's, byte for byte. The DOT and SVG pictures are for people: in an e-graph
+//! holding Rise terms, each term e-node's label carries its literals, sizes and type
+//! (`Var 0 : f32`, `NatApp 32 : 32.f32 -> f32`), and the size and type e-classes, which would
+//! otherwise outnumber the terms, are left out. With split primitive outputs the picture
+//! shows every e-class, as egglog's does.
+
+use crate::error::{Error, Result};
+use crate::rise::nat::{Nat, Ratio};
+use crate::rise::types::{arr, fun, nat_fun, pair, vector, Type};
+use egglog::{EGraph, SerializeConfig};
+use egraph_serialize::{ClassId, EGraph as Serialized, NodeId};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::path::{Path, PathBuf};
+
+/// What to serialize (egglog's serialization flags).
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// At most this many functions (constructors, relations, ...).
+    pub max_functions: usize,
+    /// At most this many e-nodes of each function.
+    pub max_calls_per_function: usize,
+    /// Primitive outputs split into e-classes of their own.
+    pub split_primitive_outputs: bool,
+    /// Times leaves are inlined into their parents.
+    pub inline_leaves: usize,
+}
+
+/// A serialized e-graph, as data and as a picture.
+pub struct Serialization {
+    data: Serialized,
+    picture: Serialized,
+    /// What was left out to keep within the options' caps, if anything.
+    pub omitted: Option<String>,
+}
+
+impl Serialization {
+    pub fn new(eg: &EGraph, options: &Options) -> Serialization {
+        let output = eg.serialize(SerializeConfig {
+            max_functions: Some(options.max_functions),
+            max_calls_per_function: Some(options.max_calls_per_function),
+            ..SerializeConfig::default()
+        });
+        let omitted =
+            (!output.is_complete()).then(|| output.omitted_description().trim_end().to_string());
+        let mut data = output.egraph;
+        if options.split_primitive_outputs {
+            data.split_classes(|id, _| eg.from_node_id(id).is_primitive());
+        }
+        let mut picture = if options.split_primitive_outputs {
+            data.clone()
+        } else {
+            fold_rise_types(&data, eg)
+        };
+        for _ in 0..options.inline_leaves {
+            data.inline_leaves();
+            picture.inline_leaves();
+        }
+        Serialization {
+            data,
+            picture,
+            omitted,
+        }
+    }
+
+    /// Writes egglog's JSON.
+    pub fn write_json(&self, path: &Path) -> Result<()> {
+        let json = serde_json::to_vec_pretty(&self.data)
+            .map_err(|e| Error::internal(format!("serializing the e-graph as JSON: {e}")))?;
+        crate::error::write_atomically(path, &json)
+    }
+
+    /// Writes the picture as Graphviz DOT.
+    pub fn write_dot(&self, path: &Path) -> Result<()> {
+        crate::error::write_atomically(path, self.picture.to_dot().as_bytes())
+    }
+
+    /// Renders the picture as SVG with Graphviz's `dot`.
+    pub fn write_svg(&self, path: &Path) -> Result<()> {
+        crate::error::write_atomically_with(path, |tmp| self.picture.to_svg_file(tmp)).map_err(
+            |e| Error {
+                message: format!(
+                    "{} (rendering SVG needs Graphviz's `dot` on the PATH)",
+                    e.message
+                ),
+                ..e
+            },
+        )
+    }
+
+    /// Writes the format `path`'s extension names: `.json`, `.dot` or `.svg`.
+    pub fn write(&self, path: &Path) -> Result<()> {
+        match Format::of(path)? {
+            Format::Json => self.write_json(path),
+            Format::Dot => self.write_dot(path),
+            Format::Svg => self.write_svg(path),
+        }
+    }
+}
+
+/// A serialization format, named by a file's extension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Json,
+    Dot,
+    Svg,
+}
+
+impl Format {
+    /// The format of `path`, or an error naming the ones there are.
+    pub fn of(path: &Path) -> Result<Format> {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("json") => Ok(Format::Json),
+            Some("dot") => Ok(Format::Dot),
+            Some("svg") => Ok(Format::Svg),
+            _ => Err(Error::bad_input(format!(
+                "{}: an e-graph is written as .json (egglog's format), .dot or .svg",
+                path.display()
+            ))),
+        }
+    }
+}
+
+/// `--dump-egraph F`: the final e-graph of a search (or of a loaded program) to `F`, at most
+/// `max_enodes` e-nodes of each constructor; a cut dump says so on standard error.
+#[derive(Clone, Debug)]
+pub struct Dump {
+    pub path: PathBuf,
+    pub max_enodes: usize,
+}
+
+impl Dump {
+    /// A dump to `path`, checked before any work: a known format, a writable place.
+    pub fn new(path: &Path, max_enodes: usize) -> Result<Dump> {
+        Format::of(path)?;
+        crate::error::check_writable(path)?;
+        Ok(Dump {
+            path: path.to_path_buf(),
+            max_enodes,
+        })
+    }
+
+    /// The same dump for step `i` (0-based) of a guide: `F.step1.json`, ...
+    pub fn for_step(&self, i: usize) -> Dump {
+        let stem = self.path.file_stem().unwrap_or_default().to_string_lossy();
+        let ext = self.path.extension().unwrap_or_default().to_string_lossy();
+        Dump {
+            path: self
+                .path
+                .with_file_name(format!("{stem}.step{}.{ext}", i + 1)),
+            max_enodes: self.max_enodes,
+        }
+    }
+
+    /// Writes `eg`.
+    pub fn write(&self, eg: &EGraph) -> Result<()> {
+        let options = Options {
+            max_functions: usize::MAX,
+            max_calls_per_function: self.max_enodes,
+            split_primitive_outputs: false,
+            inline_leaves: 0,
+        };
+        let serialization = Serialization::new(eg, &options);
+        if let Some(omitted) = &serialization.omitted {
+            eprintln!(
+                "warning: {} holds at most {} e-nodes of each constructor \
+                 (--dump-max-enodes); left out: {}",
+                self.path.display(),
+                self.max_enodes,
+                omitted.replace('\n', "; ")
+            );
+        }
+        serialization.write(&self.path)
+    }
+}
+
+/// A size or a type, decoded from its serialized e-class.
+#[derive(Clone)]
+enum SizeOrType {
+    Size(Nat),
+    Type(Type),
+}
+
+/// The picture of a serialized e-graph holding Rise terms: every term e-node's children that
+/// are sizes, types or primitive values are folded into its label, and the size and type
+/// e-classes (with the `ty` e-nodes in them) left out. Anything else is kept as it is; an
+/// e-graph without Rise terms is returned unchanged.
+fn fold_rise_types(g: &Serialized, eg: &EGraph) -> Serialized {
+    let sort = |class: &ClassId| g.class_data.get(class).and_then(|d| d.typ.as_deref());
+    let is_size_or_type = |class: &ClassId| matches!(sort(class), Some("Nat" | "Type"));
+    if !g.nodes.values().any(|n| sort(&n.eclass) == Some("Expr")) {
+        return g.clone();
+    }
+    let mut decoded = HashMap::default();
+    let mut nodes = vec![];
+    for (id, node) in &g.nodes {
+        let mut node = node.clone();
+        if sort(&node.eclass) == Some("Expr") {
+            let (mut label, mut ty, mut children) = (node.op.clone(), None, vec![]);
+            for child in &node.children {
+                let class = g.nid_to_cid(child);
+                let folded = is_size_or_type(class)
+                    .then(|| decode(g, class, &mut decoded))
+                    .flatten();
+                match folded {
+                    Some(SizeOrType::Type(t)) => ty = Some(t),
+                    Some(SizeOrType::Size(n)) => label += &format!(" {n}"),
+                    None if eg.from_node_id(child).is_primitive() => {
+                        label += &format!(" {}", g.nodes[child].op)
+                    }
+                    None => children.push(child.clone()),
+                }
+            }
+            if let Some(t) = ty {
+                label += &format!(" : {t}");
+            }
+            node.op = label;
+            node.children = children;
+        }
+        nodes.push((id.clone(), node));
+    }
+    // Sizes, types and primitive values are kept only where something kept still points at
+    // them (a size cut off by a cap, or a user's own function of a type, say).
+    let optional =
+        |id: &NodeId, class: &ClassId| is_size_or_type(class) || eg.from_node_id(id).is_primitive();
+    let by_id: HashMap<&NodeId, &egraph_serialize::Node> =
+        nodes.iter().map(|(id, n)| (id, n)).collect();
+    let mut reached: HashSet<&NodeId> = HashSet::default();
+    let mut work: Vec<&NodeId> = (nodes.iter())
+        .filter(|(id, n)| !optional(id, &n.eclass))
+        .map(|(id, _)| id)
+        .collect();
+    while let Some(id) = work.pop() {
+        if reached.insert(id) {
+            work.extend(by_id.get(id).into_iter().flat_map(|n| &n.children));
+        }
+    }
+    let keep: Vec<_> = (nodes.iter())
+        .filter(|(id, _)| reached.contains(id))
+        .cloned()
+        .collect();
+    let mut picture = Serialized::default();
+    for (id, node) in keep {
+        picture.add_node(id, node);
+    }
+    let kept_classes: HashSet<&ClassId> = picture.nodes.values().map(|n| &n.eclass).collect();
+    picture.root_eclasses = (g.root_eclasses.iter())
+        .filter(|c| kept_classes.contains(c))
+        .cloned()
+        .collect();
+    picture.class_data = (g.class_data.iter())
+        .filter(|(c, _)| kept_classes.contains(c))
+        .map(|(c, d)| (c.clone(), d.clone()))
+        .collect();
+    picture
+}
+
+/// The schema's size and type constructors.
+const SIZE_AND_TYPE_CONSTRUCTORS: [&str; 12] = [
+    "NNum", "NVar", "NAdd", "NMul", "TF32", "TInt", "TIdx", "TArr", "TPair", "TVec", "TFun",
+    "TNatFun",
+];
+
+/// Decodes a size or type e-class from the constructor e-node in it (sizes and types are
+/// hash-consed: one per e-class); `None` if it has none (cut off by `--max-functions`).
+fn decode(
+    g: &Serialized,
+    class: &ClassId,
+    memo: &mut HashMap<ClassId, Option<SizeOrType>>,
+) -> Option<SizeOrType> {
+    if let Some(known) = memo.get(class) {
+        return known.clone();
+    }
+    let node = g.classes().get(class).and_then(|c| {
+        c.nodes
+            .iter()
+            .map(|id| &g.nodes[id])
+            .find(|n| SIZE_AND_TYPE_CONSTRUCTORS.contains(&n.op.as_str()))
+    });
+    let decoded = node.and_then(|node| {
+        let int = |i: usize| {
+            let child = node.children.get(i)?;
+            g.nodes[child].op.parse::<i64>().ok()
+        };
+        let mut part = |i: usize| {
+            node.children
+                .get(i)
+                .and_then(|c| decode(g, g.nid_to_cid(c), memo))
+        };
+        let size = |p: Option<SizeOrType>| match p {
+            Some(SizeOrType::Size(n)) => Some(n),
+            _ => None,
+        };
+        let ty = |p: Option<SizeOrType>| match p {
+            Some(SizeOrType::Type(t)) => Some(t),
+            _ => None,
+        };
+        Some(match node.op.as_str() {
+            "NNum" => SizeOrType::Size(Nat::ratio(Ratio::new(int(0)?, int(1)?))),
+            "NVar" => SizeOrType::Size(Nat::index(u32::try_from(int(0)?).ok()?)),
+            "NAdd" => SizeOrType::Size(size(part(0))?.add(&size(part(1))?)),
+            "NMul" => SizeOrType::Size(size(part(0))?.mul(&size(part(1))?)),
+            "TF32" => SizeOrType::Type(Type::F32),
+            "TInt" => SizeOrType::Type(Type::Int),
+            "TIdx" => SizeOrType::Type(Type::Idx(size(part(0))?)),
+            "TArr" => SizeOrType::Type(arr(size(part(0))?, ty(part(1))?)),
+            "TPair" => SizeOrType::Type(pair(ty(part(0))?, ty(part(1))?)),
+            "TVec" => SizeOrType::Type(vector(ty(part(0))?, size(part(1))?)),
+            "TFun" => SizeOrType::Type(fun(ty(part(0))?, ty(part(1))?)),
+            "TNatFun" => SizeOrType::Type(nat_fun(ty(part(0))?)),
+            _ => return None,
+        })
+    });
+    memo.insert(class.clone(), decoded.clone());
+    decoded
+}

@@ -1,0 +1,109 @@
+//! What a user meets around their own programs: the e-graph of a search written out for a
+//! viewer (`--dump-egraph`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn sketchlog(args: &[&str]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_sketchlog"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+    out
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("sketchlog-user-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The e-nodes of a serialized e-graph (egglog's JSON), by operator.
+fn ops(json: &Path) -> Vec<String> {
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    v["nodes"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|n| n["op"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn dump_egraph_writes_each_steps_final_egraph_for_a_viewer() {
+    let dir = scratch("dump");
+    let json = dir.join("fission.json");
+    let out = sketchlog(&[
+        "guide",
+        "programs/fission.guide",
+        "--dump-egraph",
+        json.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (one, two) = (
+        ops(&dir.join("fission.step1.json")),
+        ops(&dir.join("fission.step2.json")),
+    );
+    let count = |ops: &[String], op: &str| ops.iter().filter(|o| *o == op).count();
+    // The second step grows its e-graph further than the first (6 iterations against 1).
+    assert!(
+        count(&two, "App") > count(&one, "App"),
+        "{} {}",
+        one.len(),
+        two.len()
+    );
+    assert!(count(&one, "Lam") > 0 && count(&one, "TF32") == 1);
+
+    // A cap on e-nodes per constructor, said on standard error.
+    let capped = dir.join("capped.dot");
+    let out = sketchlog(&[
+        "check",
+        "programs/fission.rise:start",
+        "--sketch",
+        "programs/fission.sketch:two-maps",
+        "--rules",
+        "rules/table2.rules:fission",
+        "--dump-egraph",
+        capped.to_str().unwrap(),
+        "--dump-max-enodes",
+        "3",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("at most 3 e-nodes of each constructor"),
+        "{err}"
+    );
+    let dot = std::fs::read_to_string(&capped).unwrap();
+    assert!(dot.starts_with("digraph") && dot.contains(" : "), "{dot}");
+
+    // `show` writes the loaded program's e-graph; an unknown format is refused before work.
+    let shown = dir.join("start.json");
+    let out = sketchlog(&[
+        "show",
+        "programs/fission.rise:start",
+        "--dump-egraph",
+        shown.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    assert!(ops(&shown).contains(&"NatLam".to_string()));
+    let out = sketchlog(&[
+        "show",
+        "programs/fission.rise:start",
+        "--dump-egraph",
+        "x.txt",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(".json (egglog's format), .dot or .svg"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
