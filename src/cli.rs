@@ -259,7 +259,7 @@ fn run_steps(guide: &guide::Guide, stats: Option<&Path>) -> Result<()> {
             if let Some(b) = bar.borrow_mut().take() {
                 b.finish_and_clear();
             }
-            println!("{}", report::summary(i, r));
+            println!("{}", report::summary(&report::step_label(guide, i), r));
         },
     )?;
     if let Some(e) = write_error {
@@ -276,16 +276,21 @@ fn check(args: &CheckArgs) -> Result<()> {
     };
     let line = crate::error::command_line();
     let limits = &args.limits;
+    let target = match (&args.sketch, &args.goal) {
+        (Some(sketch), _) => guide::Target::Sketch(sketch),
+        (None, Some(goal)) => guide::Target::Goal(goal),
+        (None, None) => unreachable!("clap requires --sketch or --goal"),
+    };
     let mut g = guide::Guide::check(
         &args.program,
-        &args.sketch,
+        target,
         &args.rules,
         (cost, limits.limits(), limits.filter()),
         &|spec| Some(crate::error::argument_span(&line, spec)),
     )?;
     g.steps[0].sketch_engine = limits.sketch_engine;
     g.steps[0].dump = dump;
-    if args.show_query {
+    if args.show_query && args.goal.is_none() {
         let query = crate::sketch::query::SketchQuery::compile(&g.steps[0].sketch.sketch)?;
         print!("{}", query.program);
     }
@@ -481,9 +486,13 @@ fn dispatch(cli: Cli) -> Result<()> {
 struct CheckArgs {
     /// `FILE.rise:NAME`.
     program: String,
-    /// `FILE.sketch:NAME`.
+    /// `FILE.sketch:NAME`: found when the program's e-class satisfies the sketch.
+    #[arg(long, required_unless_present = "goal", conflicts_with = "goal")]
+    sketch: Option<String>,
+    /// `FILE.rise:NAME`: found when this exact term (up to renaming, in beta-eta normal
+    /// form) is in the program's e-class.
     #[arg(long)]
-    sketch: String,
+    goal: Option<String>,
     /// `FILE.rules[:SET]`, repeatable.
     #[arg(long, required = true)]
     rules: Vec<String>,

@@ -187,18 +187,15 @@ fn step(sketch: &str, rules: &str) -> Step {
     let (file, name) = sketch.split_once(':').unwrap();
     let sizes: Vec<String> = ["m", "n", "k"].map(String::from).to_vec();
     let decl = sketchlog::sketch::load(&format!("{file}:{name}"), &sizes).unwrap();
-    Step {
-        sketch: decl,
-        rules: sketchlog::rules::load_selection(rules).unwrap(),
-        cost: Cost::AstSize,
-        limits: Limits {
-            iterations: 10,
-            ..Limits::default()
-        },
-        filter: Default::default(),
-        sketch_engine: Default::default(),
-        dump: None,
-    }
+    let limits = Limits {
+        iterations: 10,
+        ..Limits::default()
+    };
+    Step::new(
+        decl,
+        sketchlog::rules::load_selection(rules).unwrap(),
+        (Cost::AstSize, limits, Default::default()),
+    )
 }
 
 #[test]

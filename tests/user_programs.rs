@@ -107,3 +107,84 @@ fn dump_egraph_writes_each_steps_final_egraph_for_a_viewer() {
     assert!(String::from_utf8_lossy(&out.stderr).contains(".json (egglog's format), .dot or .svg"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn check_goal_stops_when_the_exact_goal_term_is_reached() {
+    let out = sketchlog(&[
+        "check",
+        "programs/fission.rise:start",
+        "--goal",
+        "programs/fission.rise:goal",
+        "--rules",
+        "rules/table2.rules:fission",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.starts_with("check `goal programs/fission.rise:goal`: found after"),
+        "{stdout}"
+    );
+    // What is printed is the goal, as written (its parameter names aside).
+    assert!(
+        stdout.contains("map (fun x6 => v (u (z x6))) (map (fun x6 => y (x x6)) w)"),
+        "{stdout}"
+    );
+
+    // Without the rule that splits maps, the goal is not reached: exit 1.
+    let out = sketchlog(&[
+        "check",
+        "programs/fission.rise:start",
+        "--goal",
+        "programs/fission.rise:goal",
+        "--rules",
+        "rules/table2.rules:reduction",
+        "--iterations",
+        "4",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+
+    // A goal of another type is refused where it is written.
+    let out = sketchlog(&[
+        "check",
+        "programs/fission.rise:start",
+        "--goal",
+        "programs/reduction.rise:goal",
+        "--rules",
+        "rules/table2.rules",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("command line:1:") && err.contains("goal `goal` has type int -> int"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_target_met_by_normalisation_alone_says_so() {
+    // The reduction start beta-reduces to its goal: no rewrite is needed.
+    let out = sketchlog(&[
+        "check",
+        "programs/reduction.rise:start",
+        "--goal",
+        "programs/reduction.rise:goal",
+        "--rules",
+        "rules/table2.rules",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(
+        stdout.contains(": satisfied by the normalised input, no rewrite needed"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("e-nodes 0"), "{stdout}");
+}

@@ -45,19 +45,19 @@ pub fn unguided_step(g: &Guide, caps: Caps) -> Step {
             rules.push(r.clone());
         }
     }
+    let limits = Limits {
+        iterations: last.limits.iterations,
+        enodes: usize::MAX,
+        time: caps.time,
+        memory_mb: Some(caps.memory_mb * 9 / 10),
+    };
     Step {
-        sketch: last.sketch.clone(),
-        rules,
-        cost: last.cost.clone(),
-        limits: Limits {
-            iterations: last.limits.iterations,
-            enodes: usize::MAX,
-            time: caps.time,
-            memory_mb: Some(caps.memory_mb * 9 / 10),
-        },
-        filter: last.filter.clone(),
         sketch_engine: last.sketch_engine,
-        dump: None,
+        ..Step::new(
+            last.sketch.clone(),
+            rules,
+            (last.cost.clone(), limits, last.filter.clone()),
+        )
     }
 }
 

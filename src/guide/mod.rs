@@ -55,6 +55,9 @@ pub struct Step {
     pub sketch_engine: Engine,
     /// Where to write the final e-graph, if anywhere.
     pub dump: Option<Dump>,
+    /// An exact goal (in beta-eta normal form): found when it is in the start's e-class,
+    /// instead of when the sketch is satisfied (the sketch is then `?`).
+    pub goal: Option<Rc<Term>>,
 }
 
 /// What a step did.
@@ -86,17 +89,44 @@ impl Step {
     pub fn defaults() -> (Cost, Limits, Filter) {
         (Cost::AstSize, Limits::default(), Filter::default())
     }
+
+    /// A step searching for `sketch` with `rules`: the default sketch engine, no dump, no
+    /// exact goal.
+    pub fn new(
+        sketch: SketchDecl,
+        rules: Vec<RuleDecl>,
+        (cost, limits, filter): (Cost, Limits, Filter),
+    ) -> Step {
+        Step {
+            sketch,
+            rules,
+            cost,
+            limits,
+            filter,
+            sketch_engine: Engine::default(),
+            dump: None,
+            goal: None,
+        }
+    }
+}
+
+/// When a one-step search stops: a sketch (`FILE.sketch:NAME`) or an exact goal term
+/// (`FILE.rise:NAME`).
+#[derive(Clone, Copy, Debug)]
+pub enum Target<'a> {
+    Sketch(&'a str),
+    Goal(&'a str),
 }
 
 impl Guide {
-    /// A one-step guide: `FILE.rise:NAME` searched for `FILE.sketch:NAME` with the rules of
-    /// each `FILE.rules[:SET]`. An error without a position (an unknown name) is located
-    /// where `at` says the spec was written.
+    /// A one-step guide: `FILE.rise:NAME` searched for `target` with the rules of each
+    /// `FILE.rules[:SET]`. An error without a position (an unknown name) is located where
+    /// `at` says the spec was written.
     pub fn check(
         program: &str,
-        sketch: &str,
+        target: Target,
         rules: &[String],
-        (cost, limits, filter): (Cost, Limits, Filter),
+        settings: (Cost, Limits, Filter),
         at: &dyn Fn(&str) -> Option<crate::error::Span>,
     ) -> Result<Guide> {
         let locate = |spec: &str, e: Error| match at(spec) {
@@ -105,23 +135,37 @@ impl Guide {
         };
         let def = crate::rise::load_def_ref(program, std::path::Path::new(""))
             .map_err(|e| locate(program, e))?;
-        let sketch = crate::sketch::load(sketch, &def.sizes).map_err(|e| locate(sketch, e))?;
+        let (sketch, goal) = match target {
+            Target::Sketch(spec) => (
+                crate::sketch::load(spec, &def.sizes).map_err(|e| locate(spec, e))?,
+                None,
+            ),
+            Target::Goal(spec) => {
+                let goal = crate::rise::load_def_ref(spec, std::path::Path::new(""))
+                    .map_err(|e| locate(spec, e))?;
+                if goal.term.ty != def.term.ty {
+                    return Err(locate(
+                        spec,
+                        Error::bad_input(format!(
+                            "goal `{}` has type {}, but `{}` has type {}",
+                            goal.name, goal.term.ty, def.name, def.term.ty
+                        )),
+                    ));
+                }
+                let (normal, _) = normalise(&goal.term, &settings.1)?;
+                (SketchDecl::any(&format!("goal {spec}")), Some(normal))
+            }
+        };
         let mut all = vec![];
         for spec in rules {
             all.extend(crate::rules::load_selection(spec).map_err(|e| locate(spec, e))?);
         }
+        let mut step = Step::new(sketch, all, settings);
+        step.goal = goal;
         Ok(Guide {
             program: program.to_string(),
             start: def.term,
-            steps: vec![Step {
-                sketch,
-                rules: all,
-                cost,
-                limits,
-                filter,
-                sketch_engine: Engine::default(),
-                dump: None,
-            }],
+            steps: vec![step],
         })
     }
 }
@@ -172,8 +216,12 @@ pub fn search(
             pruned += step.filter.prune(eg, root)?;
             let filter_seconds = t.elapsed().as_secs_f64();
             let work = query.update(eg)?;
+            let found = match &step.goal {
+                Some(goal) => find_term(eg, goal) == Some(root),
+                None => query.holds(eg, root),
+            };
             Ok(Check {
-                found: query.holds(eg, root),
+                found,
                 work,
                 filter_seconds,
             })
@@ -183,7 +231,9 @@ pub fn search(
     if let Some(dump) = &step.dump {
         dump.write(&eg)?;
     }
-    let (term, normalised) = if outcome.found() {
+    let (term, normalised) = if let (true, Some(goal)) = (outcome.found(), &step.goal) {
+        (Some(goal.clone()), true)
+    } else if outcome.found() {
         let root = find_term(&eg, &input)
             .ok_or_else(|| Error::internal("the start term left the e-graph"))?;
         let graph = ExprGraph::read(&eg)?;

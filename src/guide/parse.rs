@@ -242,15 +242,7 @@ pub fn load_guide(path: &Path) -> Result<Guide> {
                 .map_err(|e| e.or_at(&name.span))?
                 .clone()
                 .resolve(&sizes)?;
-            Ok(Step {
-                sketch,
-                rules: s.rules,
-                cost: s.cost,
-                limits: s.limits,
-                filter: s.filter,
-                sketch_engine: Default::default(),
-                dump: None,
-            })
+            Ok(Step::new(sketch, s.rules, (s.cost, s.limits, s.filter)))
         })
         .collect::<Result<_>>()?;
     Ok(Guide {

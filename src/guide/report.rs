@@ -8,20 +8,26 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::path::Path;
 
 /// A human-readable summary of a step, with the extracted term as named Rise.
-pub fn summary(index: usize, step: &StepReport) -> String {
+pub fn summary(label: &str, step: &StepReport) -> String {
     let out = &step.outcome;
     let (enodes, eclasses) = out.size();
-    let mut s = format!(
-        "step {} `{}`: {} after {} iterations (stop: {})\n  e-nodes {enodes}, e-classes {eclasses}, rules applied {}, time {:.3} s, peak RSS {:.1} MB",
-        index + 1,
-        step.sketch,
-        if out.found() { "found" } else { "NOT found" },
-        out.iterations.len(),
-        out.stop.name(),
-        out.rules_applied(),
-        step.seconds,
-        step.peak_rss_mb,
-    );
+    let mut s = if out.found() && out.iterations.is_empty() {
+        format!(
+            "{label} `{}`: satisfied by the normalised input, no rewrite needed\n  time {:.3} s, peak RSS {:.1} MB",
+            step.sketch, step.seconds, step.peak_rss_mb,
+        )
+    } else {
+        format!(
+            "{label} `{}`: {} after {} iterations (stop: {})\n  e-nodes {enodes}, e-classes {eclasses}, rules applied {}, time {:.3} s, peak RSS {:.1} MB",
+            step.sketch,
+            if out.found() { "found" } else { "NOT found" },
+            out.iterations.len(),
+            out.stop.name(),
+            out.rules_applied(),
+            step.seconds,
+            step.peak_rss_mb,
+        )
+    };
     if step.pruned > 0 {
         s += &format!(", {} e-nodes pruned by the term-size filter", step.pruned);
     }
@@ -39,6 +45,15 @@ pub fn summary(index: usize, step: &StepReport) -> String {
         );
     }
     s
+}
+
+/// How a step is named in its summary: `check` for a one-step search, `step N` in a guide.
+pub fn step_label(guide: &crate::guide::Guide, index: usize) -> String {
+    if guide.steps.len() == 1 {
+        "check".to_string()
+    } else {
+        format!("step {}", index + 1)
+    }
 }
 
 /// One line per iteration, for logs (stderr that is not a terminal).

@@ -147,7 +147,7 @@ fn run_guide_text(g: &guide::Guide) -> Result<String> {
         g,
         |_, _| {},
         |i, r| {
-            text += &guide::report::summary(i, r);
+            text += &guide::report::summary(&guide::report::step_label(g, i), r);
             text.push('\n');
         },
     )?;
@@ -166,7 +166,8 @@ fn sketch_check(_: &mut EGraph, args: &[Expr]) -> CommandResult {
     if rules.is_empty() {
         return Err(to_egglog(Error::bad_input(usage), args));
     }
-    let g = guide::Guide::check(program, sketch, rules, guide::Step::defaults(), &|_| None)
+    let target = guide::Target::Sketch(sketch);
+    let g = guide::Guide::check(program, target, rules, guide::Step::defaults(), &|_| None)
         .map_err(|e| to_egglog(e, args))?;
     text_output(run_guide_text(&g).map_err(|e| to_egglog(e, args))?)
 }

@@ -27,7 +27,7 @@ pub mod extract;
 pub mod parse;
 pub mod query;
 
-use crate::error::{Error, Result, Span};
+use crate::error::{Error, Result, Source, Span};
 use crate::rise::nat::{Nat, NatAtom};
 use crate::rise::primitives::Prim;
 use crate::rise::term::{Node, Term};
@@ -153,6 +153,18 @@ pub fn load(spec: &str, sizes: &[String]) -> Result<SketchDecl> {
 }
 
 impl SketchDecl {
+    /// The sketch `?`, named `name` (a search whose stop is decided elsewhere).
+    pub fn any(name: &str) -> SketchDecl {
+        let source = Source::new(name, "?".to_string());
+        SketchDecl {
+            name: name.to_string(),
+            sketch: Sketch::Any,
+            size: 0,
+            size_names: vec![],
+            span: Span::new(&source, 0, 1),
+        }
+    }
+
     /// Replaces size names by the De Bruijn nat indices of the program's leading `nfun`s
     /// (`sizes`, outermost first); an unknown name is an error where it is written.
     pub fn resolve(mut self, sizes: &[String]) -> Result<SketchDecl> {
