@@ -156,9 +156,13 @@ enum Command {
         dump: DumpArgs,
     },
     /// Print the compiled egglog form of rules (`FILE.rules[:SET]`) for an encoding, with
-    /// the encoding's own substitution rules.
+    /// the encoding's own substitution rules; or, with `--written`, the rule sets and rules
+    /// as written.
     Rules {
         rules: String,
+        /// The rule sets and each rule as written in the file, instead of compiled.
+        #[arg(long)]
+        written: bool,
         /// `extraction` or `explicit`.
         #[arg(long, default_value = "extraction")]
         substitution: String,
@@ -346,6 +350,29 @@ fn show(spec: &str, dump: Option<Dump>) -> Result<()> {
     Ok(())
 }
 
+/// `rules FILE.rules[:SET] --written`: the rule sets (the one named, or all) and their rules,
+/// as the file writes them.
+fn print_written_rules(spec: &str) -> Result<()> {
+    let (path, set) = match spec.rsplit_once(':') {
+        Some((f, s)) if f.ends_with(".rules") => (f, Some(s)),
+        _ => (spec, None),
+    };
+    let file = crate::rules::load_rule_file(Path::new(path))?;
+    let rules = at_argument(spec, crate::rules::select(&file, set))?;
+    for ruleset in file
+        .rulesets
+        .iter()
+        .filter(|r| set.is_none_or(|s| s == r.name))
+    {
+        let names: Vec<&str> = ruleset.rules.iter().map(|(n, _)| n.as_str()).collect();
+        println!("ruleset {} = {}", ruleset.name, names.join(" "));
+    }
+    for rule in &rules {
+        println!("{}", rule.span.text());
+    }
+    Ok(())
+}
+
 fn print_rules(spec: &str, substitution: &str, binding: &str) -> Result<()> {
     let encoding = crate::experiments::table2::encoding(substitution, binding)?;
     let rules = at_argument(spec, crate::rules::load_selection(spec))?;
@@ -457,8 +484,14 @@ fn dispatch(cli: Cli) -> Result<()> {
         } => bench_c(&program, size, &threads, runs, cflags),
         Command::Rules {
             rules,
+            written: true,
+            ..
+        } => print_written_rules(&rules),
+        Command::Rules {
+            rules,
             substitution,
             binding,
+            ..
         } => print_rules(&rules, &substitution, &binding),
         Command::Check(args) => check(&args),
         Command::Guide { file, stats, dump } => {

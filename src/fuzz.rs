@@ -444,7 +444,11 @@ fn generate(kind: Kind, rng: &mut Rng, root: &Path) -> String {
             for i in 0..n {
                 s += &format!("(let $x{i} (B (A) (A)))\n");
             }
-            s += "(check (= $x0 (B (A) (A))))\n(rise-load $r \"programs/reduction.rise\" \"start\")\n(rise-extract $r)\n";
+            // Paths in `.egg` programs are read from the program's (scratch) directory.
+            let reduction = concat!(env!("CARGO_MANIFEST_DIR"), "/programs/reduction.rise");
+            s += &format!(
+                "(check (= $x0 (B (A) (A))))\n(rise-load $r \"{reduction}\" \"start\")\n(rise-extract $r)\n"
+            );
             s
         }
     }

@@ -207,14 +207,10 @@ fn the_repl_reads_standard_input_as_egglogs_does() {
 #[test]
 fn a_rise_egraphs_picture_folds_types_and_sizes_into_labels() {
     let scratch = Scratch::new("rise-picture");
-    let egg = std::fs::canonicalize("programs/double.egg").unwrap();
-    let egg = scratch.copy(&egg);
-    let repo = std::env::current_dir().unwrap();
-    let out = sketchlog_run(
-        &["--to-dot", "--to-json", &egg.to_string_lossy()],
-        &repo,
-        None,
-    );
+    // The program names `double.rise` relative to itself.
+    let egg = scratch.copy(Path::new("programs/double.egg"));
+    scratch.copy(Path::new("programs/double.rise"));
+    let out = sketchlog_run(&["--to-dot", "--to-json", "double.egg"], &scratch.0, None);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(
         text(&out.stdout),
@@ -233,15 +229,12 @@ fn a_rise_egraphs_picture_folds_types_and_sizes_into_labels() {
     let json = std::fs::read_to_string(egg.with_extension("json")).unwrap();
     assert!(json.contains("\"op\": \"TF32\""));
     // Split as egglog splits it, types and sizes shown as e-nodes.
-    let out = sketchlog_run(
-        &[
-            "--to-dot",
-            "--serialize-split-primitive-outputs",
-            &egg.to_string_lossy(),
-        ],
-        &repo,
-        None,
-    );
+    let args = [
+        "--to-dot",
+        "--serialize-split-primitive-outputs",
+        "double.egg",
+    ];
+    let out = sketchlog_run(&args, &scratch.0, None);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let split = std::fs::read_to_string(scratch.0.join("double-split.dot")).unwrap();
     assert!(split.contains(">TF32<"), "{split}");
@@ -268,19 +261,12 @@ fn sketchlogs_commands_under_proofs_are_a_located_error_naming_the_command() {
 }
 
 #[test]
-fn sketchlogs_commands_run_alike_under_evaluation_and_serialization_flags() {
-    let scratch = Scratch::new("commands-flags");
+fn sketchlogs_commands_run_alike_under_evaluation_flags() {
     let repo = std::env::current_dir().unwrap();
     for program in ["programs/matmul.egg", "programs/sketches.egg"] {
-        let egg = scratch.copy(Path::new(program));
-        let egg = egg.to_string_lossy();
-        let plain = sketchlog_run(&[&egg], &repo, None);
+        let plain = sketchlog_run(&[program], &repo, None);
         assert!(plain.status.success(), "{program}: {}", text(&plain.stderr));
-        let flagged = sketchlog_run(
-            &["-j", "2", "--no-decomp", "--naive", "--to-json", &egg],
-            &repo,
-            None,
-        );
+        let flagged = sketchlog_run(&["-j", "2", "--no-decomp", "--naive", program], &repo, None);
         assert!(
             flagged.status.success(),
             "{program}: {}",
@@ -295,6 +281,10 @@ fn sketchlogs_commands_run_alike_under_evaluation_and_serialization_flags() {
                 .join("\n")
         };
         assert_eq!(steady(&plain), steady(&flagged), "{program}");
-        assert!(Path::new(&*egg).with_extension("json").exists());
     }
+    // Paths are read from the program's directory, wherever it is run from.
+    let elsewhere = Scratch::new("elsewhere");
+    let matmul = repo.join("programs/matmul.egg");
+    let out = sketchlog_run(&[&matmul.to_string_lossy()], &elsewhere.0, None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
 }

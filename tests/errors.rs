@@ -313,3 +313,29 @@ fn guide_unknown_sketch() {
 fn guide_without_program() {
     expect_guide_error("sketches mm.sketch\nstep baseline\n", "1:1", "no `program");
 }
+
+#[test]
+fn an_int_literal_among_floats_is_reported_where_it_is_written() {
+    // The lambda's parameter type comes from `xs` (inferred first), so the mismatch is at `1`.
+    let src = "def f = nfun n => fun (xs : n.f32) => map (fun y => add y 1) xs\n";
+    let f = file("literal.rise", src);
+    let col = src.find("1)").unwrap() + 1;
+    expect_error(
+        &["typecheck", &f],
+        2,
+        &format!("{f}:1:{col}"),
+        "expected f32, found int",
+    );
+}
+
+#[test]
+fn rules_written_lists_the_rule_sets_and_rules_as_in_the_file() {
+    let out = sketchlog(&["rules", "rules/table2.rules:fission", "--written"]);
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "ruleset fission = map-fusion map-fission\n\
+         rule map-fusion = map f (map g a) => map (fun x => f (g x)) a\n\
+         rule map-fission = map (fun x => f gx) => fun y => map f (map (fun x => gx) y) where x notin f\n"
+    );
+}

@@ -119,6 +119,7 @@ fn every_program_has_its_expected_type() {
         ("programs/matmul-lowlevel.rise", "parallelRows", "(m: nat) -> (n: nat) -> (k: nat) -> m.k.f32 -> k.n.f32 -> m.n.f32"),
         ("programs/binomial.rise", "start", "(n: nat) -> (m: nat) -> (n + 2).(m + 2).f32 -> n.m.f32"),
         ("programs/binomial.rise", "goal", "(n: nat) -> (m: nat) -> (n + 2).(m + 2).f32 -> n.m.f32"),
+        ("programs/double.rise", "double", "(n: nat) -> n.f32 -> n.f32"),
         ("programs/reduction.rise", "start", "int -> int"),
         ("programs/reduction.rise", "goal", "int -> int"),
         ("programs/fission.rise", "start", "(n: nat) -> (f32 -> f32) -> (f32 -> f32) -> (f32 -> f32) -> (f32 -> f32) -> (f32 -> f32) -> n.f32 -> n.f32"),

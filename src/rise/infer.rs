@@ -237,6 +237,9 @@ struct Elaborator<'p> {
     depth: usize,
     /// Nodes built so far (inlining can double a term per definition).
     nodes: usize,
+    /// The function type an unannotated lambda about to be inferred is expected to have
+    /// (its parameter type then comes from it): see [`Elaborator::infer_spine`].
+    lambda_hint: Option<Type>,
 }
 
 impl<'p> Elaborator<'p> {
@@ -252,6 +255,7 @@ impl<'p> Elaborator<'p> {
             nat_holes: HashMap::new(),
             depth: 0,
             nodes: 0,
+            lambda_hint: None,
         }
     }
 }
@@ -360,6 +364,76 @@ impl<'p> Elaborator<'p> {
         pre
     }
 
+    /// An application spine `h a1 .. an`: the head, then the arguments that are not
+    /// unannotated lambdas, then the lambdas, each taking its parameter type from what the
+    /// others fixed. So in `map (fun y => add y 1) xs`, where `xs` holds f32s, the mismatch is
+    /// found at the int literal `1`, where it was written, rather than at `xs`.
+    fn infer_spine(&mut self, e: &Expr, span: &Span) -> Result<Pre> {
+        let mut args = vec![];
+        let mut head = e;
+        while let ExprKind::App(f, x) = &head.kind {
+            args.push((&**x, head.span.clone().unwrap_or_else(|| span.clone())));
+            head = f;
+        }
+        args.reverse();
+        // The inner applications are nodes too (the outermost was counted by `infer`).
+        self.nodes += args.len() - 1;
+        let head = self.infer(head, span)?;
+        // The parameter and result type at each argument.
+        let (mut params, mut results) = (vec![], vec![]);
+        let (mut fun_ty, mut fun_span) = (head.ty.clone(), head.span.clone());
+        for (_, app_span) in &args {
+            let (param, result) = match self.solver.shallow(&fun_ty) {
+                Type::Fun(p, r) => ((*p).clone(), (*r).clone()),
+                other => {
+                    let (p, r) = (self.solver.any(), self.solver.any());
+                    let want = fun(p.clone(), r.clone());
+                    self.solver.unify(&other, &want, &fun_span).map_err(|_| {
+                        Error::at(
+                            &fun_span,
+                            format!(
+                                "expected a function, found an expression of type {}",
+                                self.solver.zonk(&other)
+                            ),
+                        )
+                    })?;
+                    (p, r)
+                }
+            };
+            params.push(param);
+            results.push(result.clone());
+            (fun_ty, fun_span) = (result, app_span.clone());
+        }
+        let lambda = |x: &Expr| matches!(x.kind, ExprKind::Lam(_, None, _));
+        let mut inferred: Vec<Option<Pre>> = args.iter().map(|_| None).collect();
+        for lambdas in [false, true] {
+            for (i, (x, _)) in args.iter().enumerate() {
+                if lambda(x) != lambdas {
+                    continue;
+                }
+                self.lambda_hint = lambdas.then(|| params[i].clone());
+                let arg = self.infer(x, span);
+                self.lambda_hint = None;
+                let arg = arg?;
+                self.solver
+                    .unify(&params[i], &arg.ty, &arg.span)
+                    .map_err(|_| self.mismatch(&arg.span, "in argument", &params[i], &arg.ty))?;
+                inferred[i] = Some(arg);
+            }
+        }
+        let mut f = head;
+        for ((arg, (_, app_span)), result) in inferred.into_iter().zip(&args).zip(results) {
+            let x = arg.expect("every argument was inferred");
+            f = Pre {
+                node: Node::App(Box::new(f), Box::new(x)),
+                ty: result,
+                span: app_span.clone(),
+                binder: None,
+            };
+        }
+        Ok(f)
+    }
+
     fn infer_level(&mut self, e: &Expr, fallback: &Span) -> Result<Pre> {
         let span = e.span.clone().unwrap_or_else(|| fallback.clone());
         let pre = |node, ty, span: &Span| Pre {
@@ -401,7 +475,10 @@ impl<'p> Elaborator<'p> {
                         let t = self.resolve_type(t, &span)?;
                         self.instantiate_holes(&t)
                     }
-                    None => self.solver.any(),
+                    None => match self.lambda_hint.take().map(|h| self.solver.shallow(&h)) {
+                        Some(Type::Fun(param, _)) => (*param).clone(),
+                        _ => self.solver.any(),
+                    },
                 };
                 self.env.push((x.clone(), a.clone()));
                 let b = self.infer(body, &span);
@@ -410,32 +487,7 @@ impl<'p> Elaborator<'p> {
                 let ty = fun(a, b.ty.clone());
                 pre(Node::Lam(Box::new(b)), ty, &span)
             }
-            ExprKind::App(f, x) => {
-                let f = self.infer(f, &span)?;
-                let x = self.infer(x, &span)?;
-                let ret = self.solver.any();
-                match self.solver.shallow(&f.ty) {
-                    Type::Fun(param, r) => {
-                        self.solver
-                            .unify(&param, &x.ty, &x.span)
-                            .map_err(|_| self.mismatch(&x.span, "in argument", &param, &x.ty))?;
-                        let _ = self.solver.unify(&ret, &r, &span);
-                    }
-                    other => {
-                        let want = fun(x.ty.clone(), ret.clone());
-                        self.solver.unify(&other, &want, &f.span).map_err(|_| {
-                            Error::at(
-                                &f.span,
-                                format!(
-                                    "expected a function, found an expression of type {}",
-                                    self.solver.zonk(&other)
-                                ),
-                            )
-                        })?;
-                    }
-                }
-                pre(Node::App(Box::new(f), Box::new(x)), ret, &span)
-            }
+            ExprKind::App(..) => self.infer_spine(e, &span)?,
             ExprKind::NatLam(n, body) => {
                 let taken = |c: &str| self.nat_env.iter().any(|(_, i)| i == c);
                 let mut internal = n.clone();

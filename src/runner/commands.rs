@@ -9,6 +9,8 @@
 //! | `(sketch-check "P.rise:NAME" "S.sketch:NAME" "R.rules:SET" ...)` | `sketchlog check`, default limits |
 //! | `(guide "G.guide")` | `sketchlog guide` |
 //!
+//! Relative paths are read from the directory of the `.egg` file that names them.
+//!
 //! egglog's term encoding (`--term-encoding`, `--proofs`, `--proof-testing`) runs no
 //! user-defined command; [`super::run`] says so, and why, at the command's position.
 
@@ -19,7 +21,7 @@ use crate::guide;
 use crate::rise::{self, debruijn, print, term::Term};
 use egglog::ast::{Expr, Literal};
 use egglog::{CommandOutput, EGraph, UserDefinedCommand};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 fn string_arg(args: &[Expr], i: usize, cmd: &str) -> std::result::Result<String, egglog::Error> {
@@ -97,6 +99,27 @@ pub fn is_sketchlog_command(name: &str) -> bool {
     COMMANDS.iter().any(|(n, _)| *n == name)
 }
 
+/// The directory relative paths in a command are read from: that of the `.egg` file the
+/// command is written in (the working directory in the REPL), as a guide's paths are read
+/// from the guide's directory.
+fn base_dir(args: &[Expr]) -> PathBuf {
+    let Some(egglog::ast::Span::Egglog(span)) = args.first().map(|a| a.span()) else {
+        return PathBuf::new();
+    };
+    let file = span.file.name.as_deref().map(Path::new);
+    file.and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+}
+
+/// A file argument (`FILE`, or `FILE:NAME`) read from `base` when it is relative.
+fn in_dir(base: &Path, spec: &str) -> String {
+    if Path::new(spec).is_absolute() {
+        return spec.to_string();
+    }
+    base.join(spec).to_string_lossy().into_owned()
+}
+
 fn text_output(text: String) -> CommandResult {
     Ok(vec![CommandOutput::UserDefined(Arc::new(text))])
 }
@@ -109,7 +132,7 @@ fn rise_load(eg: &mut EGraph, args: &[Expr]) -> CommandResult {
             args,
         ));
     };
-    let file = string_arg(args, 1, "rise-load")?;
+    let file = in_dir(&base_dir(args), &string_arg(args, 1, "rise-load")?);
     let def = string_arg(args, 2, "rise-load")?;
     let term = rise::load_def(Path::new(&file), &def).map_err(|e| to_egglog(e, args))?;
     ensure_schema(eg).map_err(|e| to_egglog(e, args))?;
@@ -159,7 +182,10 @@ fn run_guide_text(g: &guide::Guide) -> Result<String> {
 fn sketch_check(_: &mut EGraph, args: &[Expr]) -> CommandResult {
     let usage =
         "usage: (sketch-check \"FILE.rise:NAME\" \"FILE.sketch:NAME\" \"FILE.rules[:SET]\" ...)";
-    let a = string_args(args, "sketch-check")?;
+    let base = base_dir(args);
+    let a: Vec<String> = (string_args(args, "sketch-check")?.iter())
+        .map(|spec| in_dir(&base, spec))
+        .collect();
     let [program, sketch, rules @ ..] = a.as_slice() else {
         return Err(to_egglog(Error::bad_input(usage), args));
     };
@@ -181,7 +207,8 @@ fn run_guide(_: &mut EGraph, args: &[Expr]) -> CommandResult {
             args,
         ));
     };
-    let g = guide::parse::load_guide(Path::new(file)).map_err(|e| to_egglog(e, args))?;
+    let file = in_dir(&base_dir(args), file);
+    let g = guide::parse::load_guide(Path::new(&file)).map_err(|e| to_egglog(e, args))?;
     text_output(run_guide_text(&g).map_err(|e| to_egglog(e, args))?)
 }
 
