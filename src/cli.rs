@@ -264,6 +264,9 @@ fn run_steps(guide: &guide::Guide, stats: Option<&Path>) -> Result<()> {
                 b.finish_and_clear();
             }
             println!("{}", report::summary(&report::step_label(guide, i), r));
+            if let Some(why) = &r.why {
+                print!("{why}");
+            }
         },
     )?;
     if let Some(e) = write_error {
@@ -294,6 +297,7 @@ fn check(args: &CheckArgs) -> Result<()> {
     )?;
     g.steps[0].sketch_engine = limits.sketch_engine;
     g.steps[0].dump = dump;
+    g.steps[0].why = args.why;
     if args.show_query && args.goal.is_none() {
         let query = crate::sketch::query::SketchQuery::compile(&g.steps[0].sketch.sketch)?;
         print!("{}", query.program);
@@ -540,6 +544,10 @@ struct CheckArgs {
     /// Print the compiled sketch query (egglog relations and rules) too.
     #[arg(long)]
     show_query: bool,
+    /// When the sketch is not found, say why: which sub-sketches hold where, the nearest
+    /// misses with their terms, and where the program's terms leave the sketch.
+    #[arg(long, conflicts_with = "goal")]
+    why: bool,
     #[command(flatten)]
     dump: DumpArgs,
 }

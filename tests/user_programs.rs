@@ -188,3 +188,52 @@ fn a_target_met_by_normalisation_alone_says_so() {
     );
     assert!(!stdout.contains("e-nodes 0"), "{stdout}");
 }
+
+#[test]
+fn check_why_says_which_sub_sketches_hold_and_where_the_program_leaves_the_sketch() {
+    // Matrix multiplication searched for the tiled `split` sketch with only the baseline's
+    // rules: nothing splits the loops, so the sizes never become n/32.
+    let out = sketchlog(&[
+        "check",
+        "programs/matmul.rise:mm",
+        "--sketch",
+        "programs/mm.sketch:split",
+        "--rules",
+        "rules/mm.rules:baseline",
+        "--why",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let why = String::from_utf8_lossy(&out.stdout);
+    // Every sub-sketch, with the e-classes satisfying it and whether the program does.
+    assert!(why.contains("program  e-classes  sub-sketch"), "{why}");
+    assert!(why.contains("yes             23"), "{why}");
+    // The nearest miss, with its term.
+    assert!(
+        why.contains("largest sub-sketch the program satisfies (6 of 30 nodes): contains(add(?, contains(mul)))"),
+        "{why}"
+    );
+    assert!(why.contains("cheapest such term: nfun n m k =>"), "{why}");
+    // Where it fails, with the program's own size names: the outer map is over n, not n/32.
+    assert!(
+        why.contains("the term has type (k.f32 -> m.f32) -> n.k.f32 -> n.m.f32, the sketch asks for ? -> (n/32).? -> ?"),
+        "{why}"
+    );
+
+    // A sketch that asks for an application eta-reduced away says so.
+    let out = sketchlog(&[
+        "check",
+        "programs/fission.rise:start",
+        "--sketch",
+        "programs/fission.sketch:two-maps",
+        "--rules",
+        "rules/table2.rules:reduction",
+        "--why",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let why = String::from_utf8_lossy(&out.stdout);
+    assert!(why.contains("the program satisfies no sub-sketch"), "{why}");
+    assert!(
+        why.contains("`map(?)` is there, but not applied to one more argument"),
+        "{why}"
+    );
+}

@@ -58,6 +58,8 @@ pub struct Step {
     /// An exact goal (in beta-eta normal form): found when it is in the start's e-class,
     /// instead of when the sketch is satisfied (the sketch is then `?`).
     pub goal: Option<Rc<Term>>,
+    /// When the sketch is not found, explain why (`check --why`).
+    pub why: bool,
 }
 
 /// What a step did.
@@ -74,6 +76,8 @@ pub struct StepReport {
     /// E-nodes subsumed by the term-size filter.
     pub pruned: usize,
     pub peak_rss_mb: f64,
+    /// Why the sketch was not found, when asked ([`crate::sketch::why`]).
+    pub why: Option<String>,
 }
 
 /// A guide: a program and the steps that optimise it.
@@ -106,6 +110,7 @@ impl Step {
             sketch_engine: Engine::default(),
             dump: None,
             goal: None,
+            why: false,
         }
     }
 }
@@ -231,6 +236,21 @@ pub fn search(
     if let Some(dump) = &step.dump {
         dump.write(&eg)?;
     }
+    let why = if step.why && !outcome.found() {
+        let root = find_term(&eg, &input)
+            .ok_or_else(|| Error::internal("the start term left the e-graph"))?;
+        let graph = ExprGraph::read(&eg)?;
+        let sizes = crate::rise::debruijn::leading_size_names(&input);
+        Some(crate::sketch::why::explain(
+            &graph,
+            &step.sketch.sketch,
+            root,
+            &step.cost,
+            &sizes,
+        )?)
+    } else {
+        None
+    };
     let (term, normalised) = if let (true, Some(goal)) = (outcome.found(), &step.goal) {
         (Some(goal.clone()), true)
     } else if outcome.found() {
@@ -264,6 +284,7 @@ pub fn search(
         seconds: t0.elapsed().as_secs_f64(),
         pruned,
         peak_rss_mb: resident_mb(true),
+        why,
     })
 }
 

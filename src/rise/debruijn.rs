@@ -39,6 +39,23 @@ pub fn name_type(t: &Type, names: &[String]) -> Type {
     t.map_nats(0, &mut |n, depth| name_nat(n, depth, names))
 }
 
+/// The names [`to_named`] gives the leading size parameters (`nfun n m k =>`) of `t`,
+/// outermost first.
+pub fn leading_size_names(t: &Term) -> Vec<String> {
+    let mut names = vec![];
+    let mut body = t;
+    loop {
+        match &body.node {
+            Node::NatLam(b) => {
+                names.push(super::types::fresh_nat_name(&names));
+                body = b;
+            }
+            Node::Lam(b) => body = b,
+            _ => return names,
+        }
+    }
+}
+
 fn var_name(i: usize) -> String {
     const BASE: [&str; 6] = ["x", "y", "z", "u", "v", "w"];
     if i < BASE.len() {
@@ -48,8 +65,9 @@ fn var_name(i: usize) -> String {
     }
 }
 
-/// Converts a typed De Bruijn term to named Rise with generated names. The result always
-/// elaborates back to `t`.
+/// Converts a typed De Bruijn term to named Rise with generated names. The result of a
+/// closed term always elaborates back to `t`; variables bound outside an open term print as
+/// `%i`.
 pub fn to_named(t: &Term, annotate: Annotate) -> Expr {
     if annotate == Annotate::All {
         return to_named_in(t, annotate, &mut vec![], &mut vec![], true);
@@ -89,7 +107,12 @@ fn to_named_in(
     leading: bool,
 ) -> Expr {
     let kind = match &t.node {
-        Node::Var(i) => ExprKind::Var(vars[vars.len() - 1 - *i as usize].clone()),
+        // A variable bound outside the term (a subterm printed on its own) keeps its
+        // De Bruijn index, counted from the term's edge: `%0` is the innermost outer binder.
+        Node::Var(i) => match vars.len().checked_sub(1 + *i as usize) {
+            Some(pos) => ExprKind::Var(vars[pos].clone()),
+            None => ExprKind::Var(format!("%{}", *i as usize - vars.len())),
+        },
         Node::Prim(p) if annotate == Annotate::All => {
             ExprKind::Annot(Box::new(Expr::var(p.name())), name_type(&t.ty, nats))
         }

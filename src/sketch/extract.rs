@@ -33,9 +33,11 @@ pub struct SketchExtractor<'g> {
     /// Own cost of each node, by class and position.
     node_costs: HashMap<Value, Vec<u64>>,
     tables: Vec<Table>,
+    /// The table of each sub-sketch computed so far.
+    memo: HashMap<Sketch, Option<usize>>,
 }
 
-fn op_matches(op: &Op, node: &ENode) -> bool {
+pub(super) fn op_matches(op: &Op, node: &ENode) -> bool {
     match (op, node) {
         (Op::App, Node::App(..)) | (Op::Lam, Node::Lam(_)) | (Op::NatLam, Node::NatLam(_)) => true,
         (Op::Var, Node::Var(_)) => true,
@@ -57,7 +59,20 @@ impl<'g> SketchExtractor<'g> {
             any: Extractor::new(graph, cost),
             node_costs,
             tables: vec![],
+            memo: HashMap::default(),
         }
+    }
+
+    /// The cost of the cheapest term of `class` satisfying `sketch`, if one does.
+    pub fn cost(&mut self, sketch: &Sketch, class: Value) -> Option<u64> {
+        let table = self.table(sketch);
+        self.cost_in(table, class)
+    }
+
+    /// The e-classes with a term satisfying `sketch` (`None`: every class).
+    pub fn satisfying(&mut self, sketch: &Sketch) -> Option<Vec<Value>> {
+        let table = self.table(sketch)?;
+        Some(self.tables[table].keys().copied().collect())
     }
 
     /// The cheapest term of `class` that satisfies `sketch`, with its cost.
@@ -83,6 +98,15 @@ impl<'g> SketchExtractor<'g> {
 
     /// The table of `s` (`None`: every term satisfies it).
     fn table(&mut self, s: &Sketch) -> Option<usize> {
+        if let Some(t) = self.memo.get(s) {
+            return *t;
+        }
+        let t = self.new_table(s);
+        self.memo.insert(s.clone(), t);
+        t
+    }
+
+    fn new_table(&mut self, s: &Sketch) -> Option<usize> {
         match s {
             Sketch::Any => None,
             Sketch::Node(op, kids) => {

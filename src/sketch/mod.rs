@@ -26,6 +26,7 @@ pub mod eval;
 pub mod extract;
 pub mod parse;
 pub mod query;
+pub mod why;
 
 use crate::error::{Error, Result, Source, Span};
 use crate::rise::nat::{Nat, NatAtom};
@@ -66,7 +67,90 @@ pub enum Sketch {
     Typed(Box<Sketch>, Type),
 }
 
+/// Prints a sketch in the syntax of sketch files: `map(f, x)` for applied primitives, sizes
+/// as De Bruijn indices (`#0`) once resolved against a program. A precision prints that many
+/// levels, deeper parts as `..` (`{:.2}`).
+impl std::fmt::Display for Sketch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let levels = f.precision();
+        if levels == Some(0) && !matches!(self, Sketch::Any) {
+            return write!(f, "..");
+        }
+        let kid = |k: &Sketch| match levels {
+            Some(l) => format!("{k:.*}", l - 1),
+            None => k.to_string(),
+        };
+        match self {
+            Sketch::Any => write!(f, "?"),
+            Sketch::Contains(s) => write!(f, "contains({})", kid(s)),
+            Sketch::Or(a, b) => write!(f, "({} or {})", kid(a), kid(b)),
+            Sketch::Typed(s, t) => match levels {
+                Some(l) => write!(f, "{s:.l$} :: {t}"),
+                None => write!(f, "{s} :: {t}"),
+            },
+            Sketch::Node(op, kids) => {
+                // `app(app(map, f), x)` is written `map(f, x)`.
+                let mut args = vec![];
+                let mut head = self;
+                while let Sketch::Node(Op::App, k) = head {
+                    args.push(&k[1]);
+                    head = &k[0];
+                }
+                if let (Sketch::Node(Op::Prim(p), _), false) = (head, args.is_empty()) {
+                    let args: Vec<String> = args.iter().rev().map(|a| kid(a)).collect();
+                    return write!(f, "{}({})", p.name(), args.join(", "));
+                }
+                let name = match op {
+                    Op::App => "app",
+                    Op::Lam => "lam",
+                    Op::NatLam => "natlam",
+                    Op::NatApp(_) => "natapp",
+                    Op::Var => "var",
+                    Op::Prim(p) => p.name(),
+                };
+                let mut args: Vec<String> = kids.iter().map(kid).collect();
+                if let Op::NatApp(n) = op {
+                    args.push(if n.as_meta().is_some() {
+                        "?".into()
+                    } else {
+                        n.to_string()
+                    });
+                }
+                if args.is_empty() {
+                    write!(f, "{name}")
+                } else {
+                    write!(f, "{name}({})", args.join(", "))
+                }
+            }
+        }
+    }
+}
+
 impl Sketch {
+    /// The sub-sketches, this one first, then each child's in order.
+    pub fn subsketches(&self) -> Vec<&Sketch> {
+        let (mut out, mut todo) = (vec![], vec![self]);
+        while let Some(s) = todo.pop() {
+            out.push(s);
+            let kids: Vec<&Sketch> = match s {
+                Sketch::Any => vec![],
+                Sketch::Node(_, kids) => kids.iter().collect(),
+                Sketch::Contains(k) | Sketch::Typed(k, _) => vec![&**k],
+                Sketch::Or(a, b) => vec![&**a, &**b],
+            };
+            todo.extend(kids.into_iter().rev());
+        }
+        out
+    }
+
+    /// The number of sketch nodes (`?` counts none).
+    pub fn weight(&self) -> usize {
+        self.subsketches()
+            .iter()
+            .filter(|s| !matches!(s, Sketch::Any))
+            .count()
+    }
+
     /// The depth of the sketch tree (computed without recursion, for any input).
     pub fn depth(&self) -> usize {
         let (mut deepest, mut todo) = (0, vec![(self, 1)]);
