@@ -263,7 +263,10 @@ fn run_steps(guide: &guide::Guide, stats: Option<&Path>) -> Result<()> {
             if let Some(b) = bar.borrow_mut().take() {
                 b.finish_and_clear();
             }
-            println!("{}", report::summary(&report::step_label(guide, i), r));
+            println!(
+                "{}",
+                report::summary(&report::step_label(guide, i), r, &guide.names)
+            );
             if let Some(why) = &r.why {
                 print!("{why}");
             }
@@ -324,8 +327,9 @@ fn typecheck(path: &Path) -> Result<()> {
 }
 
 fn show(spec: &str, dump: Option<Dump>) -> Result<()> {
-    let rise::LoadedDef { name, term, .. } =
-        at_argument(spec, rise::load_def_ref(spec, Path::new("")))?;
+    let rise::LoadedDef {
+        name, term, names, ..
+    } = at_argument(spec, rise::load_def_ref(spec, Path::new("")))?;
     let mut eg = egraph::rise_egraph()?;
     let root = encode::load_term(&mut eg, &term)?;
     if let Some(dump) = dump {
@@ -349,7 +353,11 @@ fn show(spec: &str, dump: Option<Dump>) -> Result<()> {
     );
     println!(
         "{}",
-        print::print_expr(&debruijn::to_named(&back, debruijn::Annotate::Leading))
+        print::print_expr(&debruijn::to_named_as(
+            &back,
+            debruijn::Annotate::Leading,
+            &names
+        ))
     );
     Ok(())
 }

@@ -128,9 +128,11 @@ fn check_goal_stops_when_the_exact_goal_term_is_reached() {
         stdout.starts_with("check `goal programs/fission.rise:goal`: found after"),
         "{stdout}"
     );
-    // What is printed is the goal, as written (its parameter names aside).
+    // What is printed is the goal, with the program's own parameter names.
     assert!(
-        stdout.contains("map (fun x6 => v (u (z x6))) (map (fun x6 => y (x x6)) w)"),
+        stdout.contains(
+            "(w : n.f32) => map (fun x6 => f5 (f4 (f3 x6))) (map (fun x6 => f2 (f1 x6)) w)"
+        ),
         "{stdout}"
     );
 
@@ -189,21 +191,24 @@ fn a_target_met_by_normalisation_alone_says_so() {
     assert!(!stdout.contains("e-nodes 0"), "{stdout}");
 }
 
+/// `check --why` of a search that does not find its sketch: what it prints.
+fn check_why(program: &str, sketch: &str, rules: &str) -> String {
+    let out = sketchlog(&[
+        "check", program, "--sketch", sketch, "--rules", rules, "--why",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 #[test]
 fn check_why_says_which_sub_sketches_hold_and_where_the_program_leaves_the_sketch() {
     // Matrix multiplication searched for the tiled `split` sketch with only the baseline's
     // rules: nothing splits the loops, so the sizes never become n/32.
-    let out = sketchlog(&[
-        "check",
+    let why = check_why(
         "programs/matmul.rise:mm",
-        "--sketch",
         "programs/mm.sketch:split",
-        "--rules",
         "rules/mm.rules:baseline",
-        "--why",
-    ]);
-    assert_eq!(out.status.code(), Some(1));
-    let why = String::from_utf8_lossy(&out.stdout);
+    );
     // Every sub-sketch, with the e-classes satisfying it and whether the program does.
     assert!(why.contains("program  e-classes  sub-sketch"), "{why}");
     assert!(why.contains("yes             23"), "{why}");
@@ -212,28 +217,57 @@ fn check_why_says_which_sub_sketches_hold_and_where_the_program_leaves_the_sketc
         why.contains("largest sub-sketch the program satisfies (6 of 30 nodes): contains(add(?, contains(mul)))"),
         "{why}"
     );
-    assert!(why.contains("cheapest such term: nfun n m k =>"), "{why}");
-    // Where it fails, with the program's own size names: the outer map is over n, not n/32.
     assert!(
-        why.contains("the term has type (k.f32 -> m.f32) -> n.k.f32 -> n.m.f32, the sketch asks for ? -> (n/32).? -> ?"),
+        why.contains("cheapest such term: nfun m n k => fun (a : m.k.f32)"),
+        "{why}"
+    );
+    // Where it fails, with the program's own size names: the outer map is over m, not m/32.
+    assert!(
+        why.contains("the term has type (k.f32 -> n.f32) -> m.k.f32 -> m.n.f32, the sketch asks for ? -> (m/32).? -> ?"),
         "{why}"
     );
 
     // A sketch that asks for an application eta-reduced away says so.
-    let out = sketchlog(&[
-        "check",
+    let why = check_why(
         "programs/fission.rise:start",
-        "--sketch",
         "programs/fission.sketch:two-maps",
-        "--rules",
         "rules/table2.rules:reduction",
-        "--why",
-    ]);
-    assert_eq!(out.status.code(), Some(1));
-    let why = String::from_utf8_lossy(&out.stdout);
+    );
     assert!(why.contains("the program satisfies no sub-sketch"), "{why}");
     assert!(
         why.contains("`map(?)` is there, but not applied to one more argument"),
         "{why}"
     );
+}
+
+#[test]
+fn printed_programs_keep_their_own_size_and_parameter_names_and_parse_back() {
+    let dir = scratch("names");
+    let mv = dir.join("mv.rise");
+    std::fs::write(
+        &mv,
+        "def mv = nfun m k => fun (a : m.k.f32) (v : k.f32) =>\n  \
+         map (fun row => reduce add 0.0 (map (fun p => mul (fst p) (snd p)) (zip row v))) a\n",
+    )
+    .unwrap();
+    let spec = format!("{}:mv", mv.display());
+    let out = sketchlog(&["show", &spec]);
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let printed = stdout.lines().last().unwrap().to_string();
+    assert!(
+        printed.starts_with("nfun m k => fun (a : m.k.f32) (v : k.f32) =>"),
+        "{printed}"
+    );
+    // What is printed parses back to the same typed term, parameter names and all.
+    let back = dir.join("back.rise");
+    std::fs::write(&back, format!("def mv = {printed}\n")).unwrap();
+    let load = |p: &Path| sketchlog::rise::load_def(p, "mv").unwrap();
+    assert_eq!(load(&mv), load(&back));
+    let out = sketchlog(&["show", &format!("{}:mv", back.display())]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).lines().last().unwrap(),
+        printed
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -85,6 +85,8 @@ pub struct StepReport {
 pub struct Guide {
     pub program: String,
     pub start: Rc<Term>,
+    /// The program's own names for its leading binders, used when printing.
+    pub names: crate::rise::debruijn::Names,
     pub steps: Vec<Step>,
 }
 
@@ -170,6 +172,7 @@ impl Guide {
         Ok(Guide {
             program: program.to_string(),
             start: def.term,
+            names: def.names,
             steps: vec![step],
         })
     }
@@ -191,6 +194,16 @@ pub fn check_found(reports: &[StepReport]) -> Result<()> {
 pub fn search(
     start: &Term,
     step: &Step,
+    on_iteration: impl FnMut(&IterationStats),
+) -> Result<StepReport> {
+    search_named(start, step, &Default::default(), on_iteration)
+}
+
+/// [`search`] of a program whose leading binders are named `names` (in `--why`).
+fn search_named(
+    start: &Term,
+    step: &Step,
+    names: &crate::rise::debruijn::Names,
     mut on_iteration: impl FnMut(&IterationStats),
 ) -> Result<StepReport> {
     let t0 = Instant::now();
@@ -240,13 +253,12 @@ pub fn search(
         let root = find_term(&eg, &input)
             .ok_or_else(|| Error::internal("the start term left the e-graph"))?;
         let graph = ExprGraph::read(&eg)?;
-        let sizes = crate::rise::debruijn::leading_size_names(&input);
         Some(crate::sketch::why::explain(
             &graph,
             &step.sketch.sketch,
             root,
             &step.cost,
-            &sizes,
+            names,
         )?)
     } else {
         None
@@ -298,7 +310,7 @@ pub fn run(
     let mut term = guide.start.clone();
     let mut reports = vec![];
     for (i, step) in guide.steps.iter().enumerate() {
-        let report = search(&term, step, |s| on_iteration(i, s))?;
+        let report = search_named(&term, step, &guide.names, |s| on_iteration(i, s))?;
         on_step(i, &report);
         let next = report.term.clone();
         reports.push(report);

@@ -60,7 +60,11 @@ struct Settings {
 
 struct GuideParser {
     dir: PathBuf,
-    program: Option<(String, std::rc::Rc<crate::rise::term::Term>, Vec<String>)>,
+    program: Option<(
+        String,
+        std::rc::Rc<crate::rise::term::Term>,
+        crate::rise::debruijn::Names,
+    )>,
     sketches: Option<SketchFile>,
     rules: Option<RuleFile>,
     defaults: Settings,
@@ -169,7 +173,7 @@ impl GuideParser {
                 let w = one()?;
                 let def =
                     crate::rise::load_def_ref(&w.text, &self.dir).map_err(|e| e.or_at(&w.span))?;
-                self.program = Some((w.text.to_string(), def.term, def.sizes));
+                self.program = Some((w.text.to_string(), def.term, def.names));
             }
             "sketches" => {
                 let src = read_source(&self.dir.join(&one()?.text))?;
@@ -224,7 +228,7 @@ pub fn load_guide(path: &Path) -> Result<Guide> {
         }
     }
     let whole = Span::new(&src, 0, 0);
-    let (program, start, sizes) = p
+    let (program, start, names) = p
         .program
         .ok_or_else(|| Error::at(&whole, "the guide names no `program FILE.rise:NAME`"))?;
     let sketches = p
@@ -241,13 +245,14 @@ pub fn load_guide(path: &Path) -> Result<Guide> {
                 .get(&name.text)
                 .map_err(|e| e.or_at(&name.span))?
                 .clone()
-                .resolve(&sizes)?;
+                .resolve(&names.sizes)?;
             Ok(Step::new(sketch, s.rules, (s.cost, s.limits, s.filter)))
         })
         .collect::<Result<_>>()?;
     Ok(Guide {
         program,
         start,
+        names,
         steps,
     })
 }

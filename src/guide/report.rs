@@ -8,7 +8,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::path::Path;
 
 /// A human-readable summary of a step, with the extracted term as named Rise.
-pub fn summary(label: &str, step: &StepReport) -> String {
+pub fn summary(label: &str, step: &StepReport, names: &debruijn::Names) -> String {
     let out = &step.outcome;
     let (enodes, eclasses) = out.size();
     let mut s = if out.found() && out.iterations.is_empty() {
@@ -32,7 +32,7 @@ pub fn summary(label: &str, step: &StepReport) -> String {
         s += &format!(", {} e-nodes pruned by the term-size filter", step.pruned);
     }
     if let Some(t) = &step.term {
-        let named = debruijn::to_named(t, debruijn::Annotate::Leading);
+        let named = debruijn::to_named_as(t, debruijn::Annotate::Leading, names);
         let form = if step.normalised {
             ""
         } else {

@@ -56,28 +56,57 @@ pub fn leading_size_names(t: &Term) -> Vec<String> {
     }
 }
 
-fn var_name(i: usize) -> String {
+/// A fresh variable name: `x`, `y`, `z`, `u`, `v`, `w`, then `x6`, ..., by depth, skipping
+/// the names in scope.
+fn var_name(vars: &[String]) -> String {
     const BASE: [&str; 6] = ["x", "y", "z", "u", "v", "w"];
-    if i < BASE.len() {
-        BASE[i].to_string()
-    } else {
-        format!("x{i}")
-    }
+    (vars.len()..)
+        .map(|i| match BASE.get(i) {
+            Some(b) => b.to_string(),
+            None => format!("x{i}"),
+        })
+        .find(|n| !vars.contains(n))
+        .expect("some name is free")
+}
+
+/// A program's own names for its leading binders: its size parameters (`nfun m k =>`) and
+/// then its value parameters (`fun (a : ..) (v : ..) =>`), outermost first.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Names {
+    pub sizes: Vec<String>,
+    pub params: Vec<String>,
+}
+
+/// The leading-binder names still to use while printing.
+struct Hints<'a> {
+    sizes: std::slice::Iter<'a, String>,
+    params: std::slice::Iter<'a, String>,
 }
 
 /// Converts a typed De Bruijn term to named Rise with generated names. The result of a
 /// closed term always elaborates back to `t`; variables bound outside an open term print as
 /// `%i`.
 pub fn to_named(t: &Term, annotate: Annotate) -> Expr {
+    to_named_as(t, annotate, &Names::default())
+}
+
+/// [`to_named`], with the leading binders named as `names` says (where a name would clash
+/// with one in scope, a generated one instead).
+pub fn to_named_as(t: &Term, annotate: Annotate, names: &Names) -> Expr {
+    let hints = || Hints {
+        sizes: names.sizes.iter(),
+        params: names.params.iter(),
+    };
+    let named = |annotate| to_named_in(t, annotate, &mut vec![], &mut vec![], &mut hints(), true);
     if annotate == Annotate::All {
-        return to_named_in(t, annotate, &mut vec![], &mut vec![], true);
+        return named(annotate);
     }
-    let leading = to_named_in(t, annotate, &mut vec![], &mut vec![], true);
+    let leading = named(annotate);
     let candidates = [leading.clone(), annotate_body(leading, t, &mut vec![])];
     candidates
         .into_iter()
         .find(|e| super::infer::elaborate(None, e).is_ok_and(|back| *back == *t))
-        .unwrap_or_else(|| to_named(t, Annotate::All))
+        .unwrap_or_else(|| named(Annotate::All))
 }
 
 /// Annotates the body under the leading `nfun`/`fun` binders with its type.
@@ -104,6 +133,7 @@ fn to_named_in(
     annotate: Annotate,
     vars: &mut Vec<String>,
     nats: &mut Vec<String>,
+    hints: &mut Hints,
     leading: bool,
 ) -> Expr {
     let kind = match &t.node {
@@ -120,28 +150,36 @@ fn to_named_in(
         Node::F32(x) => ExprKind::F32(*x),
         Node::Int(i) => ExprKind::Int(*i),
         Node::App(f, x) => ExprKind::App(
-            Box::new(to_named_in(f, annotate, vars, nats, false)),
-            Box::new(to_named_in(x, annotate, vars, nats, false)),
+            Box::new(to_named_in(f, annotate, vars, nats, hints, false)),
+            Box::new(to_named_in(x, annotate, vars, nats, hints, false)),
         ),
         Node::NatApp(f, n) => ExprKind::NatApp(
-            Box::new(to_named_in(f, annotate, vars, nats, false)),
+            Box::new(to_named_in(f, annotate, vars, nats, hints, false)),
             name_nat(n, 0, nats),
         ),
         Node::Lam(b) => {
-            let name = var_name(vars.len());
+            let own = leading.then(|| hints.params.next()).flatten();
+            let name = match own {
+                Some(n) if !vars.contains(n) && !nats.contains(n) => n.clone(),
+                _ => var_name(vars),
+            };
             let Type::Fun(param, _) = &t.ty else {
                 unreachable!("lambda without a function type")
             };
             let ann = (leading || annotate == Annotate::All).then(|| name_type(param, nats));
             vars.push(name.clone());
-            let body = to_named_in(b, annotate, vars, nats, leading);
+            let body = to_named_in(b, annotate, vars, nats, hints, leading);
             vars.pop();
             ExprKind::Lam(name, ann, Box::new(body))
         }
         Node::NatLam(b) => {
-            let name = fresh_nat_name(nats);
+            let own = leading.then(|| hints.sizes.next()).flatten();
+            let name = match own {
+                Some(n) if !nats.contains(n) && !vars.contains(n) => n.clone(),
+                _ => fresh_nat_name(nats),
+            };
             nats.push(name.clone());
-            let body = to_named_in(b, annotate, vars, nats, leading);
+            let body = to_named_in(b, annotate, vars, nats, hints, leading);
             nats.pop();
             ExprKind::NatLam(name, Box::new(body))
         }

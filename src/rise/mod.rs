@@ -35,6 +35,8 @@ pub struct LoadedDef {
     pub term: Rc<term::Term>,
     /// Its size parameters: the leading `nfun` binders, outermost first.
     pub sizes: Vec<String>,
+    /// The names of its leading binders, for printing what it becomes.
+    pub names: debruijn::Names,
 }
 
 /// Loads `FILE.rise:NAME` (or `FILE.rise` when it has one definition), with `FILE` relative
@@ -58,5 +60,13 @@ pub fn load_def_ref(spec: &str, dir: &Path) -> Result<LoadedDef> {
     };
     let term = infer::elaborate_def(&program, &name)?;
     let sizes = program.get(&name).map_or(vec![], |d| d.expr.size_params());
-    Ok(LoadedDef { name, term, sizes })
+    let names = program
+        .get(&name)
+        .map_or_else(Default::default, |d| d.expr.leading_names());
+    Ok(LoadedDef {
+        name,
+        term,
+        sizes,
+        names,
+    })
 }

@@ -67,6 +67,26 @@ impl Expr {
         Expr::new(ExprKind::App(Box::new(f), Box::new(x)))
     }
     /// The size parameters of a definition: its leading `nfun` binders, outermost first.
+    /// The names of the leading binders: size parameters, then value parameters.
+    pub fn leading_names(&self) -> crate::rise::debruijn::Names {
+        let mut names = crate::rise::debruijn::Names::default();
+        let mut e = self;
+        loop {
+            match &e.kind {
+                ExprKind::NatLam(x, body) if names.params.is_empty() => {
+                    names.sizes.push(x.clone());
+                    e = body;
+                }
+                ExprKind::Lam(x, _, body) => {
+                    names.params.push(x.clone());
+                    e = body;
+                }
+                ExprKind::Annot(inner, _) => e = inner,
+                _ => return names,
+            }
+        }
+    }
+
     pub fn size_params(&self) -> Vec<String> {
         match &self.kind {
             ExprKind::NatLam(x, body) => {

@@ -170,7 +170,7 @@ fn run_guide_text(g: &guide::Guide) -> Result<String> {
         g,
         |_, _| {},
         |i, r| {
-            text += &guide::report::summary(&guide::report::step_label(g, i), r);
+            text += &guide::report::summary(&guide::report::step_label(g, i), r, &g.names);
             text.push('\n');
         },
     )?;

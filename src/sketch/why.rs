@@ -11,7 +11,7 @@
 
 use super::extract::{op_matches, SketchExtractor};
 use super::Sketch;
-use crate::egraph::extract::{CostModel, ENode, ExprGraph};
+use crate::egraph::extract::{CostModel, ENode, ExprGraph, Extractor};
 use crate::error::Result;
 use crate::rise::term::Node;
 use crate::rise::{debruijn, print};
@@ -22,20 +22,28 @@ use std::fmt::Write;
 /// How deep the failure explanation follows the sketch.
 const MAX_DEPTH: usize = 12;
 
-/// The explanation of why no term of `root`'s e-class satisfies `sketch`; `sizes` names the
-/// program's leading size parameters (outermost first) in what is printed.
+/// The explanation of why no term of `root`'s e-class satisfies `sketch`; `names` are the
+/// program's own names for its leading binders, used in what is printed.
 pub fn explain(
     graph: &ExprGraph,
     sketch: &Sketch,
     root: Value,
     cost: &impl CostModel,
-    sizes: &[String],
+    names: &debruijn::Names,
 ) -> Result<String> {
+    // Sizes printed on their own (in types) are named as the program's leading ones.
+    let sizes = if names.sizes.is_empty() {
+        debruijn::leading_size_names(&*Extractor::new(graph, cost).extract(root)?)
+    } else {
+        names.sizes.clone()
+    };
     let mut why = Why {
         graph,
         extractor: SketchExtractor::new(graph, cost),
         out: String::new(),
-        sizes: sizes.to_vec(),
+        sizes,
+        names: names.clone(),
+        root,
     };
     why.table(sketch, root);
     why.nearest_misses(sketch, root)?;
@@ -49,6 +57,8 @@ struct Why<'g> {
     extractor: SketchExtractor<'g>,
     out: String,
     sizes: Vec<String>,
+    names: debruijn::Names,
+    root: Value,
 }
 
 impl Why<'_> {
@@ -128,7 +138,13 @@ impl Why<'_> {
     /// The cheapest term of `class` satisfying `sketch`, printed as named Rise.
     fn term(&mut self, sketch: &Sketch, class: Value) -> Result<String> {
         let (_, t) = self.extractor.extract(sketch, class)?;
-        let named = debruijn::to_named(&t, debruijn::Annotate::Leading);
+        // Only a term of the program's own class starts with the program's binders.
+        let names = if class == self.root {
+            self.names.clone()
+        } else {
+            Default::default()
+        };
+        let named = debruijn::to_named_as(&t, debruijn::Annotate::Leading, &names);
         Ok(print::print_expr(&named))
     }
 
