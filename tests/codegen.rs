@@ -151,10 +151,10 @@ fn unsupported_programs_are_clear_errors() {
             "nfun n => fun (x : n.f32) => reduce add 0.0 x",
             "high-level primitive `reduce`",
         ),
-        // A function as the program's result.
+        // A function as the program's result, its sizes shown at their values.
         (
             "nfun n => fun (x : n.f32) => (mapSeq (fun (y : f32) => y) : n.f32 -> n.f32)",
-            "storing a value of type",
+            "storing a value of type 8.f32 -> 8.f32",
         ),
     ];
     for (src, expected) in cases {

@@ -271,3 +271,26 @@ fn printed_programs_keep_their_own_size_and_parameter_names_and_parse_back() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn codegen_of_a_definition_applies_the_last_lowering_as_for_a_guide() {
+    // `map (fun x => add x x)` computes, so it becomes a sequential loop before C is emitted.
+    let dir = scratch("codegen");
+    let c = dir.join("double.c");
+    let out = sketchlog(&[
+        "codegen",
+        "programs/double.rise:double",
+        "--sizes",
+        "8",
+        "-o",
+        c.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&c).unwrap();
+    assert!(text.contains("for (long") && text.contains(" + "), "{text}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

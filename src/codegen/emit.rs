@@ -47,6 +47,13 @@ fn unsupported(what: impl std::fmt::Display) -> Error {
 }
 
 impl Emitter {
+    /// A type for a message, with the program's sizes at their values (`1024.f32`, not the
+    /// De Bruijn `#0.f32`).
+    fn show(&self, ty: &Type) -> String {
+        let values: Vec<String> = self.nats.iter().rev().map(i64::to_string).collect();
+        ty.show(&values)
+    }
+
     fn line(&mut self, s: &str) {
         let _ = writeln!(self.body, "{}{s}", "  ".repeat(self.indent));
     }
@@ -182,7 +189,8 @@ impl Emitter {
         match ty.uncurry().1 {
             Type::Arr(n, _) | Type::Vector(_, n) => self.nat(n),
             other => Err(unsupported(format!(
-                "expected an array result, found {other}"
+                "expected an array result, found {}",
+                self.show(other)
             ))),
         }
     }
@@ -607,7 +615,10 @@ fn shape_of(ty: &Type, em: &Emitter) -> Result<(Vec<i64>, i64)> {
                 t = e;
             }
             Type::F32 | Type::Int => break,
-            other => return Err(unsupported(format!("storing a value of type {other}"))),
+            other => {
+                let ty = em.show(other);
+                return Err(unsupported(format!("storing a value of type {ty}")));
+            }
         }
     }
     let floats = shape.iter().product();

@@ -38,8 +38,8 @@ fn computes(t: &Term) -> bool {
     }
 }
 
-/// The program to generate code for: `FILE.rise:NAME` as written, or `FILE.guide`'s result
-/// (found by running the guide, then [`sequential`]).
+/// The program to generate code for, after the last lowering ([`sequential`]):
+/// `FILE.rise:NAME`, or `FILE.guide`'s result (found by running the guide).
 pub fn load_program(spec: &str) -> Result<Rc<Term>> {
     if spec.ends_with(".guide") {
         let g = crate::guide::parse::load_guide(std::path::Path::new(spec))?;
@@ -48,5 +48,6 @@ pub fn load_program(spec: &str) -> Result<Rc<Term>> {
         let found = reports.last().and_then(|r| r.term.clone()).expect("found");
         return Ok(sequential(&found));
     }
-    Ok(crate::rise::load_def_ref(spec, std::path::Path::new("."))?.term)
+    let program = crate::rise::load_def_ref(spec, std::path::Path::new("."))?.term;
+    Ok(sequential(&program))
 }
