@@ -9,6 +9,7 @@ use sketchlog::egraph::saturate::Limits;
 use sketchlog::egraph::{encode, rise_egraph};
 use sketchlog::guide::{self, Cost, Step};
 use sketchlog::rise::primitives::Prim;
+use sketchlog::rise::syntax::Float;
 use sketchlog::rise::term::{Node, Term};
 use sketchlog::rise::types::Type;
 use sketchlog::runner::to_sexpr;
@@ -91,7 +92,20 @@ fn random_sketch(rng: &mut Rng, depth: usize) -> Sketch {
             Op::Prim(prims[rng.next_u64() as usize % prims.len()]),
             vec![],
         ),
-        2 => Sketch::Node(Op::Var, vec![]),
+        // Any variable, an index, or a literal (the e-graph holds 0.0, not 1.0).
+        2 => {
+            let leaves = [
+                Op::Var(None),
+                Op::Var(Some(0)),
+                Op::Var(Some(1)),
+                Op::F32(Float(0.0)),
+                Op::F32(Float(1.0)),
+            ];
+            Sketch::Node(
+                leaves[rng.next_u64() as usize % leaves.len()].clone(),
+                vec![],
+            )
+        }
         3 => Sketch::Node(
             Op::App,
             vec![random_sketch(rng, depth - 1), random_sketch(rng, depth - 1)],

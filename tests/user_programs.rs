@@ -294,3 +294,37 @@ fn codegen_of_a_definition_applies_the_last_lowering_as_for_a_guide() {
     assert!(text.contains("for (long") && text.contains(" + "), "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn sketches_tell_literals_and_variables_apart() {
+    let dir = scratch("literals");
+    let sketches = dir.join("lit.sketch");
+    std::fs::write(
+        &sketches,
+        "sketch zero = contains(reduceSeq(?, 0.0, ?))\n\
+         sketch one = contains(reduceSeq(?, 1.0, ?))\n\
+         // fun acc p => add acc (mul ..): the accumulator is variable 1 under the inner binder.\n\
+         sketch acc = contains(lam(lam(add(var(1), contains(mul)))))\n\
+         sketch wrong = contains(lam(lam(add(var(0), contains(mul)))))\n",
+    )
+    .unwrap();
+    let check = |name: &str| {
+        let spec = format!("{}:{name}", sketches.display());
+        let out = sketchlog(&[
+            "check",
+            "programs/matmul.rise:mm",
+            "--sketch",
+            &spec,
+            "--rules",
+            "rules/mm.rules:baseline",
+            "--iterations",
+            "4",
+        ]);
+        out.status.code()
+    };
+    assert_eq!(check("zero"), Some(0));
+    assert_eq!(check("one"), Some(1));
+    assert_eq!(check("acc"), Some(0));
+    assert_eq!(check("wrong"), Some(1));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

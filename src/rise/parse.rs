@@ -487,7 +487,7 @@ impl Parser {
     }
 
     /// An integer literal, or an f32 literal `d.d` written without spaces.
-    fn number(&mut self, negative: bool) -> Result<Expr> {
+    pub(crate) fn number(&mut self, negative: bool) -> Result<Expr> {
         let start = if negative { self.pos - 1 } else { self.pos };
         let is_float = self.is_sym_at(1, ".")
             && matches!(self.peek_at(2), Tok::Int(_))

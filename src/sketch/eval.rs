@@ -28,7 +28,9 @@ pub(super) enum Kind {
     NatLam,
     Var,
     Prim,
-    /// Literals and the other encodings' constructors: children of no interest.
+    F32,
+    Int,
+    /// The other encodings' constructors: of no interest to sketches.
     Leaf,
 }
 
@@ -71,8 +73,8 @@ pub(super) fn scan_nodes(eg: &EGraph, mut visit: impl FnMut(RawNode)) -> Result<
         ("NatLam", Kind::NatLam, 1),
         ("Var", Kind::Var, 0),
         ("Prim", Kind::Prim, 0),
-        ("F32", Kind::Leaf, 0),
-        ("Int", Kind::Leaf, 0),
+        ("F32", Kind::F32, 0),
+        ("Int", Kind::Int, 0),
         ("NamedVar", Kind::Leaf, 0),
         ("NamedLam", Kind::Leaf, 0),
         ("Sig", Kind::Leaf, 0),
@@ -88,7 +90,7 @@ pub(super) fn scan_nodes(eg: &EGraph, mut visit: impl FnMut(RawNode)) -> Result<
             kids[..arity].copy_from_slice(&e.children[..arity]);
             let payload = match kind {
                 Kind::NatApp => e.children[1],
-                Kind::Prim => e.children[0],
+                Kind::Prim | Kind::Var | Kind::F32 | Kind::Int => e.children[0],
                 _ => Value::new_const(0),
             };
             visit(RawNode {
@@ -260,7 +262,13 @@ impl Evaluator {
     pub(super) fn has_op(&mut self, eg: &EGraph, op: &Op, kind: Kind, payload: Value) -> bool {
         match (op, kind) {
             (Op::App, Kind::App) | (Op::Lam, Kind::Lam) => true,
-            (Op::NatLam, Kind::NatLam) | (Op::Var, Kind::Var) => true,
+            (Op::NatLam, Kind::NatLam) | (Op::Var(None), Kind::Var) => true,
+            (Op::Var(Some(i)), Kind::Var) => eg.value_to_base::<i64>(payload) == i64::from(*i),
+            (Op::Int(i), Kind::Int) => eg.value_to_base::<i64>(payload) == *i,
+            (Op::F32(x), Kind::F32) => {
+                let v = eg.value_to_base::<egglog::sort::F>(payload);
+                v.0 .0 == f64::from(x.0)
+            }
             (Op::NatApp(size), Kind::NatApp) => {
                 size.as_meta().is_some() || self.table.nat(payload) == Some(size)
             }

@@ -40,9 +40,11 @@ pub struct SketchExtractor<'g> {
 pub(super) fn op_matches(op: &Op, node: &ENode) -> bool {
     match (op, node) {
         (Op::App, Node::App(..)) | (Op::Lam, Node::Lam(_)) | (Op::NatLam, Node::NatLam(_)) => true,
-        (Op::Var, Node::Var(_)) => true,
+        (Op::Var(i), Node::Var(j)) => i.is_none_or(|i| i == *j),
         (Op::NatApp(n), Node::NatApp(_, m)) => n.as_meta().is_some() || n == m,
         (Op::Prim(p), Node::Prim(q)) => p == q,
+        (Op::F32(x), Node::F32(y)) => x == y,
+        (Op::Int(i), Node::Int(j)) => i == j,
         _ => false,
     }
 }

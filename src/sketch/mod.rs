@@ -2,8 +2,9 @@
 //!
 //! ```text
 //! s ::= ?                     any term
-//!     | F(s1, .., sn)         a node: app(f, x), lam(b), natlam(b), natapp(f, n), var, or a
-//!                             primitive (`map`; `map(f, x)` is short for app(app(map, f), x))
+//!     | F(s1, .., sn)         a node: app(f, x), lam(b), natlam(b), natapp(f, n), var (any
+//!                             variable), var(i) (De Bruijn index i), a literal (`0.0`, `1`),
+//!                             or a primitive (`map`; `map(f, x)` is app(app(map, f), x))
 //!     | contains(s)           a term with a subterm satisfying s
 //!     | s1 or s2
 //!     | s :: t                a type sketch: a Rise type with holes `?t`, `?n`
@@ -31,6 +32,7 @@ pub mod why;
 use crate::error::{Error, Result, Source, Span};
 use crate::rise::nat::{Nat, NatAtom};
 use crate::rise::primitives::Prim;
+use crate::rise::syntax::Float;
 use crate::rise::term::{Node, Term};
 use crate::rise::types::Type;
 
@@ -42,8 +44,12 @@ pub enum Op {
     NatLam,
     /// A nat application, with its size (a hole matches any).
     NatApp(Nat),
-    Var,
+    /// A variable; with an index, only that De Bruijn index (0: the innermost binder).
+    Var(Option<u32>),
     Prim(Prim),
+    /// A literal.
+    F32(Float),
+    Int(i64),
 }
 
 impl Op {
@@ -51,7 +57,7 @@ impl Op {
         match self {
             Op::App => 2,
             Op::Lam | Op::NatLam | Op::NatApp(_) => 1,
-            Op::Var | Op::Prim(_) => 0,
+            Op::Var(_) | Op::Prim(_) | Op::F32(_) | Op::Int(_) => 0,
         }
     }
 }
@@ -101,12 +107,15 @@ impl std::fmt::Display for Sketch {
                     return write!(f, "{}({})", p.name(), args.join(", "));
                 }
                 let name = match op {
-                    Op::App => "app",
-                    Op::Lam => "lam",
-                    Op::NatLam => "natlam",
-                    Op::NatApp(_) => "natapp",
-                    Op::Var => "var",
-                    Op::Prim(p) => p.name(),
+                    Op::App => "app".to_string(),
+                    Op::Lam => "lam".to_string(),
+                    Op::NatLam => "natlam".to_string(),
+                    Op::NatApp(_) => "natapp".to_string(),
+                    Op::Var(None) => "var".to_string(),
+                    Op::Var(Some(i)) => format!("var({i})"),
+                    Op::Prim(p) => p.name().to_string(),
+                    Op::F32(x) => format!("{:?}", x.0),
+                    Op::Int(i) => i.to_string(),
                 };
                 let mut args: Vec<String> = kids.iter().map(kid).collect();
                 if let Op::NatApp(n) = op {
@@ -174,9 +183,12 @@ impl Sketch {
             Sketch::Node(op, kids) => {
                 let ok = match (op, &t.node) {
                     (Op::App, Node::App(..)) | (Op::Lam, Node::Lam(_)) => true,
-                    (Op::NatLam, Node::NatLam(_)) | (Op::Var, Node::Var(_)) => true,
+                    (Op::NatLam, Node::NatLam(_)) => true,
+                    (Op::Var(i), Node::Var(j)) => i.is_none_or(|i| i == *j),
                     (Op::NatApp(n), Node::NatApp(_, m)) => n.as_meta().is_some() || n == m,
                     (Op::Prim(p), Node::Prim(q)) => p == q,
+                    (Op::F32(x), Node::F32(y)) => x == y,
+                    (Op::Int(i), Node::Int(j)) => i == j,
                     _ => false,
                 };
                 let children = t.node.children();

@@ -8,7 +8,9 @@
 //! sk      := typed ("or" typed)*
 //! typed   := atom ("::" type)?                 (a Rise type; `?x` holes match anything)
 //! atom    := "?" | "contains" "(" sk ")" | "app" "(" sk "," sk ")" | "lam" "(" sk ")"
-//!          | "natlam" "(" sk ")" | "natapp" "(" sk "," nat ")" | "var"
+//!          | "natlam" "(" sk ")" | "natapp" "(" sk "," nat ")"
+//!          | "var" ("(" INT ")")?            (any variable, or De Bruijn index INT)
+//!          | INT | INT "." INT                 (an int or f32 literal: `1`, `0.0`)
 //!          | PRIM ("<" nat ("," nat)* ">")? ("(" sk ("," sk)* ")")?   (applied primitive)
 //!          | IDENT ("(" arg ("," arg)* ")")?   (abstraction call, or a parameter)
 //!          | "(" sk ")"
@@ -22,6 +24,7 @@ use crate::error::{Error, Result, Source, Span};
 use crate::rise::nat::{Nat, NatAtom};
 use crate::rise::parse::{finish, parser, Parser, Tok};
 use crate::rise::primitives::Prim;
+use crate::rise::syntax::ExprKind;
 use crate::rise::types::Type;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -237,6 +240,15 @@ impl SketchParser {
         let span = self.p.here();
         let word = match self.p.peek().clone() {
             Tok::Ident(w) => w,
+            Tok::Int(_) => {
+                let literal = self.p.number(false)?;
+                self.count();
+                return Ok(match literal.kind {
+                    ExprKind::F32(x) => Sketch::Node(Op::F32(x), vec![]),
+                    ExprKind::Int(i) => Sketch::Node(Op::Int(i), vec![]),
+                    _ => unreachable!("a number is a literal"),
+                });
+            }
             _ => return self.p.expected("a sketch"),
         };
         self.p.pos += 1;
@@ -246,7 +258,12 @@ impl SketchParser {
             "app" => node(Op::App, self.args(2, "app")?),
             "lam" => node(Op::Lam, self.args(1, "lam")?),
             "natlam" => node(Op::NatLam, self.args(1, "natlam")?),
-            "var" => node(Op::Var, vec![]),
+            "var" if self.p.eat_sym("(") => {
+                let index = self.index()?;
+                self.p.expect_sym(")")?;
+                node(Op::Var(Some(index)), vec![])
+            }
+            "var" => node(Op::Var(None), vec![]),
             "natapp" => {
                 self.p.expect_sym("(")?;
                 let f = self.sk()?;
@@ -265,6 +282,21 @@ impl SketchParser {
         };
         self.count();
         Ok(s)
+    }
+
+    /// A De Bruijn index (`var(0)`).
+    fn index(&mut self) -> Result<u32> {
+        let span = self.p.here();
+        match self.p.peek().clone() {
+            Tok::Int(text) => {
+                self.p.pos += 1;
+                text.parse()
+                    .map_err(|_| Error::at(&span, format!("variable index `{text}` is too large")))
+            }
+            _ => self
+                .p
+                .expected("a variable index (0 is the innermost binder)"),
+        }
     }
 
     /// `prim`, `prim<n, ..>`, and either applied to sketches: nested `app`s.

@@ -236,8 +236,11 @@ impl Compiler {
                     Op::Lam => "(Lam c0 t)".to_string(),
                     Op::NatLam => "(NatLam c0 t)".to_string(),
                     Op::NatApp(n) => format!("(NatApp c0 {} t)", nat_pattern(n, &Cell::new(0))?),
-                    Op::Var => "(Var i t)".to_string(),
+                    Op::Var(None) => "(Var i t)".to_string(),
+                    Op::Var(Some(i)) => format!("(Var {i} t)"),
                     Op::Prim(p) => format!("(Prim \"{}\" t)", p.name()),
+                    Op::F32(x) => format!("(F32 {:?} t)", x.0 as f64),
+                    Op::Int(i) => format!("(Int {i} t)"),
                 };
                 let mut body = format!("(= e {node})");
                 for (i, k) in kids.iter().enumerate() {
