@@ -85,7 +85,7 @@ pub enum ErrorKind {
 }
 
 /// A user-facing error: a message, with a location when there is one.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Error {
     pub kind: ErrorKind,
     /// `file:line:column` of the offending input, when known.

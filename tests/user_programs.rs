@@ -328,3 +328,37 @@ fn sketches_tell_literals_and_variables_apart() {
     assert_eq!(check("wrong"), Some(1));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn one_bad_sketch_leaves_the_rest_of_its_file_usable() {
+    let dir = scratch("bad-sketch");
+    let file = dir.join("some.sketch");
+    std::fs::write(
+        &file,
+        "sketch good = contains(map)\nsketch bad = contains(map(?, nosuch))\nsketch also = contains(reduce)\n",
+    )
+    .unwrap();
+    let check = |name: &str| {
+        sketchlog(&[
+            "check",
+            "programs/matmul.rise:mm",
+            "--sketch",
+            &format!("{}:{name}", file.display()),
+            "--rules",
+            "rules/mm.rules:baseline",
+        ])
+    };
+    assert!(check("good").status.success());
+    assert!(check("also").status.success());
+    let bad = check("bad");
+    assert_eq!(bad.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        err.starts_with(&format!(
+            "{}:2:30: error: unknown sketch `nosuch`",
+            file.display()
+        )),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

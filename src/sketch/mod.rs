@@ -221,10 +221,16 @@ pub struct SketchDecl {
 #[derive(Clone, Debug, Default)]
 pub struct SketchFile {
     pub sketches: Vec<SketchDecl>,
+    /// Sketches that do not parse or check, with their errors: asking for one is its error,
+    /// and the others stay usable. (A bad `def` makes the whole file an error.)
+    pub broken: Vec<(String, Error)>,
 }
 
 impl SketchFile {
     pub fn get(&self, name: &str) -> Result<&SketchDecl> {
+        if let Some((_, e)) = self.broken.iter().find(|(n, _)| n == name) {
+            return Err(e.clone());
+        }
         self.sketches
             .iter()
             .find(|s| s.name == name)

@@ -82,10 +82,21 @@ impl SketchParser {
             self.p.expect_sym("=")?;
             self.size = 0;
             self.size_names.clear();
-            let sketch = self.sk()?;
-            if sketch.depth() > crate::limits::MAX_NESTING {
-                return Err(crate::limits::too_deep(&name_span, "the sketch"));
-            }
+            let sketch = match self.sk() {
+                Ok(s) if s.depth() > crate::limits::MAX_NESTING => {
+                    Err(crate::limits::too_deep(&name_span, "the sketch"))
+                }
+                other => other,
+            };
+            // A bad sketch is kept as its error, and the rest of the file stays usable.
+            let sketch = match sketch {
+                Ok(s) => s,
+                Err(e) => {
+                    file.broken.push((name, e));
+                    self.skip_to_next_declaration();
+                    continue;
+                }
+            };
             file.sketches.push(SketchDecl {
                 name,
                 sketch,
@@ -95,6 +106,16 @@ impl SketchParser {
             });
         }
         Ok(file)
+    }
+
+    /// After an error in a sketch: on to the next `sketch` or `def`, with a clean state.
+    fn skip_to_next_declaration(&mut self) {
+        while !(self.p.is_kw("sketch") || self.p.is_kw("def") || *self.p.peek() == Tok::Eof) {
+            self.p.pos += 1;
+        }
+        self.env.clear();
+        self.expanding = 0;
+        self.depth = 0;
     }
 
     fn name(&mut self) -> Result<String> {
