@@ -362,3 +362,41 @@ fn one_bad_sketch_leaves_the_rest_of_its_file_usable() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn let_binds_functions_and_normalisation_inlines_them() {
+    let dir = scratch("let");
+    let file = dir.join("let.rise");
+    std::fs::write(
+        &file,
+        "def p = nfun n => fun (xs : n.f32) => let f = fun (y : f32) => add y 1.0 in map f xs\n\
+         def goal = nfun n => fun (xs : n.f32) => map (fun y => add y 1.0) xs\n\
+         def data = nfun n => fun (xs : n.f32) => let ys = map (fun y => add y 1.0) xs in map (fun z => mul z z) ys\n",
+    )
+    .unwrap();
+    let at = |name: &str| format!("{}:{name}", file.display());
+    let out = sketchlog(&["typecheck", file.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The function is inlined by normalisation alone.
+    let out = sketchlog(&[
+        "check",
+        &at("p"),
+        "--goal",
+        &at("goal"),
+        "--rules",
+        "rules/table2.rules:reduction",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("satisfied by the normalised input"),
+        "{stdout}"
+    );
+    // A data `let` stays the primitive (code generation may store what it binds).
+    let out = sketchlog(&["show", &at("data")]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("let "));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

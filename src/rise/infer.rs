@@ -378,6 +378,12 @@ impl<'p> Elaborator<'p> {
         args.reverse();
         // The inner applications are nodes too (the outermost was counted by `infer`).
         self.nodes += args.len() - 1;
+        let mut inferred: Vec<Option<Pre>> = args.iter().map(|_| None).collect();
+        match self.function_let(head, &args, span)? {
+            Some(Ok(bound)) => return Ok(bound),
+            Some(Err(data)) => inferred[0] = Some(data),
+            None => {}
+        }
         let head = self.infer(head, span)?;
         // The parameter and result type at each argument.
         let (mut params, mut results) = (vec![], vec![]);
@@ -405,16 +411,20 @@ impl<'p> Elaborator<'p> {
             (fun_ty, fun_span) = (result, app_span.clone());
         }
         let lambda = |x: &Expr| matches!(x.kind, ExprKind::Lam(_, None, _));
-        let mut inferred: Vec<Option<Pre>> = args.iter().map(|_| None).collect();
         for lambdas in [false, true] {
             for (i, (x, _)) in args.iter().enumerate() {
                 if lambda(x) != lambdas {
                     continue;
                 }
-                self.lambda_hint = lambdas.then(|| params[i].clone());
-                let arg = self.infer(x, span);
-                self.lambda_hint = None;
-                let arg = arg?;
+                let arg = match inferred[i].take() {
+                    Some(done) => done,
+                    None => {
+                        self.lambda_hint = lambdas.then(|| params[i].clone());
+                        let arg = self.infer(x, span);
+                        self.lambda_hint = None;
+                        arg?
+                    }
+                };
                 self.solver
                     .unify(&params[i], &arg.ty, &arg.span)
                     .map_err(|_| self.mismatch(&arg.span, "in argument", &params[i], &arg.ty))?;
@@ -432,6 +442,57 @@ impl<'p> Elaborator<'p> {
             };
         }
         Ok(f)
+    }
+
+    /// `let x = v in b` (parsed as `let v (fun x => b)`) where `v` is a function: the
+    /// primitive `let` binds data only (it marks what code generation may store), so a
+    /// function is bound as `(fun x => b) v`, a redex that normalisation inlines. `Ok`: the
+    /// function's binding; `Err`: `v` is data, inferred (for the primitive); `None`: not a
+    /// `let`.
+    fn function_let(
+        &mut self,
+        head: &Expr,
+        args: &[(&Expr, Span)],
+        span: &Span,
+    ) -> Result<Option<std::result::Result<Pre, Pre>>> {
+        let ExprKind::Var(name) = &head.kind else {
+            return Ok(None);
+        };
+        let bound = self.env.iter().any(|(n, _)| n == name);
+        let [(value, _), (
+            lam @ Expr {
+                kind: ExprKind::Lam(_, None, _),
+                ..
+            },
+            app_span,
+        )] = args
+        else {
+            return Ok(None);
+        };
+        if name != "let" || bound {
+            return Ok(None);
+        }
+        let value = self.infer(value, span)?;
+        if !matches!(
+            self.solver.shallow(&value.ty),
+            Type::Fun(..) | Type::NatFun(_)
+        ) {
+            return Ok(Some(Err(value)));
+        }
+        let result = self.solver.any();
+        self.lambda_hint = Some(fun(value.ty.clone(), result.clone()));
+        let body = self.infer(lam, span);
+        self.lambda_hint = None;
+        let body = body?;
+        let _ = self
+            .solver
+            .unify(&body.ty, &fun(value.ty.clone(), result.clone()), app_span);
+        Ok(Some(Ok(Pre {
+            node: Node::App(Box::new(body), Box::new(value)),
+            ty: result,
+            span: app_span.clone(),
+            binder: None,
+        })))
     }
 
     fn infer_level(&mut self, e: &Expr, fallback: &Span) -> Result<Pre> {
