@@ -29,6 +29,7 @@ struct Cli {
 enum Command {
     /// Run egglog programs (`.egg`) with sketchlog's commands registered: egglog 3.0's own
     /// command line (same flags); a REPL on standard input when no file is given.
+    #[command(version = concat!(env!("CARGO_PKG_VERSION"), " (egglog 3.0.0)"))]
     Run {
         /// Files to run, in order, in one e-graph.
         files: Vec<PathBuf>,
