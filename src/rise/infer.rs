@@ -448,7 +448,7 @@ impl<'p> Elaborator<'p> {
     /// primitive `let` binds data only (it marks what code generation may store), so a
     /// function is bound as `(fun x => b) v`, a redex that normalisation inlines. `Ok`: the
     /// function's binding; `Err`: `v` is data, inferred (for the primitive); `None`: not a
-    /// `let`.
+    /// `let`, or one in a rule (whose patterns mean the primitive, node for node).
     fn function_let(
         &mut self,
         head: &Expr,
@@ -469,7 +469,7 @@ impl<'p> Elaborator<'p> {
         else {
             return Ok(None);
         };
-        if name != "let" || bound {
+        if name != "let" || bound || self.allow_metas {
             return Ok(None);
         }
         let value = self.infer(value, span)?;

@@ -147,8 +147,14 @@ impl EggFlags {
 
 /// `sketchlog run`: the files in order in one e-graph (the first failure stops the run), or
 /// a REPL on standard input when there are none; then the run report, if asked for.
+/// egglog's warnings are printed as its binary prints them.
 pub fn run(files: &[PathBuf], flags: &EggFlags, out: &mut dyn Write) -> Result<()> {
     StderrLog::install();
+    run_quietly(files, flags, out)
+}
+
+/// [`run`] without egglog's warnings (for the fuzzer, which runs thousands of programs).
+fn run_quietly(files: &[PathBuf], flags: &EggFlags, out: &mut dyn Write) -> Result<()> {
     let mut eg = flags.egraph();
     if files.is_empty() {
         repl(&mut eg, flags.mode, std::io::stdin().lock(), out)?;
@@ -206,7 +212,7 @@ impl log::Log for StderrLog {
     fn flush(&self) {}
 }
 
-/// Runs `.egg` files in one e-graph with egglog's default flags.
+/// Runs `.egg` files in one e-graph with egglog's default flags, without its warnings.
 pub fn run_files(
     files: &[PathBuf],
     fact_directory: Option<&Path>,
@@ -216,7 +222,7 @@ pub fn run_files(
         fact_directory: fact_directory.map(Path::to_path_buf),
         ..EggFlags::plain()
     };
-    run(files, &flags, out)
+    run_quietly(files, &flags, out)
 }
 
 /// Writes the serialized e-graph after running `program`, beside it as egglog's binary
