@@ -13,6 +13,17 @@ fn sketchlog(args: &[&str]) -> Output {
     out
 }
 
+/// [`sketchlog`], which must succeed.
+fn sketchlog_ok(args: &[&str]) -> Output {
+    let out = sketchlog(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("sketchlog-user-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -35,17 +46,12 @@ fn ops(json: &Path) -> Vec<String> {
 fn dump_egraph_writes_each_steps_final_egraph_for_a_viewer() {
     let dir = scratch("dump");
     let json = dir.join("fission.json");
-    let out = sketchlog(&[
+    sketchlog_ok(&[
         "guide",
         "programs/fission.guide",
         "--dump-egraph",
         json.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let (one, two) = (
         ops(&dir.join("fission.step1.json")),
         ops(&dir.join("fission.step2.json")),
@@ -62,7 +68,7 @@ fn dump_egraph_writes_each_steps_final_egraph_for_a_viewer() {
 
     // A cap on e-nodes per constructor, said on standard error.
     let capped = dir.join("capped.dot");
-    let out = sketchlog(&[
+    let out = sketchlog_ok(&[
         "check",
         "programs/fission.rise:start",
         "--sketch",
@@ -74,11 +80,6 @@ fn dump_egraph_writes_each_steps_final_egraph_for_a_viewer() {
         "--dump-max-enodes",
         "3",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("at most 3 e-nodes of each constructor"),
@@ -89,7 +90,7 @@ fn dump_egraph_writes_each_steps_final_egraph_for_a_viewer() {
 
     // `show` writes the loaded program's e-graph; an unknown format is refused before work.
     let shown = dir.join("start.json");
-    let out = sketchlog(&[
+    let out = sketchlog_ok(&[
         "show",
         "programs/fission.rise:start",
         "--dump-egraph",
@@ -285,14 +286,23 @@ fn codegen_of_a_definition_applies_the_last_lowering_as_for_a_guide() {
         "-o",
         c.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let text = std::fs::read_to_string(&c).unwrap();
     assert!(text.contains("for (long") && text.contains(" + "), "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `check` of matrix multiplication for `sketch` (`FILE:NAME`) with the baseline rules.
+fn check_matmul(sketch: &str) -> Output {
+    sketchlog(&[
+        "check",
+        "programs/matmul.rise:mm",
+        "--sketch",
+        sketch,
+        "--rules",
+        "rules/mm.rules:baseline",
+        "--iterations",
+        "4",
+    ])
 }
 
 #[test]
@@ -309,18 +319,9 @@ fn sketches_tell_literals_and_variables_apart() {
     )
     .unwrap();
     let check = |name: &str| {
-        let spec = format!("{}:{name}", sketches.display());
-        let out = sketchlog(&[
-            "check",
-            "programs/matmul.rise:mm",
-            "--sketch",
-            &spec,
-            "--rules",
-            "rules/mm.rules:baseline",
-            "--iterations",
-            "4",
-        ]);
-        out.status.code()
+        check_matmul(&format!("{}:{name}", sketches.display()))
+            .status
+            .code()
     };
     assert_eq!(check("zero"), Some(0));
     assert_eq!(check("one"), Some(1));
@@ -338,16 +339,7 @@ fn one_bad_sketch_leaves_the_rest_of_its_file_usable() {
         "sketch good = contains(map)\nsketch bad = contains(map(?, nosuch))\nsketch also = contains(reduce)\n",
     )
     .unwrap();
-    let check = |name: &str| {
-        sketchlog(&[
-            "check",
-            "programs/matmul.rise:mm",
-            "--sketch",
-            &format!("{}:{name}", file.display()),
-            "--rules",
-            "rules/mm.rules:baseline",
-        ])
-    };
+    let check = |name: &str| check_matmul(&format!("{}:{name}", file.display()));
     assert!(check("good").status.success());
     assert!(check("also").status.success());
     let bad = check("bad");
@@ -375,12 +367,7 @@ fn let_binds_functions_and_normalisation_inlines_them() {
     )
     .unwrap();
     let at = |name: &str| format!("{}:{name}", file.display());
-    let out = sketchlog(&["typecheck", file.to_str().unwrap()]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    sketchlog_ok(&["typecheck", file.to_str().unwrap()]);
     // The function is inlined by normalisation alone.
     let out = sketchlog(&[
         "check",
