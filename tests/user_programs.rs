@@ -278,7 +278,7 @@ fn codegen_of_a_definition_applies_the_last_lowering_as_for_a_guide() {
     // `map (fun x => add x x)` computes, so it becomes a sequential loop before C is emitted.
     let dir = scratch("codegen");
     let c = dir.join("double.c");
-    let out = sketchlog(&[
+    sketchlog_ok(&[
         "codegen",
         "programs/double.rise:double",
         "--sizes",
