@@ -730,10 +730,3 @@ pub fn parse_type(src: &Arc<Source>) -> Result<Type> {
     let t = p.ty()?;
     finish(&mut p, t)
 }
-
-/// Parses a single size expression.
-pub fn parse_nat(src: &Arc<Source>) -> Result<Nat> {
-    let mut p = parser(src)?;
-    let n = p.nat()?;
-    finish(&mut p, n)
-}

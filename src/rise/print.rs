@@ -2,7 +2,7 @@
 //! (the property test in `tests/rise_frontend.rs` checks it).
 
 use super::nat::{default_atom_name, Nat};
-use super::syntax::{Expr, ExprKind, Program};
+use super::syntax::{Expr, ExprKind};
 use super::types::Type;
 
 #[derive(Clone, Copy, PartialEq)]
@@ -39,15 +39,6 @@ pub fn print_expr(e: &Expr) -> String {
 /// Prints a type (free nat variables by name).
 pub fn print_type(t: &Type) -> String {
     t.show(&[])
-}
-
-/// Prints a whole program, one definition per paragraph.
-pub fn print_program(p: &Program) -> String {
-    p.defs
-        .iter()
-        .map(|d| format!("def {} =\n  {}\n", d.name, print_expr(&d.expr)))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 fn let_sugar(e: &Expr) -> Option<(&Expr, &str, &Expr)> {
