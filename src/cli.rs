@@ -133,15 +133,25 @@ enum Command {
         /// Every size of the program (a matrix multiplication: m = n = k).
         #[arg(long, default_value_t = 1024, value_parser = limits::positive_size)]
         size: i64,
+        /// The program's sizes one by one (instead of `--size`).
+        #[arg(long, value_delimiter = ',', value_parser = limits::positive_size, conflicts_with = "size")]
+        sizes: Vec<i64>,
         /// OpenMP thread counts to time.
         #[arg(long, value_delimiter = ',', default_value = "1", value_parser = limits::positive)]
         threads: Vec<usize>,
-        /// Timed runs (the median is reported), after one warm-up run.
+        /// Timed runs per round, after one warm-up run.
         #[arg(long, default_value_t = 5, value_parser = limits::positive)]
         runs: usize,
-        /// C compiler flags (default `-O3 -march=native -fopenmp`).
+        /// Rounds, interleaved with the reference GEMM's (program, reference, program, ...);
+        /// medians over all runs.
+        #[arg(long, default_value_t = 3, value_parser = limits::positive)]
+        rounds: usize,
+        /// C compiler flags after `-O3`, `CFLAGS` and OpenMP's (default `-march=native`).
         #[arg(long, allow_hyphen_values = true)]
         cflags: Option<String>,
+        /// The largest max relative error against the program's meaning; above it, exit 1.
+        #[arg(long, default_value_t = 1e-3, value_parser = limits::tolerance)]
+        tolerance: f64,
     },
     /// Search for a program satisfying a sketch: normalise, grow an e-graph with the rules
     /// until the sketch is satisfied or a limit is hit, extract. Exit 1 if not found.
@@ -491,10 +501,23 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::BenchC {
             program,
             size,
+            sizes,
             threads,
             runs,
+            rounds,
             cflags,
-        } => bench_c(&program, size, &threads, runs, cflags),
+            tolerance,
+        } => {
+            let mut opts = crate::codegen::run::COptions {
+                runs,
+                tolerance,
+                ..Default::default()
+            };
+            if let Some(f) = cflags {
+                opts.flags = f.split_whitespace().map(String::from).collect();
+            }
+            bench_c(&program, (size, sizes), &threads, rounds, opts)
+        }
         Command::Rules {
             rules,
             written: true,
@@ -683,7 +706,8 @@ fn reproduce(
                 &cfg.dir.join("codegen.csv"),
                 size,
                 &[1, 2],
-                11,
+                5,
+                3,
             )?,
             _ => matmul::fig16(&cfg, &mut runs)?,
         }
@@ -712,7 +736,7 @@ fn codegen(program: &str, sizes: Vec<i64>, out: Option<&Path>) -> Result<()> {
     } else {
         sizes
     };
-    let c = crate::codegen::emit::program_c("rise_program", &p, &sizes)?;
+    let c = crate::codegen::emit::program_c("rise_program", &p, &sizes)?.c;
     match out {
         Some(path) => crate::error::write_atomically(path, c.as_bytes()),
         None => {
@@ -724,33 +748,50 @@ fn codegen(program: &str, sizes: Vec<i64>, out: Option<&Path>) -> Result<()> {
 
 fn bench_c(
     program: &str,
-    size: i64,
+    (size, sizes): (i64, Vec<i64>),
     threads: &[usize],
-    runs: usize,
-    cflags: Option<String>,
+    rounds: usize,
+    opts: crate::codegen::run::COptions,
 ) -> Result<()> {
-    use crate::codegen::run::{compile, validate, COptions};
+    use crate::codegen::run::{compile, COptions};
     let p = at_argument(program, crate::codegen::load_program(program))?;
-    let sizes = all_sizes(&p, size);
-    let mut opts = COptions {
-        runs,
-        ..COptions::default()
+    let sizes = if sizes.is_empty() {
+        all_sizes(&p, size)
+    } else {
+        sizes
     };
-    if let Some(f) = cflags {
-        opts.flags = f.split_whitespace().map(String::from).collect();
-    }
     let exe = compile(&p, &sizes, &opts)?;
-    println!("{program} at sizes {sizes:?}");
+    let (inputs, output) = exe.shapes();
+    let floats: i64 = inputs.iter().chain([&output.to_vec()]).map(|s| s.iter().product::<i64>()).sum();
+    println!(
+        "{program} at sizes {sizes:?}: {:.4e} arithmetic operations, {:.1} MB of inputs and output per run",
+        exe.flops,
+        4.0 * floats as f64 / 1e6
+    );
     for &t in threads {
         let opts = COptions {
             threads: t,
             ..opts.clone()
         };
-        let r = validate(&exe, &p, &sizes, &opts)?;
+        let m = crate::experiments::codegen::measure(&exe, &p, &opts, rounds)?;
+        let compared = match m.check.compared == m.check.output.len() {
+            true => format!("all {} output elements", m.check.compared),
+            false => format!("{} sampled output elements", m.check.compared),
+        };
         println!(
-            "  {t} thread(s): median {:.3} ms, {:.1} GFLOP/s (2 m n k / time), max relative error {:.2e}",
-            r.median_ms, r.gflops, r.max_rel_error
+            "  {t} thread(s): median {:.3} ms (min {:.3}, {} runs in {rounds} rounds), {:.1} GFLOP/s, {:.1} GB/s; max relative error {:.2e} over {compared}",
+            m.median_ms(),
+            m.min_ms(),
+            m.times_ms.len(),
+            m.gflops,
+            m.gbytes,
+            m.check.max_rel_error,
         );
+        if let Some((gflops, ratio)) = m.reference(&exe) {
+            println!(
+                "    reference GEMM (gemm crate) on the same inputs, interleaved: {gflops:.1} GFLOP/s; this program at {ratio:.2}x the reference"
+            );
+        }
     }
     Ok(())
 }

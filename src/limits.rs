@@ -77,6 +77,17 @@ pub fn positive_size(text: &str) -> std::result::Result<i64, String> {
     parse_at_least(text, 1i64)
 }
 
+/// A clap value parser for a relative error tolerance: a finite number from 0 to 1.
+pub fn tolerance(text: &str) -> std::result::Result<f64, String> {
+    let x: f64 = text
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number"))?;
+    if !(0.0..=1.0).contains(&x) {
+        return Err(format!("`{text}` is out of range (0 to 1)"));
+    }
+    Ok(x)
+}
+
 /// A clap value parser for a memory cap in MB (at least 1).
 pub fn memory_mb(text: &str) -> std::result::Result<u64, String> {
     parse_at_least(text, 1u64)

@@ -27,7 +27,7 @@ fn baseline_compiles_and_computes_the_product() {
 #[test]
 fn parallel_rows_compile_with_an_omp_loop() {
     let p = def("programs/matmul-lowlevel.rise", "parallelRows");
-    let c = program_c("mm", &p, &[32, 32, 32]).unwrap();
+    let c = program_c("mm", &p, &[32, 32, 32]).unwrap().c;
     assert!(c.contains("#pragma omp parallel for"), "{c}");
     compiles_and_computes_matmul("parallelRows", (32, 64, 8));
 }
@@ -84,26 +84,109 @@ fn found_packing_versions_compile_and_compute_the_product() {
 }
 
 #[test]
-fn reproduce_codegen_writes_every_version_validated() {
-    let dir = std::env::temp_dir().join(format!("sketchlog-cg-{}", std::process::id()));
+fn reproduce_codegen_writes_every_version_validated_beside_the_reference() {
+    let dir = tempfile::tempdir().unwrap();
     let status = std::process::Command::new(env!("CARGO_BIN_EXE_sketchlog"))
-        .args(["reproduce", "codegen", "--size", "64", "--dir"])
-        .arg(&dir)
+        .args(["reproduce", "codegen", "--size", "32", "--dir"])
+        .arg(dir.path())
         .status()
         .unwrap();
     assert!(status.success());
-    let csv = std::fs::read_to_string(dir.join("codegen.csv")).unwrap();
+    let csv = std::fs::read_to_string(dir.path().join("codegen.csv")).unwrap();
     let rows: Vec<Vec<&str>> = csv
         .lines()
         .skip(1)
         .map(|l| l.split(',').collect())
         .collect();
-    assert_eq!(rows.len(), 14, "{csv}");
-    for r in &rows {
-        let err: f64 = r[5].parse().unwrap();
-        assert!(err < 1e-4, "{r:?}");
+    // 7 matrix products, 2 matrix-vector products, 2 binomial filters, on 1 and 2 threads,
+    // and the reference GEMM on each.
+    assert_eq!(rows.len(), 24, "{csv}");
+    for r in rows.iter().filter(|r| !r[0].starts_with("reference")) {
+        let err: f64 = r[7].parse().unwrap();
+        assert!(err < 1e-3, "{r:?}");
     }
-    std::fs::remove_dir_all(&dir).unwrap();
+    // Every matrix product computes the reference's product, so it has a ratio to it; the
+    // binomial filters do not.
+    for r in &rows {
+        let ratio: f64 = r[11].parse().unwrap();
+        assert_eq!(!r[0].starts_with("binomial"), ratio.is_finite(), "{r:?}");
+    }
+    // The flop count comes from the program: 2 m n k for a product, 2 m k for mv-blocking.
+    let flops = |version: &str| rows.iter().find(|r| r[0] == version).unwrap()[12];
+    assert_eq!(flops("baseline"), (2 * 32 * 32 * 32).to_string());
+    assert_eq!(flops("mv-blocking"), (2 * 128 * 128).to_string());
+}
+
+#[test]
+fn validation_rejects_a_program_that_computes_something_else() {
+    // The C of a matrix product, checked against a product with B transposed (the same
+    // buffer sizes): never accepted, however the programs are shaped.
+    let p = def("programs/matmul-lowlevel.rise", "baseline");
+    let transposed = sequential(&common::term(
+        "nfun m n k => fun (a : m.k.f32) (b : n.k.f32) => \
+           map (fun ak => map (fun bk => reduce add 0.0 (map (fun x => mul (fst x) (snd x)) (zip ak bk))) b) a",
+    ));
+    let opts = COptions::default();
+    let exe = compile(&p, &[16, 16, 16], &opts).unwrap();
+    let err = sketchlog::codegen::run::validate(&exe, &transposed, &opts).unwrap_err();
+    assert_eq!(err.exit_code(), 1, "{err}");
+    let msg = err.to_string();
+    assert!(msg.contains("out[") && msg.contains("above the tolerance"), "{msg}");
+    // Against its own meaning it passes, with every element compared.
+    let ok = sketchlog::codegen::run::validate(&exe, &p, &opts).unwrap();
+    assert_eq!(ok.compared, 256);
+}
+
+#[test]
+fn a_large_program_that_is_not_a_product_is_checked_on_sampled_elements() {
+    // 1024 x 1024 binomial filter: too large to interpret whole, so the interpreter computes
+    // only the sampled output elements (and what they depend on).
+    let p = sequential(&def("programs/binomial.rise", "start"));
+    let opts = COptions::default();
+    let exe = compile(&p, &[1024, 1024], &opts).unwrap();
+    let r = sketchlog::codegen::run::validate(&exe, &p, &opts).unwrap();
+    assert!(r.compared < r.output.len() && r.compared > 50, "{}", r.compared);
+    assert!(r.max_rel_error < 1e-5, "{}", r.max_rel_error);
+}
+
+#[test]
+fn the_tolerance_is_a_checked_argument() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sketchlog"))
+        .args(["bench-c", "programs/matmul-lowlevel.rise:baseline", "--tolerance", "2"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("out of range"));
+}
+
+#[test]
+fn matrix_vector_guides_compile_to_vector_code_and_validate() {
+    for (goal, vector) in [("mv-blocking", "f32x32 acc"), ("mv-parallel", "*(f32x32 *)&")] {
+        let p = found(goal);
+        let c = program_c("mv", &p, &[256, 256]).unwrap().c;
+        assert!(c.contains(vector), "{goal}: {c}");
+        let opts = COptions {
+            threads: 2,
+            ..COptions::default()
+        };
+        let exe = compile(&p, &[256, 256], &opts).unwrap();
+        let r = sketchlog::codegen::run::validate(&exe, &p, &opts).unwrap();
+        assert!(r.max_rel_error < 1e-4, "{goal}: {}", r.max_rel_error);
+    }
+    assert!(program_c("mv", &found("mv-parallel"), &[256, 256])
+        .unwrap()
+        .c
+        .contains("#pragma omp parallel for"));
+}
+
+#[test]
+fn the_parallel_kernel_updates_whole_vectors_in_registers() {
+    let c = program_c("mm", &found("parallel"), &[64, 64, 64]).unwrap().c;
+    assert!(c.contains("typedef float f32x32"), "{c}");
+    // The unrolled reduction's accumulator is a vector variable updated as a whole: no lane
+    // loops are left.
+    assert!(c.contains("f32x32 acc"), "{c}");
+    assert!(!c.contains("omp simd"), "{c}");
 }
 
 /// Compiles a program (lowered where it says nothing) and compares it with the interpreter.
@@ -111,7 +194,7 @@ fn agrees_with_the_interpreter(path: &str, name: &str, sizes: &[i64]) {
     let p = sequential(&def(path, name));
     let opts = COptions::default();
     let exe = compile(&p, sizes, &opts).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let r = sketchlog::codegen::run::validate(&exe, &p, sizes, &opts).unwrap();
+    let r = sketchlog::codegen::run::validate(&exe, &p, &opts).unwrap();
     assert!(r.max_rel_error < 1e-5, "{name}: {}", r.max_rel_error);
 }
 

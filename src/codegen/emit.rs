@@ -19,8 +19,10 @@ use crate::rise::types::Type;
 use std::fmt::Write;
 use std::rc::Rc;
 
+use super::index::Ix;
 use super::value::{
-    array_len, buffer_view, is_deferred, join_view, split_view, transpose_view, view, Reshape, Val,
+    array_len, buffer_view, is_deferred, join_view, split_view, transpose_view, view, Reshape,
+    Scalar, Val,
 };
 
 /// The C code of one program, built statement by statement.
@@ -40,6 +42,44 @@ pub struct Emitter {
     /// parameters (the reference hoists such `let`s out of loops before code generation).
     prologue: String,
     hoisted: std::collections::HashMap<*const Term, Val>,
+    /// Arithmetic operations the emitted code performs: each operation emitted, times the
+    /// trip counts of the loops around it.
+    flops: f64,
+    /// Trip counts of the loops being emitted, outermost first.
+    trips: Vec<i64>,
+    /// Accumulators held in C vector variables, and their widths in floats.
+    registers: std::collections::HashMap<String, i64>,
+    /// The widths of the C vector types used (`f32x8`: 8 floats).
+    widths: std::collections::BTreeSet<i64>,
+    /// Every assignment emitted: what it writes and reads (for in-place accumulators).
+    accesses: Vec<Access>,
+}
+
+/// An emitted assignment: the array element it writes (`None`: a scalar variable) and the
+/// array elements it reads. Indices of a vector statement are those of its lane.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Access {
+    pub target: Option<(Rc<str>, Ix)>,
+    pub reads: Vec<(Rc<str>, Ix)>,
+}
+
+impl Access {
+    fn new(target: &Scalar, value: &Scalar) -> Access {
+        let target = match target {
+            Scalar::Load { array, ix } => Some((array.clone(), ix.clone())),
+            _ => None,
+        };
+        let mut reads = vec![];
+        value.loads(&mut reads);
+        Access { target, reads }
+    }
+}
+
+/// A program's C and what it computes.
+pub struct Generated {
+    pub c: String,
+    /// Arithmetic operations per run (the GFLOP/s figure's numerator).
+    pub flops: f64,
 }
 
 fn unsupported(what: impl std::fmt::Display) -> Error {
@@ -56,6 +96,48 @@ impl Emitter {
 
     fn line(&mut self, s: &str) {
         let _ = writeln!(self.body, "{}{s}", "  ".repeat(self.indent));
+    }
+
+    /// Opens a loop of `len` iterations (after `pragma`, if any) and returns its index; a
+    /// loop of one iteration is no loop, its index 0.
+    fn open_loop(&mut self, len: i64, pragma: Option<&str>) -> Ix {
+        self.trips.push(len);
+        if len == 1 {
+            return Ix::constant(0);
+        }
+        if let Some(p) = pragma {
+            self.line(&format!("#pragma {p}"));
+        }
+        let i = self.fresh("i");
+        self.line(&format!("for (long {i} = 0; {i} < {len}; {i}++) {{"));
+        self.indent += 1;
+        Ix::var(&i)
+    }
+
+    fn close_loop(&mut self) {
+        if self.trips.pop() != Some(1) {
+            self.indent -= 1;
+            self.line("}");
+        }
+    }
+
+    /// `a op b` on scalars, or lane by lane on arrays (a view, computed where written).
+    fn arith(&mut self, a: Val, b: Val, op: &'static str) -> Result<Val> {
+        match (a, b) {
+            (Val::Scalar(x), Val::Scalar(y)) => {
+                self.flops += self.trips.iter().product::<i64>() as f64;
+                Ok(Val::Scalar(Scalar::Op(op, Rc::new(x), Rc::new(y))))
+            }
+            (a @ Val::Array { .. }, b @ Val::Array { .. }) => {
+                let len = array_len(&a)?;
+                Ok(view(len, true, move |em, l| {
+                    let (x, y) = (em.get(&a, l)?, em.get(&b, l)?);
+                    let (x, y) = (em.force(x)?, em.force(y)?);
+                    em.arith(x, y, op)
+                }))
+            }
+            _ => Err(unsupported(format!("`{op}` on values of different kinds"))),
+        }
     }
 
     fn fresh(&mut self, base: &str) -> String {
@@ -83,8 +165,8 @@ impl Emitter {
                 .checked_sub(*i as usize + 1)
                 .map(|k| env[k].clone())
                 .ok_or_else(|| unsupported(format!("unbound variable {i}"))),
-            Node::F32(x) => Ok(Val::Scalar(c_float(x.0))),
-            Node::Int(i) => Ok(Val::Scalar(format!("{i}"))),
+            Node::F32(x) => Ok(Scalar::code(c_float(x.0))),
+            Node::Int(i) => Ok(Scalar::code(i.to_string())),
             Node::Lam(b) => Ok(Val::Lam {
                 body: b.clone(),
                 env: env.to_vec(),
@@ -104,7 +186,13 @@ impl Emitter {
                     args,
                     ty,
                 } => {
-                    nats.push(self.nat(n)?);
+                    let n = self.nat(n)?;
+                    nats.push(n);
+                    // The type after the size: `split<32>`'s, not `split`'s `(n: nat) -> ..`.
+                    let ty = match &ty {
+                        Type::NatFun(body) => Type::instantiate(body, &Nat::cst(n)),
+                        _ => ty,
+                    };
                     Ok(Val::Prim {
                         prim,
                         nats,
@@ -149,9 +237,11 @@ impl Emitter {
         }
         let saved = std::mem::replace(&mut self.body, std::mem::take(&mut self.prologue));
         let indent = std::mem::replace(&mut self.indent, 1);
+        let trips = std::mem::take(&mut self.trips);
         let v = self.eval(x, env).and_then(|v| self.materialise(v, &t.ty));
         self.prologue = std::mem::replace(&mut self.body, saved);
         self.indent = indent;
+        self.trips = trips;
         let v = v?;
         self.hoisted.insert(key, v.clone());
         Ok(v)
@@ -236,7 +326,8 @@ impl Emitter {
             Add | Mul => {
                 self.arith += 1;
                 let op = if prim == Add { "+" } else { "*" };
-                arith(self.force(arg(0))?, self.force(arg(1))?, op)
+                let (a, b) = (self.force(arg(0))?, self.force(arg(1))?);
+                self.arith(a, b, op)
             }
             Zip => {
                 let (a, b) = (self.force(arg(0))?, self.force(arg(1))?);
@@ -302,16 +393,14 @@ impl Emitter {
                 let (a, sz, sp) = (self.force(arg(0))?, nats[0], nats[1]);
                 let len = (array_len(&a)? - sz) / sp + 1;
                 Ok(view(len, false, move |_, i| {
-                    let (a, i) = (a.clone(), i.to_string());
-                    Ok(view(sz, false, move |em, j| {
-                        em.get(&a, &format!("({i}) * {sp} + ({j})"))
-                    }))
+                    let (a, i) = (a.clone(), i.clone());
+                    Ok(view(sz, false, move |em, j| em.get(&a, &i.scale(sp).add(j))))
                 }))
             }
             Generate => {
                 let f = arg(0);
                 Ok(view(self.result_len(ty)?, false, move |em, i| {
-                    em.apply(f.clone(), Val::Index(i.to_string()))
+                    em.apply(f.clone(), Val::Scalar(Scalar::Index(i.clone())))
                 }))
             }
             VectorFromScalar => {
@@ -321,16 +410,15 @@ impl Emitter {
             // The binomial filter's weights ([1, 2, 1] / 4, and its outer product) as C
             // array literals.
             WeightsH | WeightsV => Ok(view(3, false, |_, i| {
-                Ok(Val::Scalar(format!(
-                    "((const float[]){{0.25f, 0.5f, 0.25f}})[{i}]"
-                )))
+                Ok(Scalar::load("((const float[]){0.25f, 0.5f, 0.25f})", i.clone()))
             })),
             Weights2d => Ok(view(3, false, |_, i| {
-                let i = i.to_string();
+                let i = i.clone();
                 Ok(view(3, false, move |_, j| {
-                    Ok(Val::Scalar(format!(
-                        "((const float[]){{0.0625f, 0.125f, 0.0625f, 0.125f, 0.25f, 0.125f, 0.0625f, 0.125f, 0.0625f}})[({i}) * 3 + ({j})]"
-                    )))
+                    Ok(Scalar::load(
+                        "((const float[]){0.0625f, 0.125f, 0.0625f, 0.125f, 0.25f, 0.125f, 0.0625f, 0.125f, 0.0625f})",
+                        i.scale(3).add(j),
+                    ))
                 }))
             })),
             Vectorize => Err(unsupported(format!(
@@ -349,7 +437,7 @@ impl Emitter {
     }
 
     /// Element `i` of an array value.
-    pub(crate) fn get(&mut self, a: &Val, i: &str) -> Result<Val> {
+    pub(crate) fn get(&mut self, a: &Val, i: &Ix) -> Result<Val> {
         match self.force(a.clone())? {
             Val::Array { get, .. } => get(self, i),
             _ => Err(unsupported("indexing something that is not an array")),
@@ -395,9 +483,10 @@ impl Emitter {
                 dest: reshape,
                 ..
             } => self.write((*inner).clone(), reshape(dest)?),
-            Val::Scalar(x) | Val::Index(x) => match dest {
+            Val::Scalar(x) => match dest {
                 Val::Scalar(d) => {
                     self.line(&format!("{d} = {x};"));
+                    self.accesses.push(Access::new(&d, &x));
                     Ok(())
                 }
                 _ => Err(unsupported("writing a scalar into a non-scalar")),
@@ -410,16 +499,13 @@ impl Emitter {
                 _ => Err(unsupported("writing a pair into a non-pair")),
             },
             Val::Array { len, vector, .. } => {
-                let i = self.fresh("i");
-                if vector {
-                    self.line("#pragma omp simd");
+                if self.write_whole(&v, &dest, len)? {
+                    return Ok(());
                 }
-                self.line(&format!("for (long {i} = 0; {i} < {len}; {i}++) {{"));
-                self.indent += 1;
+                let i = self.open_loop(len, vector.then_some("omp simd"));
                 let (x, d) = (self.get(&v, &i)?, self.get(&dest, &i)?);
                 self.write(x, d)?;
-                self.indent -= 1;
-                self.line("}");
+                self.close_loop();
                 Ok(())
             }
             Val::Lam { .. } | Val::Prim { .. } => Err(unsupported(
@@ -428,27 +514,104 @@ impl Emitter {
         }
     }
 
+    /// Writes a short array (4 to 64 elements, a power of two: a Rise vector, or a row held
+    /// in a vector register) as one C vector statement when its lanes are contiguous in the
+    /// destination and each lane reads either the same scalar or contiguous elements:
+    /// `*(f32x32 *)&out[b] = acc + a[i] * *(f32x32 *)&p[c];`. Otherwise nothing is emitted
+    /// and the caller writes lane by lane.
+    fn write_whole(&mut self, v: &Val, dest: &Val, len: i64) -> Result<bool> {
+        if !(4..=64).contains(&len) || len.count_ones() != 1 {
+            return Ok(false);
+        }
+        let lane = self.fresh("lane");
+        let l = Ix::var(&lane);
+        // Lanes are evaluated once to look at them; if they cannot be one statement, what
+        // that emitted is taken back (a hoisted value stays: the prologue keeps it).
+        let saved = (self.body.len(), self.flops, self.arith, self.accesses.len());
+        self.trips.push(len);
+        let lanes = match (self.get(v, &l), self.get(dest, &l)) {
+            (Ok(Val::Scalar(x)), Ok(Val::Scalar(d))) if self.body.len() == saved.0 => Some((x, d)),
+            _ => None,
+        };
+        self.trips.pop();
+        let statement = lanes.and_then(|(x, d)| {
+            let Scalar::Load { array, ix } = &d else {
+                return None;
+            };
+            let target = self.vector_ref(array, &ix.unit_stride_base(&lane)?, len);
+            let (value, is_vector) = self.vectorise(&x, &lane, len)?;
+            let statement = match is_vector {
+                true => format!("{target} = {value};"),
+                false => format!("{target} = (f32x{len}){{}} + {value};"),
+            };
+            Some((statement, Access::new(&d, &x)))
+        });
+        let Some((statement, access)) = statement else {
+            self.body.truncate(saved.0);
+            (self.flops, self.arith) = (saved.1, saved.2);
+            self.accesses.truncate(saved.3);
+            return Ok(false);
+        };
+        self.widths.insert(len);
+        self.line(&statement);
+        self.accesses.push(access);
+        Ok(true)
+    }
+
+    /// `width` contiguous floats of `array` from `base`, as a C vector lvalue.
+    fn vector_ref(&self, array: &str, base: &Ix, width: i64) -> String {
+        if self.registers.get(array) == Some(&width) && *base == Ix::constant(0) {
+            return array.to_string();
+        }
+        format!("*(f32x{width} *)&{array}[{base}]")
+    }
+
+    /// The lanes `x` (with lane variable `lane`) as one C expression, and whether it is a
+    /// vector (else a scalar, the same in every lane); `None` if a lane reads elements that
+    /// are not contiguous.
+    fn vectorise(&self, x: &Scalar, lane: &str, width: i64) -> Option<(String, bool)> {
+        match x {
+            Scalar::Code(c) => Some((c.to_string(), false)),
+            Scalar::Index(ix) => (!ix.mentions(lane)).then(|| (ix.to_string(), false)),
+            Scalar::Load { ix, .. } if !ix.mentions(lane) => Some((x.to_string(), false)),
+            Scalar::Load { array, ix } => {
+                let base = ix.unit_stride_base(lane)?;
+                Some((format!("({})", self.vector_ref(array, &base, width)), true))
+            }
+            Scalar::Op(op, a, b) => {
+                let (a, va) = self.vectorise(a, lane, width)?;
+                let (b, vb) = self.vectorise(b, lane, width)?;
+                Some((format!("({a} {op} {b})"), va || vb))
+            }
+        }
+    }
+
     /// Emits a deferred loop (`ty`: its result type) writing into `dest`.
     fn write_loop(&mut self, prim: Prim, args: Vec<Val>, ty: &Type, dest: Val) -> Result<()> {
         let xs = self.force(args[args.len() - 1].clone())?;
         let len = array_len(&xs)?;
-        let i = self.fresh("i");
+        if prim == Prim::MapSeq {
+            // A short sequential map may run as one vector statement (its order is free).
+            let (f, elements) = (args[0].clone(), xs.clone());
+            let mapped = view(len, false, move |em, i| {
+                let x = em.get(&elements, i)?;
+                em.apply(f.clone(), x)
+            });
+            if self.write_whole(&mapped, &dest, len)? {
+                return Ok(());
+            }
+        }
         match prim {
             Prim::MapSeq | Prim::MapPar => {
-                if prim == Prim::MapPar {
-                    self.line("#pragma omp parallel for");
-                }
-                self.line(&format!("for (long {i} = 0; {i} < {len}; {i}++) {{"));
-                self.indent += 1;
+                let i = self.open_loop(len, (prim == Prim::MapPar).then_some("omp parallel for"));
                 let x = self.get(&xs, &i)?;
                 let y = self.apply(args[0].clone(), x)?;
                 let d = self.get(&dest, &i)?;
                 self.write(y, d)?;
             }
-            _ => return self.write_reduction(prim, args, &xs, &i, ty, dest),
+            _ => return self.write_reduction(prim, args, &xs, ty, dest),
         }
-        self.indent -= 1;
-        self.line("}");
+        self.close_loop();
         Ok(())
     }
 
@@ -461,7 +624,6 @@ impl Emitter {
         prim: Prim,
         args: Vec<Val>,
         xs: &Val,
-        i: &str,
         ty: &Type,
         dest: Val,
     ) -> Result<()> {
@@ -479,10 +641,10 @@ impl Emitter {
             self.line(&format!("float {acc};"));
             String::new()
         } else if registers {
-            let bytes = 4 * floats;
-            self.line(&format!(
-                "float {acc} __attribute__((vector_size({bytes}))), {next} __attribute__((vector_size({bytes})));"
-            ));
+            self.widths.insert(floats);
+            self.registers.insert(acc.clone(), floats);
+            self.registers.insert(next.clone(), floats);
+            self.line(&format!("f32x{floats} {acc}, {next};"));
             format!("{acc} = {next};")
         } else {
             self.line(&format!(
@@ -491,82 +653,42 @@ impl Emitter {
             format!("{{ float *t = {acc}; {acc} = {next}; {next} = t; }}")
         };
         let (cur, next) = match scalar {
-            true => (Val::Scalar(acc.clone()), Val::Scalar(acc.clone())),
+            true => (Scalar::code(acc.as_str()), Scalar::code(acc.as_str())),
             false => (
                 buffer_view(&acc, &shape, false),
                 buffer_view(&next, &shape, false),
             ),
         };
         self.write(args[1].clone(), cur.clone())?;
-        if prim == Prim::ReduceSeqUnroll {
-            self.line("#pragma GCC unroll 64");
-        }
-        let len = array_len(xs)?;
-        self.line(&format!("for (long {i} = 0; {i} < {len}; {i}++) {{"));
-        self.indent += 1;
-        let x = self.get(xs, i)?;
+        let unroll = (prim == Prim::ReduceSeqUnroll).then_some("GCC unroll 64");
+        let i = self.open_loop(array_len(xs)?, unroll);
+        let x = self.get(xs, &i)?;
         let step = self.apply(args[0].clone(), cur.clone())?;
         let y = self.apply(step, x)?;
         // In place when every statement that reads the accumulator reads exactly the element
         // it writes (element-wise updates); otherwise into the other array, then swapped.
-        let mark = self.body.len();
+        let (mark, flops, accesses) = (self.body.len(), self.flops, self.accesses.len());
         self.write(y.clone(), cur.clone())?;
-        if !scalar && !in_place(&self.body[mark..], &acc) {
+        if !scalar && !in_place(&self.accesses[accesses..], &acc) {
             self.body.truncate(mark);
+            self.flops = flops;
+            self.accesses.truncate(accesses);
             self.write(y, next)?;
             self.line(&swap);
         }
-        self.indent -= 1;
-        self.line("}");
+        self.close_loop();
         self.write(cur, dest)
     }
 }
 
-/// Can `code`, which updates the accumulator array `acc`, run in place? Yes when every
-/// statement that reads `acc[..]` is an assignment to exactly one of the elements it reads.
-fn in_place(code: &str, acc: &str) -> bool {
-    let pattern = format!("{acc}[");
-    let reads = |text: &str| -> Vec<String> {
-        let mut out = vec![];
-        let mut rest = text;
-        while let Some(k) = rest.find(&pattern) {
-            let before = text.len() - rest.len() + k;
-            let bounded = text[..before]
-                .chars()
-                .last()
-                .is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
-            let tail = &rest[k + pattern.len()..];
-            let mut depth = 1;
-            let end = tail.char_indices().find_map(|(j, c)| {
-                depth += match c {
-                    '[' => 1,
-                    ']' => -1,
-                    _ => 0,
-                };
-                (depth == 0).then_some(j)
-            });
-            let Some(end) = end else {
-                return vec![String::new()];
-            };
-            if bounded {
-                out.push(format!("{pattern}{}]", &tail[..end]));
-            }
-            rest = &tail[end..];
-        }
-        out
-    };
-    code.lines().all(|line| {
-        let line = line.trim();
-        let all = reads(line);
-        if all.is_empty() {
-            return true;
-        }
-        match line.split_once(" = ") {
-            Some((lhs, rhs)) => {
-                let target = reads(lhs);
-                target.len() == 1 && target[0] == lhs && reads(rhs).iter().all(|r| *r == target[0])
-            }
-            None => false,
+/// Can the assignments `code`, which update the accumulator array `acc`, run in place? Yes
+/// when every assignment that reads `acc` writes `acc` at exactly the index it reads.
+pub fn in_place(code: &[Access], acc: &str) -> bool {
+    code.iter().all(|a| {
+        let mut reads = a.reads.iter().filter(|(array, _)| &**array == acc);
+        match &a.target {
+            Some((array, ix)) if &**array == acc => reads.all(|(_, r)| r == ix),
+            _ => reads.next().is_none(),
         }
     })
 }
@@ -585,22 +707,6 @@ fn c_float(x: f32) -> String {
         format!("{x:.1}f")
     } else {
         format!("{x:e}f")
-    }
-}
-
-fn arith(a: Val, b: Val, op: &'static str) -> Result<Val> {
-    match (a, b) {
-        (Val::Scalar(x) | Val::Index(x), Val::Scalar(y) | Val::Index(y)) => {
-            Ok(Val::Scalar(format!("({x} {op} {y})")))
-        }
-        (a @ Val::Array { .. }, b @ Val::Array { .. }) => {
-            let len = array_len(&a)?;
-            Ok(view(len, true, move |em, l| {
-                let (x, y) = (em.get(&a, l)?, em.get(&b, l)?);
-                arith(em.force(x)?, em.force(y)?, op)
-            }))
-        }
-        _ => Err(unsupported(format!("`{op}` on values of different kinds"))),
     }
 }
 
@@ -641,6 +747,11 @@ fn signature(program: &Rc<Term>, sizes: &[i64]) -> Result<Signature> {
         params: 0,
         prologue: String::new(),
         hoisted: Default::default(),
+        flops: 0.0,
+        trips: vec![],
+        registers: Default::default(),
+        widths: Default::default(),
+        accesses: vec![],
     };
     let mut t = program.clone();
     for s in sizes {
@@ -670,22 +781,15 @@ pub fn buffer_shapes(program: &Rc<Term>, sizes: &[i64]) -> Result<(Vec<Vec<i64>>
     Ok((params, out))
 }
 
-/// The float counts of a program's parameters and of its result, at `sizes`.
-pub fn buffer_sizes(program: &Rc<Term>, sizes: &[i64]) -> Result<(Vec<usize>, usize)> {
-    let (params, out) = buffer_shapes(program, sizes)?;
-    let count = |s: &Vec<i64>| s.iter().product::<i64>() as usize;
-    Ok((params.iter().map(count).collect(), count(&out)))
-}
-
 /// C for a closed program `nfun s.. => fun x1 .. xn => body` at the given sizes: a function
 /// `void NAME(const float *x0, ..., float *out)` over row-major buffers.
-pub fn program_c(name: &str, program: &Rc<Term>, sizes: &[i64]) -> Result<String> {
+pub fn program_c(name: &str, program: &Rc<Term>, sizes: &[i64]) -> Result<Generated> {
     let (mut em, shapes, body, out_shape) = signature(program, sizes)?;
     let env: Vec<Val> = shapes
         .iter()
         .enumerate()
         .map(|(i, s)| match s.is_empty() {
-            true => Val::Scalar(format!("x{i}[0]")),
+            true => Scalar::load(format!("x{i}"), Ix::constant(0)),
             false => buffer_view(&format!("x{i}"), s, false),
         })
         .collect();
@@ -697,12 +801,23 @@ pub fn program_c(name: &str, program: &Rc<Term>, sizes: &[i64]) -> Result<String
     em.write(v, buffer_view("out", &out_shape, false))?;
     let body = format!("{}{}", em.prologue, em.body);
     let mut c = String::from("#include <stdlib.h>\n\n");
+    for w in &em.widths {
+        // Unaligned, and allowed to alias the float buffers it is loaded from and stored to.
+        let _ = writeln!(
+            c,
+            "typedef float f32x{w} __attribute__((vector_size({}), aligned(4), may_alias));",
+            4 * w
+        );
+    }
+    if !em.widths.is_empty() {
+        c.push('\n');
+    }
     for (b, n) in &em.buffers {
         let _ = writeln!(c, "static float {b}[{n}];");
     }
     params.push("float *restrict out".into());
     let _ = writeln!(c, "void {name}({}) {{\n{body}}}", params.join(", "));
-    Ok(c)
+    Ok(Generated { c, flops: em.flops })
 }
 
 impl Error {
@@ -732,19 +847,28 @@ impl Error {
 
 #[cfg(test)]
 mod tests {
-    use super::in_place;
+    use super::{in_place, Access, Ix};
+
+    fn access(target: (&str, &str), reads: &[(&str, &str)]) -> Access {
+        let load = |(a, i): (&str, &str)| (a.into(), Ix::var(i));
+        Access {
+            target: Some(load(target)),
+            reads: reads.iter().map(|r| load(*r)).collect(),
+        }
+    }
 
     #[test]
     fn in_place_only_when_each_statement_reads_what_it_writes() {
-        assert!(in_place("acc[(i) * 1] = (acc[(i) * 1] + x[i]);", "acc"));
+        assert!(in_place(&[access(("acc", "i"), &[("acc", "i"), ("x", "i")])], "acc"));
         // Reads another element (a transpose, a shift): not in place.
-        assert!(!in_place("acc[(i) * 1] = acc[(j) * 1];", "acc"));
+        assert!(!in_place(&[access(("acc", "i"), &[("acc", "j")])], "acc"));
         // Reads the accumulator without writing it (into another buffer first).
-        assert!(!in_place(
-            "buf[i] = acc[(i) * 1];\nacc[(i) * 1] = buf[i];",
-            "acc"
-        ));
+        let copy = [
+            access(("buf", "i"), &[("acc", "i")]),
+            access(("acc", "i"), &[("buf", "i")]),
+        ];
+        assert!(!in_place(&copy, "acc"));
         // Another array whose name extends `acc` is not the accumulator.
-        assert!(in_place("acc2[i] = acc2[j];", "acc"));
+        assert!(in_place(&[access(("acc2", "i"), &[("acc2", "j")])], "acc"));
     }
 }

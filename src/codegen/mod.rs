@@ -1,8 +1,10 @@
 //! OpenMP C code generation from low-level Rise ([`emit`], over the [`value`]s of partial
-//! evaluation), and compiling, running and validating the generated C against the
-//! interpreter ([`run`]).
+//! evaluation, with [`index`] arithmetic as affine forms), compiling, running and validating the generated C against the
+//! interpreter ([`run`]), and the reference GEMM it is timed beside ([`reference`]).
 
 pub mod emit;
+pub mod index;
+pub mod reference;
 pub mod run;
 pub mod value;
 

@@ -1,56 +1,73 @@
-//! Compiling generated C with a timing harness, running it on inputs, and reading back its
-//! output. The compiler is `$CC` or `cc` (as the `cc` crate finds it), with `-O3
-//! -march=native -fopenmp` unless other flags are given.
+//! Compiling generated C with a timing harness, running it on inputs, reading back its
+//! output, and checking it against the program's meaning ([`validate`]).
+//!
+//! The C compiler is found by the `cc` crate as Rust build scripts find it: `CC` (or `cc`),
+//! with `CFLAGS` added, at `-O3`; the OpenMP flag is the compiler family's (GCC and Clang:
+//! `-fopenmp`), and the program's own flags default to `-march=native`.
 
 use super::emit::program_c;
 use crate::error::{Error, Result};
 use crate::rise::term::Term;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 use std::rc::Rc;
 
 /// How to compile and run.
 #[derive(Clone, Debug)]
 pub struct COptions {
+    /// Flags after the compiler's own (`-O3`, `CFLAGS`) and OpenMP's.
     pub flags: Vec<String>,
     /// OpenMP threads (`OMP_NUM_THREADS`); with more than one, `OMP_WAIT_POLICY=active` and
     /// `OMP_PROC_BIND=spread` are set too.
     pub threads: usize,
     /// Timed runs after one warm-up run.
     pub runs: usize,
+    /// The largest max relative error [`validate`] accepts.
+    pub tolerance: f64,
 }
 
 impl Default for COptions {
     fn default() -> COptions {
         COptions {
-            flags: ["-O3", "-march=native", "-fopenmp"]
-                .map(String::from)
-                .to_vec(),
+            flags: vec!["-march=native".into()],
             threads: 1,
             runs: 1,
+            tolerance: 1e-3,
         }
     }
 }
 
-/// A compiled program: its executable and the float counts of its inputs and output.
+/// A compiled program: its executable, sizes, the float counts of its inputs and output,
+/// the output's shape and its arithmetic operations per run.
 pub struct Compiled {
     exe: PathBuf,
+    sizes: Vec<i64>,
     inputs: Vec<usize>,
+    input_shapes: Vec<Vec<i64>>,
     output: usize,
-    _dir: TempDir,
+    output_shape: Vec<i64>,
+    pub flops: f64,
+    _dir: tempfile::TempDir,
 }
 
-/// A directory removed when dropped.
-struct TempDir(PathBuf);
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+/// The system C compiler as the `cc` crate finds it (honouring `CC` and `CFLAGS`), at `-O3`,
+/// with its family's OpenMP flag.
+fn compiler() -> Result<std::process::Command> {
+    let target = env!("SKETCHLOG_TARGET");
+    let tool = cc::Build::new()
+        .target(target)
+        .host(target)
+        .opt_level(3)
+        .debug(false)
+        .warnings(false)
+        .cargo_metadata(false)
+        .cargo_warnings(false)
+        .try_get_compiler()
+        .map_err(|e| Error::bad_input(format!("no C compiler: {e}")))?;
+    let mut cmd = tool.to_command();
+    if tool.is_like_gnu() || tool.is_like_clang() {
+        cmd.arg("-fopenmp");
     }
-}
-
-fn compiler() -> String {
-    std::env::var("CC").unwrap_or_else(|_| "cc".into())
+    Ok(cmd)
 }
 
 fn harness(name: &str, inputs: &[usize], output: usize) -> String {
@@ -101,24 +118,25 @@ int main(int argc, char **argv) {{
 /// Generates C for `program` at `sizes` and compiles it with a harness.
 pub fn compile(program: &Rc<Term>, sizes: &[i64], opts: &COptions) -> Result<Compiled> {
     let name = "rise_program";
-    let c = program_c(name, program, sizes)?;
-    let (inputs, output) = super::emit::buffer_sizes(program, sizes)?;
-    let dir = std::env::temp_dir().join(format!(
-        "sketchlog-c-{}-{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-    let dir = TempDir(dir);
+    let generated = program_c(name, program, sizes)?;
+    let (shapes, output_shape) = super::emit::buffer_shapes(program, sizes)?;
+    let count = |s: &Vec<i64>| s.iter().product::<i64>() as usize;
+    let inputs: Vec<usize> = shapes.iter().map(count).collect();
+    let output = count(&output_shape);
+    let dir = tempfile::Builder::new()
+        .prefix("sketchlog-c-")
+        .tempdir()
+        .map_err(|e| Error::io(&std::env::temp_dir(), e))?;
     let (src, main, exe) = (
-        dir.0.join("program.c"),
-        dir.0.join("main.c"),
-        dir.0.join("program"),
+        dir.path().join("program.c"),
+        dir.path().join("main.c"),
+        dir.path().join("program"),
     );
-    std::fs::write(&src, &c).map_err(|e| Error::io(&src, e))?;
+    std::fs::write(&src, &generated.c).map_err(|e| Error::io(&src, e))?;
     std::fs::write(&main, harness(name, &inputs, output)).map_err(|e| Error::io(&main, e))?;
-    let cc = compiler();
-    let out = Command::new(&cc)
+    let mut cmd = compiler()?;
+    let cc = cmd.get_program().to_string_lossy().into_owned();
+    let out = cmd
         .args(&opts.flags)
         .arg("-std=gnu99")
         .arg(&src)
@@ -139,15 +157,22 @@ pub fn compile(program: &Rc<Term>, sizes: &[i64], opts: &COptions) -> Result<Com
     }
     Ok(Compiled {
         exe,
+        sizes: sizes.to_vec(),
         inputs,
+        input_shapes: shapes,
         output,
+        output_shape,
+        flops: generated.flops,
         _dir: dir,
     })
 }
 
-static COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
 impl Compiled {
+    /// The array shapes of the program's inputs and of its output.
+    pub fn shapes(&self) -> (&[Vec<i64>], &[i64]) {
+        (&self.input_shapes, &self.output_shape)
+    }
+
     /// Runs on `inputs` (row-major floats): the output and each timed run's milliseconds.
     pub fn run(&self, inputs: &[Vec<f32>], opts: &COptions) -> Result<(Vec<f32>, Vec<f64>)> {
         let sizes: Vec<usize> = inputs.iter().map(Vec::len).collect();
@@ -157,7 +182,7 @@ impl Compiled {
                 self.inputs
             )));
         }
-        let dir = self.exe.parent().unwrap_or(Path::new("."));
+        let dir = self.exe.parent().unwrap_or(std::path::Path::new("."));
         let (inp, outp) = (dir.join("in.bin"), dir.join("out.bin"));
         let bytes: Vec<u8> = inputs
             .iter()
@@ -165,7 +190,7 @@ impl Compiled {
             .flat_map(|x| x.to_le_bytes())
             .collect();
         std::fs::write(&inp, bytes).map_err(|e| Error::io(&inp, e))?;
-        let mut cmd = Command::new(&self.exe);
+        let mut cmd = std::process::Command::new(&self.exe);
         cmd.arg(&inp).arg(&outp).arg(opts.runs.to_string());
         cmd.env("OMP_NUM_THREADS", opts.threads.to_string());
         if opts.threads > 1 {
@@ -201,94 +226,115 @@ impl Compiled {
 
 /// A validated, timed run.
 pub struct Validation {
+    /// Every timed run's milliseconds, sorted.
+    pub times_ms: Vec<f64>,
     pub median_ms: f64,
-    /// 2 * product of the sizes (a matrix multiplication's flops) per second.
+    /// The program's arithmetic operations per second (counted in the generated code).
     pub gflops: f64,
-    /// max |c - r| / max(|r|, 1) over the output, against the reference `r`.
+    /// The inputs read and the output written once, per second: the traffic no version of
+    /// the program avoids (what bounds a memory-bound program such as a matrix-vector product).
+    pub gbytes: f64,
+    /// max |c - r| / max(|r|, 1) over the compared elements, against the interpreter's `r`.
     pub max_rel_error: f64,
+    /// Output elements compared with the interpreter: all of them, or a sample.
+    pub compared: usize,
+    /// The inputs the run used (row-major), for comparing a reference on the same data.
+    pub inputs: Vec<Vec<f32>>,
+    /// The run's output.
+    pub output: Vec<f32>,
 }
 
-/// Runs `exe` (compiled from `program` at `sizes`) on random inputs and compares it with a
-/// reference: the interpreter when the program is small enough, else (two matrices, as a
-/// matrix multiplication's shapes) a naive product in double precision.
-pub fn validate(
-    exe: &Compiled,
-    program: &Rc<Term>,
-    sizes: &[i64],
-    opts: &COptions,
-) -> Result<Validation> {
-    let mut seed = 0x9e3779b97f4a7c15u64;
-    let mut random = |n: usize| -> Vec<f32> {
-        (0..n)
-            .map(|_| {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                (seed >> 40) as f32 / (1u64 << 23) as f32 - 1.0
-            })
-            .collect()
-    };
-    let inputs: Vec<Vec<f32>> = exe.inputs.iter().map(|n| random(*n)).collect();
-    let (out, mut times) = exe.run(&inputs, opts)?;
-    let work: f64 = sizes.iter().map(|s| *s as f64).product();
-    let reference = if work <= (1 << 21) as f64 {
-        interpreted(program, sizes, &inputs)?
-    } else if let ([m, n, k], [a, b]) = (sizes, inputs.as_slice()) {
-        naive_product(a, b, *m as usize, *n as usize, *k as usize)
-    } else {
-        return Err(Error::bad_input(
-            "no reference for a large program that is not a matrix multiplication",
-        ));
-    };
-    let max_rel_error = out
+/// Programs with at most this many arithmetic operations are interpreted whole; larger ones
+/// on [`SAMPLES`] output elements (the interpreter computes only what those depend on).
+const INTERPRET_WHOLE: f64 = (1u64 << 22) as f64;
+const SAMPLES: usize = 96;
+
+/// Runs `exe` on random inputs and compares its output with the program's meaning, the
+/// interpreter's, at the size it ran: every element for a small program, else a sample
+/// (the first and last element and random ones). A max relative error above the tolerance
+/// is an error (exit 1) naming the worst element.
+pub fn validate(exe: &Compiled, program: &Rc<Term>, opts: &COptions) -> Result<Validation> {
+    let mut rng = fastrand::Rng::with_seed(0x9e37_79b9_7f4a_7c15);
+    let inputs: Vec<Vec<f32>> = exe
+        .inputs
         .iter()
-        .zip(&reference)
-        .map(|(c, r)| ((c - r).abs() / r.abs().max(1.0)) as f64)
-        .fold(0.0, f64::max);
-    times.sort_by(|a, b| a.total_cmp(b));
+        .map(|n| (0..*n).map(|_| rng.f32() * 2.0 - 1.0).collect())
+        .collect();
+    let (output, mut times) = exe.run(&inputs, opts)?;
+    let positions: Vec<usize> = if exe.flops <= INTERPRET_WHOLE {
+        (0..output.len()).collect()
+    } else {
+        let mut p = vec![0, output.len() - 1];
+        p.extend((0..SAMPLES - 2).map(|_| rng.usize(..output.len())));
+        p
+    };
+    let meaning = interpreted(program, &exe.sizes, &inputs, &positions)?;
+    let (mut worst, mut max_rel_error) = (0, 0.0f64);
+    for (&p, &r) in positions.iter().zip(&meaning) {
+        let e = ((output[p] - r).abs() / r.abs().max(1.0)) as f64;
+        if e > max_rel_error || e.is_nan() {
+            (worst, max_rel_error) = (p, if e.is_nan() { f64::INFINITY } else { e });
+        }
+    }
+    if max_rel_error > opts.tolerance {
+        let r = meaning[positions.iter().position(|&p| p == worst).unwrap_or(0)];
+        return Err(Error::check_failed(format!(
+            "the compiled program's output differs from the program's meaning: out{} is {} where the interpreter gives {r} (relative error {max_rel_error:.2e}, above the tolerance {:e})",
+            index_of(worst, &exe.output_shape),
+            output[worst],
+            opts.tolerance
+        )));
+    }
+    times.sort_by(f64::total_cmp);
     let median_ms = times.get(times.len() / 2).copied().unwrap_or(f64::NAN);
+    let bytes = 4.0 * (exe.inputs.iter().sum::<usize>() + exe.output) as f64;
     Ok(Validation {
         median_ms,
-        gflops: 2.0 * work / (median_ms * 1e6),
+        gflops: exe.flops / (median_ms * 1e6),
+        gbytes: bytes / (median_ms * 1e6),
+        times_ms: times,
         max_rel_error,
+        compared: positions.len(),
+        inputs,
+        output,
     })
 }
 
-fn interpreted(program: &Rc<Term>, sizes: &[i64], inputs: &[Vec<f32>]) -> Result<Vec<f32>> {
+/// `[i][j]..` of row-major position `flat` in an array of `shape`.
+fn index_of(mut flat: usize, shape: &[i64]) -> String {
+    let mut index = vec![0; shape.len()];
+    for (d, n) in shape.iter().enumerate().rev() {
+        let n = (*n as usize).max(1);
+        index[d] = flat % n;
+        flat /= n;
+    }
+    index.iter().map(|i| format!("[{i}]")).collect()
+}
+
+/// The interpreter's output elements at row-major `positions`.
+fn interpreted(
+    program: &Rc<Term>,
+    sizes: &[i64],
+    inputs: &[Vec<f32>],
+    positions: &[usize],
+) -> Result<Vec<f32>> {
     use crate::rise::interp::{run, Value};
     let (shapes, _) = super::emit::buffer_shapes(program, sizes)?;
     let args: Vec<Value> = inputs
         .iter()
         .zip(&shapes)
-        .map(|(xs, shape)| nested(xs, shape))
+        .map(|(xs, shape)| {
+            let shape: Vec<usize> = shape.iter().map(|n| *n as usize).collect();
+            Value::from_f32s(Rc::new(xs.clone()), &shape)
+        })
         .collect();
-    let v =
-        run(program, sizes, &args).map_err(|e| Error::bad_input(format!("interpreter: {e}")))?;
-    v.flatten_f32()
-        .map_err(|e| Error::bad_input(format!("interpreter: {e}")))
-}
-
-/// Row-major floats as nested arrays of `shape`.
-fn nested(xs: &[f32], shape: &[i64]) -> crate::rise::interp::Value {
-    use crate::rise::interp::Value;
-    match shape.split_first() {
-        None => Value::F32(xs[0]),
-        Some((n, rest)) => {
-            let step = xs.len() / (*n as usize).max(1);
-            Value::array(xs.chunks(step.max(1)).map(|c| nested(c, rest)).collect())
-        }
+    let interpreter = |e: String| Error::bad_input(format!("interpreter: {e}"));
+    let v = run(program, sizes, &args).map_err(interpreter)?;
+    if positions.len() > 1 && positions.iter().enumerate().all(|(i, p)| i == *p) {
+        return v.flatten_f32().map_err(interpreter);
     }
-}
-
-fn naive_product(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
-    let mut c = vec![0.0f32; m * n];
-    for i in 0..m {
-        for l in 0..k {
-            let x = a[i * k + l] as f64;
-            for j in 0..n {
-                c[i * n + j] += (x * b[l * n + j] as f64) as f32;
-            }
-        }
-    }
-    c
+    positions
+        .iter()
+        .map(|p| v.at_flat(*p).map_err(interpreter))
+        .collect()
 }

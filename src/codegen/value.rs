@@ -1,24 +1,69 @@
-//! Values of code generation: scalars and pairs as C expressions, arrays as *views* (element
-//! accessors building index arithmetic), functions, and computations not yet run. The views
-//! of the data-layout primitives and of row-major buffers live here.
+//! Values of code generation: scalars as C expression trees, pairs, arrays as *views*
+//! (element accessors building [`Ix`] index arithmetic), functions, and computations not yet
+//! run. The views of the data-layout primitives and of row-major buffers live here.
 
 use super::emit::Emitter;
+use super::index::Ix;
 use crate::error::{Error, Result};
 use crate::rise::primitives::Prim;
 use crate::rise::term::Term;
 use crate::rise::types::Type;
 use std::rc::Rc;
 
-/// An element accessor of an array view: element `i` (a C `long` expression).
-pub type Get = Rc<dyn Fn(&mut Emitter, &str) -> Result<Val>>;
+/// An element accessor of an array view: element `i`.
+pub type Get = Rc<dyn Fn(&mut Emitter, &Ix) -> Result<Val>>;
+
+/// A scalar C expression, kept as a tree so that the generator can turn lanes into vectors.
+#[derive(Clone, Debug)]
+pub enum Scalar {
+    /// Reads no array: a literal or a scalar variable.
+    Code(Rc<str>),
+    /// A loop or `generate` index.
+    Index(Ix),
+    /// `array[ix]` (an lvalue when `array` is a buffer).
+    Load { array: Rc<str>, ix: Ix },
+    /// `(a op b)`.
+    Op(&'static str, Rc<Scalar>, Rc<Scalar>),
+}
+
+impl std::fmt::Display for Scalar {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Scalar::Code(c) => write!(f, "{c}"),
+            Scalar::Index(ix) => write!(f, "{ix}"),
+            Scalar::Load { array, ix } => write!(f, "{array}[{ix}]"),
+            Scalar::Op(op, a, b) => write!(f, "({a} {op} {b})"),
+        }
+    }
+}
+
+impl Scalar {
+    pub fn code(c: impl Into<Rc<str>>) -> Val {
+        Val::Scalar(Scalar::Code(c.into()))
+    }
+    /// The array elements the expression reads.
+    pub fn loads(&self, out: &mut Vec<(Rc<str>, Ix)>) {
+        match self {
+            Scalar::Code(_) | Scalar::Index(_) => {}
+            Scalar::Load { array, ix } => out.push((array.clone(), ix.clone())),
+            Scalar::Op(_, a, b) => {
+                a.loads(out);
+                b.loads(out);
+            }
+        }
+    }
+    pub fn load(array: impl Into<Rc<str>>, ix: Ix) -> Val {
+        Val::Scalar(Scalar::Load {
+            array: array.into(),
+            ix,
+        })
+    }
+}
 
 /// A value during code generation.
 #[derive(Clone)]
 pub enum Val {
-    /// A scalar: a C expression (an lvalue when it reads a buffer).
-    Scalar(String),
-    /// An index (`generate`'s argument): a C `long` expression.
-    Index(String),
+    Scalar(Scalar),
     Pair(Rc<Val>, Rc<Val>),
     /// An array (or, `vector`, a vector) of `len` elements.
     Array {
@@ -66,10 +111,8 @@ pub(crate) fn is_deferred(v: &Val) -> bool {
 pub(crate) fn split_view(a: Val, n: i64, vector: bool) -> Result<Val> {
     let len = array_len(&a)? / n;
     Ok(view(len, false, move |_, i| {
-        let (a, i) = (a.clone(), i.to_string());
-        Ok(view(n, vector, move |em, j| {
-            em.get(&a, &format!("({i}) * {n} + ({j})"))
-        }))
+        let (a, i) = (a.clone(), i.clone());
+        Ok(view(n, vector, move |em, j| em.get(&a, &i.scale(n).add(j))))
     }))
 }
 
@@ -77,8 +120,8 @@ pub(crate) fn split_view(a: Val, n: i64, vector: bool) -> Result<Val> {
 pub(crate) fn join_view(a: Val, inner: i64) -> Result<Val> {
     let outer = array_len(&a)?;
     Ok(view(outer * inner, false, move |em, i| {
-        let row = em.get(&a, &format!("({i}) / {inner}"))?;
-        em.get(&row, &format!("({i}) % {inner}"))
+        let row = em.get(&a, &i.div(inner))?;
+        em.get(&row, &i.rem(inner))
     }))
 }
 
@@ -86,7 +129,7 @@ pub(crate) fn join_view(a: Val, inner: i64) -> Result<Val> {
 pub(crate) fn transpose_view(a: Val, cols: i64) -> Result<Val> {
     let rows = array_len(&a)?;
     Ok(view(cols, false, move |_, i| {
-        let (a, i) = (a.clone(), i.to_string());
+        let (a, i) = (a.clone(), i.clone());
         Ok(view(rows, false, move |em, j| {
             let row = em.get(&a, j)?;
             em.get(&row, &i)
@@ -97,7 +140,7 @@ pub(crate) fn transpose_view(a: Val, cols: i64) -> Result<Val> {
 pub(crate) fn view(
     len: i64,
     vector: bool,
-    get: impl Fn(&mut Emitter, &str) -> Result<Val> + 'static,
+    get: impl Fn(&mut Emitter, &Ix) -> Result<Val> + 'static,
 ) -> Val {
     Val::Array {
         len,
@@ -116,22 +159,17 @@ pub(crate) fn array_len(v: &Val) -> Result<i64> {
 /// A row-major buffer seen as nested arrays (a lone scalar when `scalar`).
 pub(crate) fn buffer_view(name: &str, shape: &[i64], scalar: bool) -> Val {
     if scalar {
-        return Val::Scalar(name.to_string());
+        return Scalar::code(name);
     }
-    fn level(name: Rc<str>, shape: Rc<[i64]>, depth: usize, offset: String) -> Val {
+    fn level(name: Rc<str>, shape: Rc<[i64]>, depth: usize, offset: Ix) -> Val {
         if depth == shape.len() {
-            return Val::Scalar(format!("{name}[{offset}]"));
+            return Scalar::load(name, offset);
         }
         let stride: i64 = shape[depth + 1..].iter().product();
-        let vector = false;
-        view(shape[depth], vector, move |_, i| {
-            let off = if offset == "0" {
-                format!("({i}) * {stride}")
-            } else {
-                format!("{offset} + ({i}) * {stride}")
-            };
-            Ok(level(name.clone(), shape.clone(), depth + 1, off))
+        view(shape[depth], false, move |_, i| {
+            let offset = offset.add(&i.scale(stride));
+            Ok(level(name.clone(), shape.clone(), depth + 1, offset))
         })
     }
-    level(name.into(), shape.into(), 0, "0".into())
+    level(name.into(), shape.into(), 0, Ix::constant(0))
 }

@@ -36,6 +36,11 @@ fn array_depth(t: &Type) -> usize {
 impl Filter {
     /// Does a new e-node of type `t` pass the type conditions?
     pub fn admits(&self, t: &Type) -> bool {
+        let mut overflowed = false;
+        t.for_each_nat(&mut |n| overflowed |= n.overflowed());
+        if overflowed {
+            return false;
+        }
         if self.array_depth.is_some_and(|d| array_depth(t) > d) {
             return false;
         }

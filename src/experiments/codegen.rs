@@ -1,62 +1,210 @@
+//! The generated C's performance: timing a program beside the reference GEMM in the same run
+//! (rounds interleaved: program, reference, program, ...; medians), for `bench-c`, and
 //! `reproduce codegen`: the seven matrix multiplication versions found by guided search,
-//! lowered (`codegen::sequential`), compiled to OpenMP C, validated and timed at one size
-//! with each thread count (`results/codegen.csv`).
+//! the matrix-vector versions and both binomial filters, each lowered
+//! (`codegen::sequential`), compiled to OpenMP C, validated and timed with each thread count
+//! (`results/codegen.csv`).
 
 use super::matmul::GOALS;
-use crate::codegen::run::{compile, validate, COptions};
+use crate::codegen::reference;
+use crate::codegen::run::{compile, validate, COptions, Compiled, Validation};
 use crate::error::Result;
+use crate::rise::term::Term;
 use std::path::Path;
+use std::rc::Rc;
 
-pub const COLUMNS: [&str; 7] = [
+/// A program's validated, timed runs and, where it computes the reference's product, the
+/// reference's times on the same inputs.
+pub struct Measured {
+    /// The first round's check (its inputs, output and error).
+    pub check: Validation,
+    /// Every timed run of every round, milliseconds.
+    pub times_ms: Vec<f64>,
+    pub gflops: f64,
+    pub gbytes: f64,
+    pub reference_ms: Option<Vec<f64>>,
+}
+
+impl Measured {
+    pub fn median_ms(&self) -> f64 {
+        super::median(&self.times_ms)
+    }
+    pub fn min_ms(&self) -> f64 {
+        self.times_ms.iter().copied().fold(f64::INFINITY, f64::min)
+    }
+    /// The reference's GFLOP/s (2 m n k per second) and this program's speed relative to it.
+    pub fn reference(&self, exe: &Compiled) -> Option<(f64, f64)> {
+        let times = self.reference_ms.as_ref()?;
+        let ms = super::median(times);
+        Some((exe.flops / (ms * 1e6), ms / self.median_ms()))
+    }
+}
+
+/// Validates `exe` (compiled from `program`), then times it and the reference in `rounds`
+/// interleaved rounds of `opts.runs` runs each.
+pub fn measure(exe: &Compiled, program: &Rc<Term>, opts: &COptions, rounds: usize) -> Result<Measured> {
+    let check = validate(exe, program, opts)?;
+    let product = as_product(exe, &check, opts.tolerance);
+    let mut times_ms = check.times_ms.clone();
+    let mut reference_ms = product.map(|_| vec![]);
+    for round in 0..rounds.max(1) {
+        if round > 0 {
+            times_ms.extend(exe.run(&check.inputs, opts)?.1);
+        }
+        if let (Some(sizes), Some(times)) = (product, reference_ms.as_mut()) {
+            let (a, b) = (&check.inputs[0], &check.inputs[1]);
+            times.extend(reference::time(a, b, sizes, opts.threads, opts.runs));
+        }
+    }
+    let ms = super::median(&times_ms);
+    Ok(Measured {
+        gflops: check.gflops * check.median_ms / ms,
+        gbytes: check.gbytes * check.median_ms / ms,
+        check,
+        times_ms,
+        reference_ms,
+    })
+}
+
+/// The sizes (m, n, k) when the program's output is the product of its two inputs (an
+/// m x k matrix and a k x n one, n = 1 for a vector): decided by computing the reference's
+/// product on the run's inputs, not by the program's shape alone.
+fn as_product(exe: &Compiled, check: &Validation, tolerance: f64) -> Option<(usize, usize, usize)> {
+    let (inputs, output) = exe.shapes();
+    let [a, b] = inputs else { return None };
+    let [m, k] = a.as_slice() else { return None };
+    let (m, k) = (*m as usize, *k as usize);
+    let b_len: i64 = b.iter().product();
+    let n = b_len as usize / k.max(1);
+    let out_len = output.iter().product::<i64>() as usize;
+    if k == 0 || n * k != b_len as usize || out_len != m * n {
+        return None;
+    }
+    let c = reference::product(&check.inputs[0], &check.inputs[1], (m, n, k), 1);
+    let agrees = c
+        .iter()
+        .zip(&check.output)
+        .all(|(r, x)| ((x - r).abs() / r.abs().max(1.0)) as f64 <= tolerance);
+    agrees.then_some((m, n, k))
+}
+
+pub const COLUMNS: [&str; 13] = [
     "version",
     "threads",
-    "size",
+    "sizes",
     "median_ms",
+    "min_ms",
     "gflops",
+    "gbytes_s",
     "max_rel_error",
+    "compared",
     "speedup_vs_baseline",
+    "reference_gflops",
+    "ratio_vs_reference",
+    "flops",
 ];
 
-/// Runs every version at `size`^3 with each of `threads`, `runs` timed runs each; the file
-/// is rewritten after every version.
-pub fn reproduce(out: &Path, size: i64, threads: &[usize], runs: usize) -> Result<()> {
+/// What `reproduce codegen` runs: a label, the program (`FILE.guide` or `FILE.rise:NAME`)
+/// and its sizes. Matrix products at `size`^3, the 2D programs at (4 size)^2.
+fn versions(size: i64) -> Vec<(String, String, Vec<i64>)> {
+    let mut v: Vec<(String, String, Vec<i64>)> = GOALS
+        .iter()
+        .map(|g| (g.to_string(), format!("programs/{g}.guide"), vec![size; 3]))
+        .collect();
+    let big = 4 * size;
+    for g in ["mv-blocking", "mv-parallel"] {
+        v.push((g.into(), format!("programs/{g}.guide"), vec![big; 2]));
+    }
+    for g in ["start", "goal"] {
+        let spec = format!("programs/binomial.rise:{g}");
+        v.push((format!("binomial-{g}"), spec, vec![big; 2]));
+    }
+    v
+}
+
+/// Runs every version with each of `threads`, `rounds` interleaved rounds of `runs` timed
+/// runs; the file is rewritten after every version.
+pub fn reproduce(out: &Path, size: i64, threads: &[usize], runs: usize, rounds: usize) -> Result<()> {
     let mut rows: Vec<Vec<String>> = vec![];
     let mut baseline_ms: Vec<f64> = vec![];
-    for goal in GOALS {
-        eprintln!("{goal} ...");
-        let program = crate::codegen::load_program(&format!("programs/{goal}.guide"))?;
-        let sizes = [size; 3];
-        let opts = COptions {
-            runs,
-            ..COptions::default()
-        };
+    let mut reference_ms: Vec<Vec<f64>> = vec![vec![]; threads.len()];
+    let opts = COptions {
+        runs,
+        ..COptions::default()
+    };
+    for (label, spec, sizes) in versions(size) {
+        eprintln!("{label} at {sizes:?} ...");
+        let program = crate::codegen::load_program(&spec)?;
         let exe = compile(&program, &sizes, &opts)?;
         for (i, &t) in threads.iter().enumerate() {
-            let r = validate(
-                &exe,
-                &program,
-                &sizes,
-                &COptions {
-                    threads: t,
-                    ..opts.clone()
-                },
-            )?;
-            if goal == "baseline" {
-                baseline_ms.push(r.median_ms);
+            let opts = COptions {
+                threads: t,
+                ..opts.clone()
+            };
+            let m = measure(&exe, &program, &opts, rounds)?;
+            if label == "baseline" {
+                baseline_ms.push(m.median_ms());
             }
-            let speedup = baseline_ms.get(i).map_or(f64::NAN, |b| b / r.median_ms);
+            let speedup = match sizes.len() == 3 {
+                true => baseline_ms.get(i).map_or(f64::NAN, |b| b / m.median_ms()),
+                false => f64::NAN,
+            };
+            if let (Some(r), 3) = (&m.reference_ms, sizes.len()) {
+                reference_ms[i].extend(r);
+            }
+            let (ref_gflops, ratio) = m.reference(&exe).unwrap_or((f64::NAN, f64::NAN));
             rows.push(vec![
-                goal.to_string(),
+                label.clone(),
                 t.to_string(),
-                size.to_string(),
-                format!("{:.3}", r.median_ms),
-                format!("{:.1}", r.gflops),
-                format!("{:.2e}", r.max_rel_error),
+                join_sizes(&sizes),
+                format!("{:.3}", m.median_ms()),
+                format!("{:.3}", m.min_ms()),
+                format!("{:.1}", m.gflops),
+                format!("{:.1}", m.gbytes),
+                format!("{:.2e}", m.check.max_rel_error),
+                m.check.compared.to_string(),
                 format!("{speedup:.1}"),
+                format!("{ref_gflops:.1}"),
+                format!("{ratio:.2}"),
+                format!("{:.0}", exe.flops),
             ]);
             eprintln!("  {}", rows.last().unwrap().join(","));
         }
-        super::matmul::write_csv(out, &COLUMNS, &rows)?;
+        super::matmul::write_csv(out, &COLUMNS, &with_reference(&rows, &reference_ms, threads, size))?;
     }
     Ok(())
+}
+
+/// The rows with one row per thread count for the reference GEMM itself (the median of all
+/// its runs beside the matrix products).
+fn with_reference(rows: &[Vec<String>], reference_ms: &[Vec<f64>], threads: &[usize], size: i64) -> Vec<Vec<String>> {
+    let mut all = rows.to_vec();
+    for (times, t) in reference_ms.iter().zip(threads) {
+        if times.is_empty() {
+            continue;
+        }
+        let ms = super::median(times);
+        let flops = 2.0 * (size as f64).powi(3);
+        let min = times.iter().copied().fold(f64::INFINITY, f64::min);
+        all.push(vec![
+            "reference-gemm-crate".into(),
+            t.to_string(),
+            join_sizes(&[size; 3]),
+            format!("{ms:.3}"),
+            format!("{min:.3}"),
+            format!("{:.1}", flops / (ms * 1e6)),
+            format!("{:.1}", 4.0 * 3.0 * (size as f64).powi(2) / (ms * 1e6)),
+            String::new(),
+            String::new(),
+            String::new(),
+            format!("{:.1}", flops / (ms * 1e6)),
+            "1.00".into(),
+            format!("{flops:.0}"),
+        ]);
+    }
+    all
+}
+
+fn join_sizes(sizes: &[i64]) -> String {
+    sizes.iter().map(i64::to_string).collect::<Vec<_>>().join("x")
 }

@@ -13,3 +13,10 @@ pub mod matmul;
 pub mod plot;
 pub mod scale;
 pub mod table2;
+
+/// The median of some measurements (the upper one of an even count).
+pub fn median(xs: &[f64]) -> f64 {
+    let mut xs = xs.to_vec();
+    xs.sort_by(f64::total_cmp);
+    xs.get(xs.len() / 2).copied().unwrap_or(f64::NAN)
+}

@@ -239,11 +239,6 @@ const TARGETS: [(&str, f64, f64); 3] = [
     ("binomial", 100.0, 10.0),
 ];
 
-fn median(mut xs: Vec<f64>) -> f64 {
-    xs.sort_by(|a, b| a.total_cmp(b));
-    xs[xs.len() / 2]
-}
-
 /// `sketchlog bench table2`: the efficient encoding's saturation time and peak RSS per goal,
 /// medians of `runs` child-process runs, beside the targets.
 pub fn bench(cfg: &Table2Config, runs: usize) -> Result<()> {
@@ -262,9 +257,9 @@ pub fn bench(cfg: &Table2Config, runs: usize) -> Result<()> {
         println!(
             "{goal:<10} {:>4}  {:>22.2}  {:>9.1}  {:>20.1}  {:>9.1}",
             times.len(),
-            median(times),
+            super::median(&times),
             target_ms,
-            median(rss),
+            super::median(&rss),
             target_mb
         );
     }

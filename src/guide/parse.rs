@@ -13,6 +13,8 @@
 //! step reorder1
 //!   rules  reorder
 //!   limits time 10                 settings after a step override the defaults above it
+//! step lanes
+//!   rules  ../rules/mv.rules:lanes baseline   a set of another rules file, beside the file's
 //! ```
 //!
 //! Paths are relative to the guide file.
@@ -137,6 +139,10 @@ impl GuideParser {
                 for w in args {
                     let set = if w.text == "*" {
                         file.rules.clone()
+                    } else if let Some((path, set)) = w.text.split_once(".rules:") {
+                        let other = self.dir.join(format!("{path}.rules"));
+                        let other = crate::rules::load_rule_file(&other).map_err(|e| e.or_at(&w.span))?;
+                        crate::rules::select(&other, Some(set)).map_err(|e| e.or_at(&w.span))?
                     } else {
                         crate::rules::select(file, Some(&w.text))
                             .map_err(|e| e.or_at(&w.span))?

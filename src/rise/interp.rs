@@ -2,6 +2,13 @@
 //!
 //! It defines what a program means: rewrites and generated C are checked against it.
 //! Sizes that the semantics needs (`generate`, `vectorFromScalar`) come from the types.
+//!
+//! Arrays are lazy: `map` and `generate` compute an element when it is first read and keep it,
+//! and the data-layout primitives (`zip`, `split`, `join`, `transpose`, `slide`, ...) are views
+//! that read their argument's elements by index. Reading every element costs what a strict
+//! interpreter would; reading a few (one output element of a 1024^3 matrix product: one dot
+//! product) costs only what they depend on, which is how generated C is checked at sizes
+//! where interpreting the whole program is unaffordable ([`Value::at_flat`]).
 
 use super::nat::{Nat, NatAtom};
 use super::primitives::Prim;
@@ -15,7 +22,7 @@ pub enum Value {
     F32(f32),
     Int(i64),
     Idx(i64),
-    Array(Rc<Vec<Value>>),
+    Array(Rc<Array>),
     /// A vector of scalars (`vec[dt, n]`).
     Vector(Rc<Vec<Value>>),
     Pair(Rc<(Value, Value)>),
@@ -38,6 +45,56 @@ pub struct Partial {
     /// Sizes: explicit nat arguments, or the one read off the type.
     nats: Vec<i64>,
     args: Vec<Value>,
+}
+
+/// An array: stored elements, or elements computed on demand (and, for `map` and
+/// `generate`, kept once computed).
+pub struct Array {
+    len: usize,
+    cells: Cells,
+}
+
+type Element = Box<dyn Fn(usize) -> EvalResult<Value>>;
+
+enum Cells {
+    Stored(Vec<Value>),
+    Computed {
+        get: Element,
+        memo: Option<std::cell::RefCell<Vec<Option<Value>>>>,
+    },
+}
+
+impl std::fmt::Debug for Array {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.cells {
+            Cells::Stored(vs) => f.debug_list().entries(vs).finish(),
+            Cells::Computed { .. } => write!(f, "<array of {} computed elements>", self.len),
+        }
+    }
+}
+
+impl Array {
+    /// Element `i`.
+    fn at(&self, i: usize) -> EvalResult<Value> {
+        if i >= self.len {
+            return Err(format!("index {i} out of bounds of an array of {}", self.len));
+        }
+        match &self.cells {
+            Cells::Stored(vs) => Ok(vs[i].clone()),
+            Cells::Computed { get, memo: None } => get(i),
+            Cells::Computed {
+                get,
+                memo: Some(memo),
+            } => {
+                if let Some(v) = &memo.borrow()[i] {
+                    return Ok(v.clone());
+                }
+                let v = get(i)?;
+                memo.borrow_mut()[i] = Some(v.clone());
+                Ok(v)
+            }
+        }
+    }
 }
 
 /// The value environment: a persistent stack, innermost first.
@@ -65,11 +122,37 @@ pub type EvalResult<T> = Result<T, String>;
 
 impl Value {
     pub fn array(vs: Vec<Value>) -> Value {
-        Value::Array(Rc::new(vs))
+        Value::Array(Rc::new(Array {
+            len: vs.len(),
+            cells: Cells::Stored(vs),
+        }))
+    }
+    /// An array of `len` elements computed by `get` when read (and kept, with `memo`).
+    fn computed(len: usize, memo: bool, get: impl Fn(usize) -> EvalResult<Value> + 'static) -> Value {
+        Value::Array(Rc::new(Array {
+            len,
+            cells: Cells::Computed {
+                get: Box::new(get),
+                memo: memo.then(|| std::cell::RefCell::new(vec![None; len])),
+            },
+        }))
     }
     /// A 1D array of f32.
     pub fn f32s(xs: &[f32]) -> Value {
         Value::array(xs.iter().map(|x| Value::F32(*x)).collect())
+    }
+    /// Row-major floats as nested arrays of `shape`: views of the one buffer, no copy.
+    pub fn from_f32s(xs: Rc<Vec<f32>>, shape: &[usize]) -> Value {
+        fn nested(xs: Rc<Vec<f32>>, offset: usize, shape: Rc<Vec<usize>>, depth: usize) -> Value {
+            let Some(&len) = shape.get(depth) else {
+                return Value::F32(xs[offset]);
+            };
+            let stride: usize = shape[depth + 1..].iter().product();
+            Value::computed(len, false, move |i| {
+                Ok(nested(xs.clone(), offset + i * stride, shape.clone(), depth + 1))
+            })
+        }
+        nested(xs, 0, Rc::new(shape.to_vec()), 0)
     }
     /// A row-major 2D array of f32.
     pub fn matrix(rows: usize, cols: usize, xs: &[f32]) -> Value {
@@ -79,10 +162,60 @@ impl Value {
                 .collect(),
         )
     }
-    pub fn as_array(&self) -> EvalResult<&Rc<Vec<Value>>> {
+    /// The length of an array or vector.
+    pub fn len(&self) -> EvalResult<usize> {
         match self {
-            Value::Array(a) | Value::Vector(a) => Ok(a),
+            Value::Array(a) => Ok(a.len),
+            Value::Vector(a) => Ok(a.len()),
             v => Err(format!("expected an array, found {}", v.kind())),
+        }
+    }
+    /// Element `i` of an array or vector.
+    pub fn at(&self, i: usize) -> EvalResult<Value> {
+        match self {
+            Value::Array(a) => a.at(i),
+            Value::Vector(a) => a
+                .get(i)
+                .cloned()
+                .ok_or_else(|| format!("index {i} out of bounds of a vector of {}", a.len())),
+            v => Err(format!("expected an array, found {}", v.kind())),
+        }
+    }
+    /// Every element of an array or vector, computed.
+    pub fn elements(&self) -> EvalResult<Vec<Value>> {
+        (0..self.len()?).map(|i| self.at(i)).collect()
+    }
+    /// The scalar at row-major position `flat` of nested arrays and vectors of f32, computing
+    /// only what it depends on.
+    pub fn at_flat(&self, mut flat: usize) -> EvalResult<f32> {
+        let mut v = self.clone();
+        loop {
+            match v {
+                Value::F32(x) if flat == 0 => return Ok(x),
+                Value::Array(_) | Value::Vector(_) => {
+                    let len = v.len()?;
+                    let first = v.at(0)?;
+                    let inner = first.scalars()?;
+                    let i = flat / inner.max(1);
+                    if i >= len {
+                        return Err(format!("position {flat} beyond the array"));
+                    }
+                    flat %= inner.max(1);
+                    v = v.at(i)?;
+                }
+                v => return Err(format!("expected f32 data, found {}", v.kind())),
+            }
+        }
+    }
+    /// The number of scalars in nested arrays and vectors (read off their first elements).
+    fn scalars(&self) -> EvalResult<usize> {
+        match self {
+            Value::F32(_) | Value::Int(_) | Value::Idx(_) => Ok(1),
+            Value::Array(_) | Value::Vector(_) => match self.len()? {
+                0 => Ok(0),
+                n => Ok(n * self.at(0)?.scalars()?),
+            },
+            v => Err(format!("expected data, found {}", v.kind())),
         }
     }
     fn as_pair(&self) -> EvalResult<&(Value, Value)> {
@@ -109,7 +242,9 @@ impl Value {
         fn go(v: &Value, out: &mut Vec<f32>) -> EvalResult<()> {
             match v {
                 Value::F32(x) => out.push(*x),
-                Value::Array(a) | Value::Vector(a) => a.iter().try_for_each(|x| go(x, out))?,
+                Value::Array(_) | Value::Vector(_) => {
+                    v.elements()?.iter().try_for_each(|x| go(x, out))?
+                }
                 v => return Err(format!("expected f32 data, found {}", v.kind())),
             }
             Ok(())
@@ -209,12 +344,18 @@ pub fn apply(f: &Value, x: Value) -> EvalResult<Value> {
 }
 
 fn map_array(f: &Value, xs: &Value) -> EvalResult<Value> {
-    let xs = xs.as_array()?;
-    Ok(Value::array(
-        xs.iter()
-            .map(|x| apply(f, x.clone()))
-            .collect::<EvalResult<_>>()?,
-    ))
+    let (f, xs) = (f.clone(), xs.clone());
+    Ok(Value::computed(xs.len()?, true, move |i| apply(&f, xs.at(i)?)))
+}
+
+/// A view of `xs`: `len` elements, element `i` computed from `xs` by `get`.
+fn view(
+    xs: &Value,
+    len: usize,
+    get: impl Fn(&Value, usize) -> EvalResult<Value> + 'static,
+) -> Value {
+    let xs = xs.clone();
+    Value::computed(len, false, move |i| get(&xs, i))
 }
 
 fn arith(
@@ -257,99 +398,80 @@ fn run_prim(p: &Partial) -> EvalResult<Value> {
         Map | MapSeq | MapPar => map_array(&a[0], &a[1]),
         Reduce | ReduceSeq | ReduceSeqUnroll => {
             let mut acc = a[1].clone();
-            for x in a[2].as_array()?.iter() {
-                acc = apply(&apply(&a[0], acc)?, x.clone())?;
+            for i in 0..a[2].len()? {
+                acc = apply(&apply(&a[0], acc)?, a[2].at(i)?)?;
             }
             Ok(acc)
         }
         Zip => {
-            let (xs, ys) = (a[0].as_array()?, a[1].as_array()?);
-            if xs.len() != ys.len() {
-                return Err(format!(
-                    "zip of arrays of lengths {} and {}",
-                    xs.len(),
-                    ys.len()
-                ));
+            let (n, m) = (a[0].len()?, a[1].len()?);
+            if n != m {
+                return Err(format!("zip of arrays of lengths {n} and {m}"));
             }
-            Ok(Value::array(
-                xs.iter()
-                    .zip(ys.iter())
-                    .map(|(x, y)| Value::Pair(Rc::new((x.clone(), y.clone()))))
-                    .collect(),
-            ))
+            let ys = a[1].clone();
+            Ok(view(&a[0], n, move |xs, i| {
+                Ok(Value::Pair(Rc::new((xs.at(i)?, ys.at(i)?))))
+            }))
         }
         Unzip => {
-            let xs = a[0].as_array()?;
-            let (mut l, mut r) = (vec![], vec![]);
-            for x in xs.iter() {
-                let (u, v) = x.as_pair()?;
-                l.push(u.clone());
-                r.push(v.clone());
-            }
-            Ok(Value::Pair(Rc::new((Value::array(l), Value::array(r)))))
+            let n = a[0].len()?;
+            let part = |first: bool| {
+                view(&a[0], n, move |xs, i| {
+                    let x = xs.at(i)?;
+                    let (u, v) = x.as_pair()?;
+                    Ok(if first { u.clone() } else { v.clone() })
+                })
+            };
+            Ok(Value::Pair(Rc::new((part(true), part(false)))))
         }
         Split | AsVector | AsVectorAligned => {
-            let n = p.nats[0] as usize;
-            let xs = a[0].as_array()?;
-            if n == 0 || xs.len() % n != 0 {
+            let (n, len) = (p.nats[0] as usize, a[0].len()?);
+            if n == 0 || len % n != 0 {
                 return Err(format!(
-                    "cannot split an array of length {} into chunks of {n}",
-                    xs.len()
+                    "cannot split an array of length {len} into chunks of {n}"
                 ));
             }
-            let wrap = |c: &[Value]| {
-                if p.prim == Split {
-                    Value::array(c.to_vec())
-                } else {
-                    Value::Vector(Rc::new(c.to_vec()))
-                }
-            };
-            Ok(Value::array(xs.chunks(n).map(wrap).collect()))
+            if p.prim == Split {
+                Ok(view(&a[0], len / n, move |xs, i| {
+                    Ok(view(xs, n, move |xs, j| xs.at(i * n + j)))
+                }))
+            } else {
+                Ok(view(&a[0], len / n, move |xs, i| {
+                    let lanes = (0..n).map(|j| xs.at(i * n + j));
+                    Ok(Value::Vector(Rc::new(lanes.collect::<EvalResult<_>>()?)))
+                }))
+            }
         }
         Join | AsScalar => {
-            let mut out = vec![];
-            for row in a[0].as_array()?.iter() {
-                out.extend(row.as_array()?.iter().cloned());
-            }
-            Ok(Value::array(out))
+            let rows = a[0].len()?;
+            let inner = if rows == 0 { 0 } else { a[0].at(0)?.len()? };
+            Ok(view(&a[0], rows * inner, move |xs, i| {
+                xs.at(i / inner)?.at(i % inner)
+            }))
         }
         Transpose => {
-            let rows = a[0].as_array()?;
-            let cols = rows
-                .first()
-                .map_or(Ok(0), |r| r.as_array().map(|r| r.len()))?;
-            let mut out = vec![vec![]; cols];
-            for r in rows.iter() {
-                let r = r.as_array()?;
-                if r.len() != cols {
-                    return Err("transpose of a ragged array".into());
-                }
-                for (j, x) in r.iter().enumerate() {
-                    out[j].push(x.clone());
-                }
-            }
-            Ok(Value::array(out.into_iter().map(Value::array).collect()))
+            let rows = a[0].len()?;
+            let cols = if rows == 0 { 0 } else { a[0].at(0)?.len()? };
+            Ok(view(&a[0], cols, move |xs, j| {
+                Ok(view(xs, rows, move |xs, i| xs.at(i)?.at(j)))
+            }))
         }
         Slide => {
             let (sz, sp) = (p.nats[0] as usize, p.nats[1] as usize);
-            let xs = a[0].as_array()?;
-            if sp == 0 || xs.len() < sz || (xs.len() - sz) % sp != 0 {
-                return Err(format!(
-                    "slide<{sz}, {sp}> on an array of length {}",
-                    xs.len()
-                ));
+            let len = a[0].len()?;
+            if sp == 0 || len < sz || (len - sz) % sp != 0 {
+                return Err(format!("slide<{sz}, {sp}> on an array of length {len}"));
             }
-            Ok(Value::array(
-                (0..=(xs.len() - sz) / sp)
-                    .map(|i| Value::array(xs[i * sp..i * sp + sz].to_vec()))
-                    .collect(),
-            ))
+            Ok(view(&a[0], (len - sz) / sp + 1, move |xs, i| {
+                Ok(view(xs, sz, move |xs, j| xs.at(i * sp + j)))
+            }))
         }
-        Generate => Ok(Value::array(
-            (0..p.nats[0])
-                .map(|i| apply(&a[0], Value::Idx(i)))
-                .collect::<EvalResult<_>>()?,
-        )),
+        Generate => {
+            let f = a[0].clone();
+            Ok(Value::computed(p.nats[0] as usize, true, move |i| {
+                apply(&f, Value::Idx(i as i64))
+            }))
+        }
         Fst => Ok(a[0].as_pair()?.0.clone()),
         Snd => Ok(a[0].as_pair()?.1.clone()),
         MakePair => Ok(Value::Pair(Rc::new((a[0].clone(), a[1].clone())))),

@@ -28,7 +28,7 @@ pub struct Ratio {
     pub den: i64,
 }
 
-fn gcd(a: i64, b: i64) -> i64 {
+fn gcd128(a: i128, b: i128) -> i128 {
     let (mut a, mut b) = (a.abs(), b.abs());
     while b != 0 {
         (a, b) = (b, a % b);
@@ -37,22 +37,43 @@ fn gcd(a: i64, b: i64) -> i64 {
 }
 
 impl Ratio {
+    /// A number too large to represent (a numerator or denominator beyond 2^62, such as a
+    /// size split by 32 thirteen times). It stays overflowed through arithmetic, and the
+    /// search's filter rejects terms whose types hold it ([`Nat::overflowed`]).
+    pub const OVERFLOW: Ratio = Ratio {
+        num: 1,
+        den: i64::MAX,
+    };
+
+    /// `num/den` in lowest terms; [`Ratio::OVERFLOW`] for a zero denominator.
     pub fn new(num: i64, den: i64) -> Ratio {
-        assert!(den != 0, "zero denominator");
-        let g = gcd(num, den) * den.signum();
+        Ratio::reduced(num as i128, den as i128)
+    }
+    fn reduced(num: i128, den: i128) -> Ratio {
+        const LIMIT: i128 = 1 << 62;
+        if den == 0 {
+            return Ratio::OVERFLOW;
+        }
+        let g = gcd128(num, den) * den.signum();
+        let (num, den) = (num / g, den / g);
+        if num.abs() > LIMIT || den > LIMIT {
+            return Ratio::OVERFLOW;
+        }
         Ratio {
-            num: num / g,
-            den: den / g,
+            num: num as i64,
+            den: den as i64,
         }
     }
     pub fn int(n: i64) -> Ratio {
         Ratio { num: n, den: 1 }
     }
     fn add(self, o: Ratio) -> Ratio {
-        Ratio::new(self.num * o.den + o.num * self.den, self.den * o.den)
+        let (a, b, c, d) = (self.num as i128, self.den as i128, o.num as i128, o.den as i128);
+        Ratio::reduced(a * d + c * b, b * d)
     }
     fn mul(self, o: Ratio) -> Ratio {
-        Ratio::new(self.num * o.num, self.den * o.den)
+        let (a, b, c, d) = (self.num as i128, self.den as i128, o.num as i128, o.den as i128);
+        Ratio::reduced(a * c, b * d)
     }
     fn is_zero(self) -> bool {
         self.num == 0
@@ -148,6 +169,11 @@ impl Nat {
     pub fn div(&self, o: &Nat) -> Option<Nat> {
         let c = o.as_const()?;
         (!c.is_zero()).then(|| self.scale(Ratio::new(c.den, c.num)))
+    }
+
+    /// Did arithmetic on this size overflow ([`Ratio::OVERFLOW`])?
+    pub fn overflowed(&self) -> bool {
+        self.terms.values().any(|c| *c == Ratio::OVERFLOW)
     }
 
     /// The value if the polynomial is constant.
