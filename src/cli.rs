@@ -69,7 +69,8 @@ enum Command {
         /// table3/4/5: only these goals (comma-separated; default all seven).
         #[arg(long, value_delimiter = ',')]
         goals: Vec<String>,
-        /// codegen: the matrices' size (m = n = k).
+        /// codegen: the matrices' size (m = n = k); the 2D programs (matrix-vector, binomial
+        /// filters) run at 4 times it in each dimension.
         #[arg(long, default_value_t = 1024, value_parser = limits::positive_size)]
         size: i64,
     },
@@ -762,7 +763,11 @@ fn bench_c(
     };
     let exe = compile(&p, &sizes, &opts)?;
     let (inputs, output) = exe.shapes();
-    let floats: i64 = inputs.iter().chain([&output.to_vec()]).map(|s| s.iter().product::<i64>()).sum();
+    let floats: i64 = inputs
+        .iter()
+        .chain([&output.to_vec()])
+        .map(|s| s.iter().product::<i64>())
+        .sum();
     println!(
         "{program} at sizes {sizes:?}: {:.4e} arithmetic operations, {:.1} MB of inputs and output per run",
         exe.flops,

@@ -131,7 +131,10 @@ fn validation_rejects_a_program_that_computes_something_else() {
     let err = sketchlog::codegen::run::validate(&exe, &transposed, &opts).unwrap_err();
     assert_eq!(err.exit_code(), 1, "{err}");
     let msg = err.to_string();
-    assert!(msg.contains("out[") && msg.contains("above the tolerance"), "{msg}");
+    assert!(
+        msg.contains("out[") && msg.contains("above the tolerance"),
+        "{msg}"
+    );
     // Against its own meaning it passes, with every element compared.
     let ok = sketchlog::codegen::run::validate(&exe, &p, &opts).unwrap();
     assert_eq!(ok.compared, 256);
@@ -145,14 +148,23 @@ fn a_large_program_that_is_not_a_product_is_checked_on_sampled_elements() {
     let opts = COptions::default();
     let exe = compile(&p, &[1024, 1024], &opts).unwrap();
     let r = sketchlog::codegen::run::validate(&exe, &p, &opts).unwrap();
-    assert!(r.compared < r.output.len() && r.compared > 50, "{}", r.compared);
+    assert!(
+        r.compared < r.output.len() && r.compared > 50,
+        "{}",
+        r.compared
+    );
     assert!(r.max_rel_error < 1e-5, "{}", r.max_rel_error);
 }
 
 #[test]
 fn the_tolerance_is_a_checked_argument() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_sketchlog"))
-        .args(["bench-c", "programs/matmul-lowlevel.rise:baseline", "--tolerance", "2"])
+        .args([
+            "bench-c",
+            "programs/matmul-lowlevel.rise:baseline",
+            "--tolerance",
+            "2",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
@@ -161,7 +173,10 @@ fn the_tolerance_is_a_checked_argument() {
 
 #[test]
 fn matrix_vector_guides_compile_to_vector_code_and_validate() {
-    for (goal, vector) in [("mv-blocking", "f32x32 acc"), ("mv-parallel", "*(f32x32 *)&")] {
+    for (goal, vector) in [
+        ("mv-blocking", "f32x32 acc"),
+        ("mv-parallel", "*(f32x32 *)&"),
+    ] {
         let p = found(goal);
         let c = program_c("mv", &p, &[256, 256]).unwrap().c;
         assert!(c.contains(vector), "{goal}: {c}");
@@ -181,7 +196,9 @@ fn matrix_vector_guides_compile_to_vector_code_and_validate() {
 
 #[test]
 fn the_parallel_kernel_updates_whole_vectors_in_registers() {
-    let c = program_c("mm", &found("parallel"), &[64, 64, 64]).unwrap().c;
+    let c = program_c("mm", &found("parallel"), &[64, 64, 64])
+        .unwrap()
+        .c;
     assert!(c.contains("typedef float f32x32"), "{c}");
     // The unrolled reduction's accumulator is a vector variable updated as a whole: no lane
     // loops are left.

@@ -120,6 +120,7 @@ fn every_program_has_its_expected_type() {
         ("programs/binomial.rise", "start", "(n: nat) -> (m: nat) -> (n + 2).(m + 2).f32 -> n.m.f32"),
         ("programs/binomial.rise", "goal", "(n: nat) -> (m: nat) -> (n + 2).(m + 2).f32 -> n.m.f32"),
         ("programs/double.rise", "double", "(n: nat) -> n.f32 -> n.f32"),
+        ("programs/mv.rise", "mv", "(m: nat) -> (k: nat) -> m.k.f32 -> k.f32 -> m.f32"),
         ("programs/reduction.rise", "start", "int -> int"),
         ("programs/reduction.rise", "goal", "int -> int"),
         ("programs/fission.rise", "start", "(n: nat) -> (f32 -> f32) -> (f32 -> f32) -> (f32 -> f32) -> (f32 -> f32) -> (f32 -> f32) -> n.f32 -> n.f32"),

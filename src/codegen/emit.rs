@@ -76,6 +76,7 @@ impl Access {
 }
 
 /// A program's C and what it computes.
+#[derive(Debug)]
 pub struct Generated {
     pub c: String,
     /// Arithmetic operations per run (the GFLOP/s figure's numerator).
@@ -394,7 +395,9 @@ impl Emitter {
                 let len = (array_len(&a)? - sz) / sp + 1;
                 Ok(view(len, false, move |_, i| {
                     let (a, i) = (a.clone(), i.clone());
-                    Ok(view(sz, false, move |em, j| em.get(&a, &i.scale(sp).add(j))))
+                    Ok(view(sz, false, move |em, j| {
+                        em.get(&a, &i.scale(sp).add(j))
+                    }))
                 }))
             }
             Generate => {
@@ -410,7 +413,10 @@ impl Emitter {
             // The binomial filter's weights ([1, 2, 1] / 4, and its outer product) as C
             // array literals.
             WeightsH | WeightsV => Ok(view(3, false, |_, i| {
-                Ok(Scalar::load("((const float[]){0.25f, 0.5f, 0.25f})", i.clone()))
+                Ok(Scalar::load(
+                    "((const float[]){0.25f, 0.5f, 0.25f})",
+                    i.clone(),
+                ))
             })),
             Weights2d => Ok(view(3, false, |_, i| {
                 let i = i.clone();
@@ -859,7 +865,10 @@ mod tests {
 
     #[test]
     fn in_place_only_when_each_statement_reads_what_it_writes() {
-        assert!(in_place(&[access(("acc", "i"), &[("acc", "i"), ("x", "i")])], "acc"));
+        assert!(in_place(
+            &[access(("acc", "i"), &[("acc", "i"), ("x", "i")])],
+            "acc"
+        ));
         // Reads another element (a transpose, a shift): not in place.
         assert!(!in_place(&[access(("acc", "i"), &[("acc", "j")])], "acc"));
         // Reads the accumulator without writing it (into another buffer first).

@@ -205,7 +205,10 @@ mod tests {
         assert_eq!(i.add(&l.scale(4)).unit_stride_base("l"), None);
         assert_eq!(l.div(8).add(&l).unit_stride_base("l"), None);
         assert!(!i.mentions("l") && row.mentions("l"));
-        assert_eq!(i.scale(4).add(&Ix::constant(8)).div(4), i.add(&Ix::constant(2)));
+        assert_eq!(
+            i.scale(4).add(&Ix::constant(8)).div(4),
+            i.add(&Ix::constant(2))
+        );
         assert_eq!(i.scale(4).rem(2), Ix::constant(0));
         assert_eq!(row.to_string(), "(i) * 32 + l");
     }

@@ -17,7 +17,13 @@ pub fn product(a: &[f32], b: &[f32], (m, n, k): (usize, usize, usize), threads: 
     c
 }
 
-fn gemm_into(c: &mut [f32], a: &[f32], b: &[f32], (m, n, k): (usize, usize, usize), threads: usize) {
+fn gemm_into(
+    c: &mut [f32],
+    a: &[f32],
+    b: &[f32],
+    (m, n, k): (usize, usize, usize),
+    threads: usize,
+) {
     assert!(a.len() == m * k && b.len() == k * n && c.len() == m * n);
     let parallelism = match threads {
         1 => gemm::Parallelism::None,
@@ -50,7 +56,13 @@ fn gemm_into(c: &mut [f32], a: &[f32], b: &[f32], (m, n, k): (usize, usize, usiz
 }
 
 /// Times `runs` products (after one warm-up) on a pool of `threads` threads: milliseconds.
-pub fn time(a: &[f32], b: &[f32], sizes: (usize, usize, usize), threads: usize, runs: usize) -> Vec<f64> {
+pub fn time(
+    a: &[f32],
+    b: &[f32],
+    sizes: (usize, usize, usize),
+    threads: usize,
+    runs: usize,
+) -> Vec<f64> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()

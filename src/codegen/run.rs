@@ -225,6 +225,7 @@ impl Compiled {
 }
 
 /// A validated, timed run.
+#[derive(Debug)]
 pub struct Validation {
     /// Every timed run's milliseconds, sorted.
     pub times_ms: Vec<f64>,

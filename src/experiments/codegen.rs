@@ -42,7 +42,12 @@ impl Measured {
 
 /// Validates `exe` (compiled from `program`), then times it and the reference in `rounds`
 /// interleaved rounds of `opts.runs` runs each.
-pub fn measure(exe: &Compiled, program: &Rc<Term>, opts: &COptions, rounds: usize) -> Result<Measured> {
+pub fn measure(
+    exe: &Compiled,
+    program: &Rc<Term>,
+    opts: &COptions,
+    rounds: usize,
+) -> Result<Measured> {
     let check = validate(exe, program, opts)?;
     let product = as_product(exe, &check, opts.tolerance);
     let mut times_ms = check.times_ms.clone();
@@ -124,7 +129,13 @@ fn versions(size: i64) -> Vec<(String, String, Vec<i64>)> {
 
 /// Runs every version with each of `threads`, `rounds` interleaved rounds of `runs` timed
 /// runs; the file is rewritten after every version.
-pub fn reproduce(out: &Path, size: i64, threads: &[usize], runs: usize, rounds: usize) -> Result<()> {
+pub fn reproduce(
+    out: &Path,
+    size: i64,
+    threads: &[usize],
+    runs: usize,
+    rounds: usize,
+) -> Result<()> {
     let mut rows: Vec<Vec<String>> = vec![];
     let mut baseline_ms: Vec<f64> = vec![];
     let mut reference_ms: Vec<Vec<f64>> = vec![vec![]; threads.len()];
@@ -170,14 +181,23 @@ pub fn reproduce(out: &Path, size: i64, threads: &[usize], runs: usize, rounds: 
             ]);
             eprintln!("  {}", rows.last().unwrap().join(","));
         }
-        super::matmul::write_csv(out, &COLUMNS, &with_reference(&rows, &reference_ms, threads, size))?;
+        super::matmul::write_csv(
+            out,
+            &COLUMNS,
+            &with_reference(&rows, &reference_ms, threads, size),
+        )?;
     }
     Ok(())
 }
 
 /// The rows with one row per thread count for the reference GEMM itself (the median of all
 /// its runs beside the matrix products).
-fn with_reference(rows: &[Vec<String>], reference_ms: &[Vec<f64>], threads: &[usize], size: i64) -> Vec<Vec<String>> {
+fn with_reference(
+    rows: &[Vec<String>],
+    reference_ms: &[Vec<f64>],
+    threads: &[usize],
+    size: i64,
+) -> Vec<Vec<String>> {
     let mut all = rows.to_vec();
     for (times, t) in reference_ms.iter().zip(threads) {
         if times.is_empty() {
@@ -206,5 +226,9 @@ fn with_reference(rows: &[Vec<String>], reference_ms: &[Vec<f64>], threads: &[us
 }
 
 fn join_sizes(sizes: &[i64]) -> String {
-    sizes.iter().map(i64::to_string).collect::<Vec<_>>().join("x")
+    sizes
+        .iter()
+        .map(i64::to_string)
+        .collect::<Vec<_>>()
+        .join("x")
 }

@@ -77,7 +77,10 @@ impl Array {
     /// Element `i`.
     fn at(&self, i: usize) -> EvalResult<Value> {
         if i >= self.len {
-            return Err(format!("index {i} out of bounds of an array of {}", self.len));
+            return Err(format!(
+                "index {i} out of bounds of an array of {}",
+                self.len
+            ));
         }
         match &self.cells {
             Cells::Stored(vs) => Ok(vs[i].clone()),
@@ -128,7 +131,11 @@ impl Value {
         }))
     }
     /// An array of `len` elements computed by `get` when read (and kept, with `memo`).
-    fn computed(len: usize, memo: bool, get: impl Fn(usize) -> EvalResult<Value> + 'static) -> Value {
+    fn computed(
+        len: usize,
+        memo: bool,
+        get: impl Fn(usize) -> EvalResult<Value> + 'static,
+    ) -> Value {
         Value::Array(Rc::new(Array {
             len,
             cells: Cells::Computed {
@@ -149,7 +156,12 @@ impl Value {
             };
             let stride: usize = shape[depth + 1..].iter().product();
             Value::computed(len, false, move |i| {
-                Ok(nested(xs.clone(), offset + i * stride, shape.clone(), depth + 1))
+                Ok(nested(
+                    xs.clone(),
+                    offset + i * stride,
+                    shape.clone(),
+                    depth + 1,
+                ))
             })
         }
         nested(xs, 0, Rc::new(shape.to_vec()), 0)
@@ -163,7 +175,7 @@ impl Value {
         )
     }
     /// The length of an array or vector.
-    pub fn len(&self) -> EvalResult<usize> {
+    pub fn length(&self) -> EvalResult<usize> {
         match self {
             Value::Array(a) => Ok(a.len),
             Value::Vector(a) => Ok(a.len()),
@@ -183,7 +195,7 @@ impl Value {
     }
     /// Every element of an array or vector, computed.
     pub fn elements(&self) -> EvalResult<Vec<Value>> {
-        (0..self.len()?).map(|i| self.at(i)).collect()
+        (0..self.length()?).map(|i| self.at(i)).collect()
     }
     /// The scalar at row-major position `flat` of nested arrays and vectors of f32, computing
     /// only what it depends on.
@@ -193,7 +205,7 @@ impl Value {
             match v {
                 Value::F32(x) if flat == 0 => return Ok(x),
                 Value::Array(_) | Value::Vector(_) => {
-                    let len = v.len()?;
+                    let len = v.length()?;
                     let first = v.at(0)?;
                     let inner = first.scalars()?;
                     let i = flat / inner.max(1);
@@ -211,7 +223,7 @@ impl Value {
     fn scalars(&self) -> EvalResult<usize> {
         match self {
             Value::F32(_) | Value::Int(_) | Value::Idx(_) => Ok(1),
-            Value::Array(_) | Value::Vector(_) => match self.len()? {
+            Value::Array(_) | Value::Vector(_) => match self.length()? {
                 0 => Ok(0),
                 n => Ok(n * self.at(0)?.scalars()?),
             },
@@ -345,7 +357,9 @@ pub fn apply(f: &Value, x: Value) -> EvalResult<Value> {
 
 fn map_array(f: &Value, xs: &Value) -> EvalResult<Value> {
     let (f, xs) = (f.clone(), xs.clone());
-    Ok(Value::computed(xs.len()?, true, move |i| apply(&f, xs.at(i)?)))
+    Ok(Value::computed(xs.length()?, true, move |i| {
+        apply(&f, xs.at(i)?)
+    }))
 }
 
 /// A view of `xs`: `len` elements, element `i` computed from `xs` by `get`.
@@ -398,13 +412,13 @@ fn run_prim(p: &Partial) -> EvalResult<Value> {
         Map | MapSeq | MapPar => map_array(&a[0], &a[1]),
         Reduce | ReduceSeq | ReduceSeqUnroll => {
             let mut acc = a[1].clone();
-            for i in 0..a[2].len()? {
+            for i in 0..a[2].length()? {
                 acc = apply(&apply(&a[0], acc)?, a[2].at(i)?)?;
             }
             Ok(acc)
         }
         Zip => {
-            let (n, m) = (a[0].len()?, a[1].len()?);
+            let (n, m) = (a[0].length()?, a[1].length()?);
             if n != m {
                 return Err(format!("zip of arrays of lengths {n} and {m}"));
             }
@@ -414,7 +428,7 @@ fn run_prim(p: &Partial) -> EvalResult<Value> {
             }))
         }
         Unzip => {
-            let n = a[0].len()?;
+            let n = a[0].length()?;
             let part = |first: bool| {
                 view(&a[0], n, move |xs, i| {
                     let x = xs.at(i)?;
@@ -425,7 +439,7 @@ fn run_prim(p: &Partial) -> EvalResult<Value> {
             Ok(Value::Pair(Rc::new((part(true), part(false)))))
         }
         Split | AsVector | AsVectorAligned => {
-            let (n, len) = (p.nats[0] as usize, a[0].len()?);
+            let (n, len) = (p.nats[0] as usize, a[0].length()?);
             if n == 0 || len % n != 0 {
                 return Err(format!(
                     "cannot split an array of length {len} into chunks of {n}"
@@ -443,22 +457,22 @@ fn run_prim(p: &Partial) -> EvalResult<Value> {
             }
         }
         Join | AsScalar => {
-            let rows = a[0].len()?;
-            let inner = if rows == 0 { 0 } else { a[0].at(0)?.len()? };
+            let rows = a[0].length()?;
+            let inner = if rows == 0 { 0 } else { a[0].at(0)?.length()? };
             Ok(view(&a[0], rows * inner, move |xs, i| {
                 xs.at(i / inner)?.at(i % inner)
             }))
         }
         Transpose => {
-            let rows = a[0].len()?;
-            let cols = if rows == 0 { 0 } else { a[0].at(0)?.len()? };
+            let rows = a[0].length()?;
+            let cols = if rows == 0 { 0 } else { a[0].at(0)?.length()? };
             Ok(view(&a[0], cols, move |xs, j| {
                 Ok(view(xs, rows, move |xs, i| xs.at(i)?.at(j)))
             }))
         }
         Slide => {
             let (sz, sp) = (p.nats[0] as usize, p.nats[1] as usize);
-            let len = a[0].len()?;
+            let len = a[0].length()?;
             if sp == 0 || len < sz || (len - sz) % sp != 0 {
                 return Err(format!("slide<{sz}, {sp}> on an array of length {len}"));
             }

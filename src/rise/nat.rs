@@ -68,11 +68,21 @@ impl Ratio {
         Ratio { num: n, den: 1 }
     }
     fn add(self, o: Ratio) -> Ratio {
-        let (a, b, c, d) = (self.num as i128, self.den as i128, o.num as i128, o.den as i128);
+        let (a, b, c, d) = (
+            self.num as i128,
+            self.den as i128,
+            o.num as i128,
+            o.den as i128,
+        );
         Ratio::reduced(a * d + c * b, b * d)
     }
     fn mul(self, o: Ratio) -> Ratio {
-        let (a, b, c, d) = (self.num as i128, self.den as i128, o.num as i128, o.den as i128);
+        let (a, b, c, d) = (
+            self.num as i128,
+            self.den as i128,
+            o.num as i128,
+            o.den as i128,
+        );
         Ratio::reduced(a * c, b * d)
     }
     fn is_zero(self) -> bool {
