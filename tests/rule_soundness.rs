@@ -91,8 +91,9 @@ fn computes_matmul(t: &Term, rng: &mut Rng, rule: &str) {
     let (m, n, k) = (32, 32, 32);
     let (a, b) = (rng.f32s(m * k), rng.f32s(k * n));
     let args = [Value::matrix(m, k, &a), Value::matrix(k, n, &b)];
-    match run(t, &[m as i64, n as i64, k as i64], &args) {
-        Ok(v) => assert_close(&v.flatten_f32().unwrap(), &matmul(&a, &b, m, n, k), 1e-4),
+    // Arrays are lazy: an undefined split may surface only when the output is read.
+    match run(t, &[m as i64, n as i64, k as i64], &args).and_then(|v| v.flatten_f32()) {
+        Ok(v) => assert_close(&v, &matmul(&a, &b, m, n, k), 1e-4),
         Err(e) if e.starts_with("cannot split") => {}
         Err(e) => panic!("{rule}: {e}"),
     }

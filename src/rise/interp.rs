@@ -429,8 +429,11 @@ fn run_prim(p: &Partial) -> EvalResult<Value> {
         }
         Unzip => {
             let n = a[0].length()?;
+            // Both halves read the same pairs: computed once, kept.
+            let xs = a[0].clone();
+            let pairs = Value::computed(n, true, move |i| xs.at(i));
             let part = |first: bool| {
-                view(&a[0], n, move |xs, i| {
+                view(&pairs, n, move |xs, i| {
                     let x = xs.at(i)?;
                     let (u, v) = x.as_pair()?;
                     Ok(if first { u.clone() } else { v.clone() })
@@ -450,7 +453,10 @@ fn run_prim(p: &Partial) -> EvalResult<Value> {
                     Ok(view(xs, n, move |xs, j| xs.at(i * n + j)))
                 }))
             } else {
-                Ok(view(&a[0], len / n, move |xs, i| {
+                // Kept once read: an element reads `n` of its argument's, and re-reading would
+                // multiply through a chain of reduction steps (n^steps reads).
+                let xs = a[0].clone();
+                Ok(Value::computed(len / n, true, move |i| {
                     let lanes = (0..n).map(|j| xs.at(i * n + j));
                     Ok(Value::Vector(Rc::new(lanes.collect::<EvalResult<_>>()?)))
                 }))
