@@ -164,6 +164,11 @@ enum Command {
         /// Per-iteration figures of every step to this CSV file.
         #[arg(long)]
         stats: Option<PathBuf>,
+        /// Print each step's rewrite path: every rule applied, where, and the subterm before
+        /// and after; `--explain=N` lets the path search expand N terms (default 500).
+        #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "500",
+              value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+        explain: Option<u32>,
         #[command(flatten)]
         dump: DumpArgs,
     },
@@ -282,12 +287,23 @@ fn run_steps(guide: &guide::Guide, stats: Option<&Path>) -> Result<()> {
             if let Some(why) = &r.why {
                 print!("{why}");
             }
+            if let Some(e) = &r.explanation {
+                print!("{}", report::explanation(e, &guide.names));
+            }
         },
     )?;
     if let Some(e) = write_error {
         return Err(e);
     }
     guide::check_found(&reports)
+}
+
+/// The path search's budget for `--explain=N`.
+fn explain_budget(expansions: u32) -> guide::explain::Budget {
+    guide::explain::Budget {
+        expansions: expansions as usize,
+        ..Default::default()
+    }
 }
 
 fn check(args: &CheckArgs) -> Result<()> {
@@ -313,6 +329,7 @@ fn check(args: &CheckArgs) -> Result<()> {
     g.steps[0].sketch_engine = limits.sketch_engine;
     g.steps[0].dump = dump;
     g.steps[0].why = args.why;
+    g.steps[0].explain = args.explain.map(explain_budget);
     if args.show_query && args.goal.is_none() {
         let query = crate::sketch::query::SketchQuery::compile(&g.steps[0].sketch.sketch)?;
         print!("{}", query.program);
@@ -531,7 +548,12 @@ fn dispatch(cli: Cli) -> Result<()> {
             ..
         } => print_rules(&rules, &substitution, &binding),
         Command::Check(args) => check(&args),
-        Command::Guide { file, stats, dump } => {
+        Command::Guide {
+            file,
+            stats,
+            explain,
+            dump,
+        } => {
             if let Some(path) = &stats {
                 crate::error::check_writable(path)?;
             }
@@ -539,6 +561,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             let mut g = guide::parse::load_guide(&file)?;
             for (i, step) in g.steps.iter_mut().enumerate() {
                 step.dump = dump.as_ref().map(|d| d.for_step(i));
+                step.explain = explain.map(explain_budget);
             }
             println!(
                 "guide {}: {} steps on {}",
@@ -581,6 +604,12 @@ struct CheckArgs {
     /// misses with their terms, and where the program's terms leave the sketch.
     #[arg(long, conflicts_with = "goal")]
     why: bool,
+    /// When it is found, print the rewrite path from the program to the extracted term:
+    /// every rule applied, where, and the subterm before and after; `--explain=N` lets the
+    /// path search expand N terms (default 500).
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "500",
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    explain: Option<u32>,
     #[command(flatten)]
     dump: DumpArgs,
 }

@@ -388,3 +388,29 @@ fn let_binds_functions_and_normalisation_inlines_them() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("let "));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn explain_prints_each_rewrite_and_ends_at_the_extracted_term() {
+    let out = sketchlog_ok(&["guide", "programs/fission.guide", "--explain"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("rewrite path (1 rewrites")
+            && text.contains("1. map-fission at nfun body > fun body x5:")
+            && text.contains("map (fun w => f5 (f4 (f3 (f2 (f1 w)))))"),
+        "{text}"
+    );
+    // Each step's path ends at the term the step printed.
+    let lines: Vec<&str> = text.lines().collect();
+    let terms = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.contains("term (size"));
+    let results = lines
+        .iter()
+        .filter_map(|l| l.trim().strip_prefix("result: "));
+    let printed: Vec<&str> = terms.map(|(i, _)| lines[i + 1].trim()).collect();
+    assert_eq!(printed.len(), 2);
+    assert_eq!(results.collect::<Vec<_>>(), printed);
+    let bad = sketchlog(&["guide", "programs/fission.guide", "--explain=0"]);
+    assert_eq!(bad.status.code(), Some(2));
+}

@@ -6,6 +6,7 @@
 //! is hit, and extracts the cheapest term satisfying the sketch, which the next step starts
 //! from. Guide files (`programs/*.guide`) are read by [`parse`].
 
+pub mod explain;
 pub mod parse;
 pub mod report;
 
@@ -60,6 +61,9 @@ pub struct Step {
     pub goal: Option<Rc<Term>>,
     /// When the sketch is not found, explain why (`check --why`).
     pub why: bool,
+    /// When it is found, find the rewrite path to the extracted term within this budget
+    /// (`--explain`).
+    pub explain: Option<explain::Budget>,
 }
 
 /// What a step did.
@@ -78,6 +82,8 @@ pub struct StepReport {
     pub peak_rss_mb: f64,
     /// Why the sketch was not found, when asked ([`crate::sketch::why`]).
     pub why: Option<String>,
+    /// The rewrites from the input to the extracted term, when asked ([`explain`]).
+    pub explanation: Option<explain::Explanation>,
 }
 
 /// A guide: a program and the steps that optimise it.
@@ -113,6 +119,7 @@ impl Step {
             dump: None,
             goal: None,
             why: false,
+            explain: None,
         }
     }
 }
@@ -288,15 +295,35 @@ fn search_named(
     } else {
         (None, true)
     };
+    // The path search is not part of the step's time.
+    let seconds = t0.elapsed().as_secs_f64();
+    let explanation = match (&term, step.explain) {
+        (Some(t), Some(budget)) => {
+            let goal = if normalised {
+                t.clone()
+            } else {
+                normalise(t, &step.limits)?.0
+            };
+            Some(explain::explain(
+                &input,
+                &goal,
+                &step.rules,
+                &step.limits,
+                budget,
+            )?)
+        }
+        _ => None,
+    };
     Ok(StepReport {
         sketch: step.sketch.name.clone(),
         outcome,
         term,
         normalised,
-        seconds: t0.elapsed().as_secs_f64(),
+        seconds,
         pruned,
         peak_rss_mb: resident_mb(true),
         why,
+        explanation,
     })
 }
 

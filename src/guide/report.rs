@@ -1,5 +1,6 @@
 //! Reporting searches: per-step summaries, per-iteration CSV (`--stats`), progress bars.
 
+use super::explain::{self, Explanation};
 use super::StepReport;
 use crate::egraph::saturate::{IterationStats, Limits};
 use crate::error::Result;
@@ -43,6 +44,42 @@ pub fn summary(label: &str, step: &StepReport, names: &debruijn::Names) -> Strin
             t.size(),
             print::print_expr(&named)
         );
+    }
+    s
+}
+
+/// A step's rewrite path ([`super::explain`]), one numbered rewrite after another, each with
+/// the rule, the position in words and the subterm before and after.
+pub fn explanation(e: &Explanation, names: &debruijn::Names) -> String {
+    let (start, path) = match e {
+        Explanation::NotFound { explored, budget } => {
+            return format!(
+                "  rewrite path: none found (rewrites of {explored} terms tried, paths of up to {} rewrites)\n",
+                budget.depth
+            )
+        }
+        Explanation::Path { start, rewrites } => (start, rewrites),
+    };
+    let mut s = format!(
+        "  rewrite path ({} rewrites, each followed by beta-eta normalisation):\n",
+        path.len()
+    );
+    let mut before = start;
+    for (i, rw) in path.iter().enumerate() {
+        let show = |t| print::print_expr(&debruijn::to_named_at(before, &rw.position, t, names));
+        s += &format!(
+            "    {}. {} at {}:\n         {}\n      => {}\n",
+            i + 1,
+            rw.rule,
+            explain::position_in_words(before, &rw.position),
+            show(&rw.before),
+            show(&rw.after)
+        );
+        before = &rw.term;
+    }
+    if let Some(last) = path.last() {
+        let named = debruijn::to_named_as(&last.term, debruijn::Annotate::Leading, names);
+        s += &format!("    result: {}\n", print::print_expr(&named));
     }
     s
 }

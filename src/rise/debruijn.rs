@@ -18,6 +18,8 @@ pub enum Annotate {
     /// Every parameter and every primitive: the result always re-elaborates to the same
     /// typed term.
     All,
+    /// None at all, for reading (a subterm in a rewrite path): need not re-elaborate.
+    Bare,
 }
 
 /// Converts a named-free nat (indices) into named form given binder names, innermost last.
@@ -98,7 +100,7 @@ pub fn to_named_as(t: &Term, annotate: Annotate, names: &Names) -> Expr {
         params: names.params.iter(),
     };
     let named = |annotate| to_named_in(t, annotate, &mut vec![], &mut vec![], &mut hints(), true);
-    if annotate == Annotate::All {
+    if annotate != Annotate::Leading {
         return named(annotate);
     }
     let leading = named(annotate);
@@ -126,6 +128,51 @@ fn annotate_body(e: Expr, t: &Term, nats: &mut Vec<String>) -> Expr {
             name_type(&t.ty, nats),
         )),
     }
+}
+
+/// The name of a value binder: its own (a leading parameter's) unless that clashes with one
+/// in scope, else a generated one.
+fn param_name(own: Option<&String>, vars: &[String], nats: &[String]) -> String {
+    match own {
+        Some(n) if !vars.contains(n) && !nats.contains(n) => n.clone(),
+        _ => var_name(vars),
+    }
+}
+
+/// [`param_name`] for a size binder.
+fn size_name(own: Option<&String>, vars: &[String], nats: &[String]) -> String {
+    match own {
+        Some(n) if !nats.contains(n) && !vars.contains(n) => n.clone(),
+        _ => fresh_nat_name(nats),
+    }
+}
+
+/// `sub`, a term standing at `position` in `t` (child indices from the root), unannotated,
+/// with the variables bound around that position named as [`to_named_as`] names them in `t`.
+pub fn to_named_at(t: &Term, position: &[usize], sub: &Term, names: &Names) -> Expr {
+    let (mut vars, mut nats) = (vec![], vec![]);
+    let (mut sizes, mut params) = (names.sizes.iter(), names.params.iter());
+    let mut leading = true;
+    let mut cur = t;
+    for &i in position {
+        match &cur.node {
+            Node::Lam(_) => {
+                let name = param_name(leading.then(|| params.next()).flatten(), &vars, &nats);
+                vars.push(name);
+            }
+            Node::NatLam(_) => {
+                let name = size_name(leading.then(|| sizes.next()).flatten(), &vars, &nats);
+                nats.push(name);
+            }
+            _ => leading = false,
+        }
+        cur = cur.node.children()[i];
+    }
+    let mut hints = Hints {
+        sizes: [].iter(),
+        params: [].iter(),
+    };
+    to_named_in(sub, Annotate::Bare, &mut vars, &mut nats, &mut hints, false)
 }
 
 fn to_named_in(
@@ -158,26 +205,22 @@ fn to_named_in(
             name_nat(n, 0, nats),
         ),
         Node::Lam(b) => {
-            let own = leading.then(|| hints.params.next()).flatten();
-            let name = match own {
-                Some(n) if !vars.contains(n) && !nats.contains(n) => n.clone(),
-                _ => var_name(vars),
-            };
+            let name = param_name(leading.then(|| hints.params.next()).flatten(), vars, nats);
             let Type::Fun(param, _) = &t.ty else {
                 unreachable!("lambda without a function type")
             };
-            let ann = (leading || annotate == Annotate::All).then(|| name_type(param, nats));
+            let ann = match annotate {
+                Annotate::All => Some(name_type(param, nats)),
+                Annotate::Leading if leading => Some(name_type(param, nats)),
+                _ => None,
+            };
             vars.push(name.clone());
             let body = to_named_in(b, annotate, vars, nats, hints, leading);
             vars.pop();
             ExprKind::Lam(name, ann, Box::new(body))
         }
         Node::NatLam(b) => {
-            let own = leading.then(|| hints.sizes.next()).flatten();
-            let name = match own {
-                Some(n) if !nats.contains(n) && !vars.contains(n) => n.clone(),
-                _ => fresh_nat_name(nats),
-            };
+            let name = size_name(leading.then(|| hints.sizes.next()).flatten(), vars, nats);
             nats.push(name.clone());
             let body = to_named_in(b, annotate, vars, nats, hints, leading);
             nats.pop();
