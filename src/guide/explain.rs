@@ -12,7 +12,7 @@
 //! - each successor is put in beta-eta normal form, the form the search's e-graph matches
 //!   rules against;
 //! - the term expanded next is the one met so far that is nearest the goal: the fewest
-//!   nodes outside the largest subterms it shares with the goal.
+//!   spine features (which operator is applied to which) that differ from the goal's.
 //!
 //! The cost is paid only when asked: one small e-graph per expanded term, tens of
 //! milliseconds each. A path found is a real one (every rewrite is an application of the
@@ -133,39 +133,83 @@ fn path_to(met: &[Met], mut i: usize) -> Explanation {
     }
 }
 
-/// How far a term is from the goal: its nodes outside its largest subterms that are the
-/// goal's own, plus the goal's nodes those subterms do not cover (a rough tree distance).
+/// How far a term is from the goal: how many of its spine features (an application's head
+/// with each argument's head, a binder with its body's head; variables as one label, so
+/// that re-indexing under a new binder does not count) differ from the goal's, counted as
+/// multisets. Exact shared subterms would be a poor guide: a rewrite that adds a binder
+/// shifts every De Bruijn index beneath it, and the goal's subterms then appear only at the
+/// end of a path.
 struct Target {
-    subterms: HashSet<Rc<Term>>,
-    size: usize,
+    features: HashMap<Feature, i64>,
+}
+
+type Feature = (Head, usize, Head);
+
+/// What a term is, seen from above: its application head, without the arguments.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Head {
+    Prim(crate::rise::primitives::Prim),
+    Var,
+    Lam,
+    NatLam,
+    Literal,
+    /// An application whose head is a binder (not beta-normal; does not occur after
+    /// normalising, but a term may hold one).
+    Redex,
+}
+
+/// The head of `t` and its arguments, outermost application last.
+fn spine(t: &Term) -> (Head, Vec<&Rc<Term>>) {
+    let mut args = vec![];
+    let mut cur = t;
+    loop {
+        match &cur.node {
+            Node::App(f, x) => {
+                args.push(x);
+                cur = f;
+            }
+            Node::NatApp(f, _) => cur = f,
+            _ => break,
+        }
+    }
+    args.reverse();
+    let head = match &cur.node {
+        Node::Prim(p) => Head::Prim(*p),
+        Node::Var(_) => Head::Var,
+        Node::Lam(_) if args.is_empty() => Head::Lam,
+        Node::Lam(_) => Head::Redex,
+        Node::NatLam(_) => Head::NatLam,
+        _ => Head::Literal,
+    };
+    (head, args)
+}
+
+fn features(t: &Term, into: &mut HashMap<Feature, i64>, sign: i64) {
+    let (head, args) = spine(t);
+    *into.entry((head, 0, head)).or_default() += sign;
+    for (i, a) in args.iter().enumerate() {
+        *into.entry((head, i + 1, spine(a).0)).or_default() += sign;
+        features(a, into, sign);
+    }
+    if args.is_empty() {
+        if let Node::Lam(b) | Node::NatLam(b) = &t.node {
+            *into.entry((head, 1, spine(b).0)).or_default() += sign;
+            features(b, into, sign);
+        }
+    }
 }
 
 impl Target {
     fn new(goal: &Rc<Term>) -> Target {
-        let mut subterms = HashSet::default();
-        fn collect(t: &Rc<Term>, into: &mut HashSet<Rc<Term>>) {
-            if into.insert(t.clone()) {
-                t.node.children().into_iter().for_each(|c| collect(c, into));
-            }
-        }
-        collect(goal, &mut subterms);
-        Target {
-            subterms,
-            size: goal.size(),
-        }
-    }
-
-    fn shared(&self, t: &Rc<Term>) -> usize {
-        if self.subterms.contains(t) {
-            t.size()
-        } else {
-            t.node.children().into_iter().map(|c| self.shared(c)).sum()
-        }
+        let mut features = HashMap::default();
+        self::features(goal, &mut features, 1);
+        Target { features }
     }
 
     fn distance(&self, t: &Rc<Term>) -> usize {
-        let shared = self.shared(t);
-        (t.size() - shared) + self.size.saturating_sub(shared)
+        let mut diff = self.features.clone();
+        features(t, &mut diff, -1);
+        diff.values().map(|d| d.unsigned_abs() as usize).sum()
     }
 }
 
