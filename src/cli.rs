@@ -106,7 +106,7 @@ enum Command {
         time_s: u64,
     },
     /// One goal of the matmul case study (run by `reproduce table3|table4|fig16` in a child
-    /// process): prints a line per iteration and per step.
+    /// process): reports each iteration and step as a JSON line.
     #[command(hide = true)]
     MatmulRow {
         goal: String,
@@ -428,17 +428,16 @@ fn print_rules(spec: &str, substitution: &str, binding: &str) -> Result<()> {
 }
 
 fn dispatch(cli: Cli) -> Result<()> {
-    if matches!(
-        cli.command,
+    // Every command that searches: limits hold inside an iteration too.
+    match cli.command {
         Command::Run { .. }
-            | Command::Check { .. }
-            | Command::Guide { .. }
-            | Command::Table2Row { .. }
-            | Command::MatmulRow { .. }
-            | Command::Bench { .. }
-    ) {
-        // Every command that searches: limits hold inside an iteration too.
-        egraph::saturate::start_watchdog();
+        | Command::Check { .. }
+        | Command::Guide { .. }
+        | Command::Bench { .. } => egraph::saturate::start_watchdog(|_| {}),
+        Command::Table2Row { .. } | Command::MatmulRow { .. } => {
+            egraph::saturate::start_watchdog(crate::experiments::child::report_stop)
+        }
+        _ => {}
     }
     match cli.command {
         Command::Run { files, flags } => {

@@ -483,3 +483,30 @@ fn a_time_limit_stops_a_search_inside_an_iteration() {
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(text.contains("time-limit"), "{text}");
 }
+
+#[test]
+fn a_row_over_its_memory_cap_is_recorded_as_a_memory_limit() {
+    // Fission with explicit substitution and names grows without bound (as in the paper):
+    // under a small cap it must be recorded as stopped by memory, not as an error.
+    let dir = scratch("memory-cap");
+    let out = dir.join("table2.csv");
+    let run = sketchlog(&[
+        "reproduce",
+        "table2",
+        "--out",
+        out.to_str().unwrap(),
+        "--memory-mb",
+        "120",
+        "--time-s",
+        "120",
+        "--substitution",
+        "explicit",
+        "--binding",
+        "names",
+    ]);
+    assert!(run.status.success(), "{run:?}");
+    let table = std::fs::read_to_string(&out).unwrap();
+    let fission = table.lines().find(|l| l.starts_with("fission,")).unwrap();
+    assert!(fission.ends_with(",memory-limit"), "{table}");
+    assert!(fission.contains(",false,"), "{table}");
+}

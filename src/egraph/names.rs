@@ -13,8 +13,8 @@
 //! Freshness reads the schema's `nfree` relation: a name free in some term of the class.
 
 use super::saturate::{find_in, find_named_term, find_nat, find_type};
-use super::sort;
 use super::subst::{scan, union_if, Builder, Raw, SharedSnapshot};
+use super::{engine, sort};
 use crate::error::{Error, Result};
 use crate::rise::term::{Node, Term};
 use egglog::{EGraph, Value};
@@ -251,10 +251,6 @@ fn add_eta(eg: &mut EGraph, ruleset: &str, snap: &SharedSnapshot) -> Result<()> 
     )
     .map_err(engine)?;
     Ok(())
-}
-
-fn engine(e: egglog::Error) -> Error {
-    Error::bad_input(format!("named encoding rules: {e}"))
 }
 
 /// Adds extraction-based beta and eta for named terms to `ruleset`.

@@ -221,10 +221,11 @@ fn publish(update: impl FnOnce(&mut Option<Progress>)) {
 /// within one iteration, which can take minutes at scale, so a thread watches the running
 /// search and, once it is past its time limit (by 5% of it, at most 2 s) or its memory
 /// limit, reports how far it got (the last finished iteration; `--stats` files are already
-/// written) and ends the process with exit code 1, as a search stopped by a limit does.
-/// For the command line, where a process is one search.
-pub fn start_watchdog() {
-    std::thread::spawn(|| loop {
+/// written), tells `on_stop` (a child process reports it to its parent) and ends the process
+/// with exit code 1, as a search stopped by a limit does. For the command line, where a
+/// process is one search.
+pub fn start_watchdog(on_stop: fn(StopReason)) {
+    std::thread::spawn(move || loop {
         std::thread::sleep(Duration::from_millis(10));
         let guard = PROGRESS.lock().unwrap_or_else(|e| e.into_inner());
         let Some(p) = guard.as_ref() else { continue };
@@ -255,6 +256,7 @@ pub fn start_watchdog() {
             p.started.elapsed().as_secs_f64(),
             resident_mb(false)
         );
+        on_stop(stop);
         std::process::exit(1);
     });
 }

@@ -2,12 +2,15 @@
 //! cap (`RLIMIT_AS`, so an allocation beyond it fails in the child only) and a time limit
 //! (the child is killed a little after it, in case it does not stop itself).
 //!
+//! A child reports to its parent in JSON lines of typed reports ([`report`], [`reports`]).
 //! A child never outlives its parent: it asks the kernel for SIGKILL when the parent dies
 //! (`PR_SET_PDEATHSIG`), so killing `reproduce`, even with SIGKILL, leaves no orphan behind
 //! (the rows it finished are already on disk; see [`crate::error::write_atomically`]).
 
+use crate::egraph::saturate::StopReason;
 use crate::error::{Error, Result};
 use std::io::Read;
+use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -19,7 +22,7 @@ pub struct Caps {
 }
 
 /// How a child ended.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum End {
     Finished,
     TimeLimit,
@@ -47,8 +50,22 @@ pub struct ChildRun {
     pub stdout: String,
     pub wall_s: f64,
     /// Its peak resident memory as last seen by the parent (`VmHWM`), in MB: known also for
-    /// a child killed at the time limit.
+    /// a child killed at the time limit. (Not the kernel's `ru_maxrss` from `wait4`: a child
+    /// started by `fork` or `posix_spawn` inherits the parent's high-water mark in it.)
     pub peak_rss_mb: Option<f64>,
+}
+
+/// Prints `line` as one JSON line on stdout: how a child reports to its parent, as it goes.
+pub fn report<T: serde::Serialize>(line: &T) {
+    println!(
+        "{}",
+        serde_json::to_string(line).expect("reports are plain data")
+    );
+}
+
+/// The reports in a child's stdout, in order (lines that are not reports are skipped).
+pub fn reports<T: serde::de::DeserializeOwned>(stdout: &str) -> impl Iterator<Item = T> + '_ {
+    stdout.lines().filter_map(|l| serde_json::from_str(l).ok())
 }
 
 /// The peak resident memory of a running process, in MB.
@@ -134,7 +151,7 @@ pub fn run(args: &[String], caps: Caps) -> Result<ChildRun> {
         polls += 1;
         if let Some(s) = child
             .try_wait()
-            .map_err(|e| Error::bad_input(e.to_string()))?
+            .map_err(|e| Error::internal(format!("waiting for a child process: {e}")))?
         {
             break Some(s);
         }
@@ -147,15 +164,15 @@ pub fn run(args: &[String], caps: Caps) -> Result<ChildRun> {
     };
     let stdout = out_reader.join().unwrap_or_default();
     let stderr = err_reader.join().unwrap_or_default();
-    let end = match status {
-        None => End::TimeLimit,
-        Some(s) if s.success() => End::Finished,
-        // The child's watchdog stopped it inside an iteration (see `start_watchdog`).
-        Some(_) if stderr.contains("by the time-limit") => End::TimeLimit,
-        Some(_) if stderr.contains("by the memory-limit") || stderr.contains("alloc") => {
-            End::MemoryLimit
-        }
-        Some(_) => End::Failed(stderr.lines().last().unwrap_or("").to_string()),
+    let stopped = reports::<Stopped>(&stdout).last().map(|s| s.by);
+    let end = match (status, stopped) {
+        (None, _) => End::TimeLimit,
+        (Some(_), Some(by)) => by,
+        (Some(s), None) if s.success() => End::Finished,
+        // An allocation beyond the address-space cap failed: Rust aborts on that (its
+        // panics are caught and exit with 3).
+        (Some(s), None) if s.signal() == Some(libc::SIGABRT) => End::MemoryLimit,
+        (Some(_), None) => End::Failed(stderr.lines().last().unwrap_or("").to_string()),
     };
     Ok(ChildRun {
         end,
@@ -163,4 +180,20 @@ pub fn run(args: &[String], caps: Caps) -> Result<ChildRun> {
         wall_s: started.elapsed().as_secs_f64(),
         peak_rss_mb: peak,
     })
+}
+
+/// A child's report that its watchdog stopped it at a limit inside an iteration.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Stopped {
+    by: End,
+}
+
+/// Reports to the parent that the watchdog stopped this child at `limit`
+/// ([`crate::egraph::saturate::start_watchdog`]).
+pub fn report_stop(limit: StopReason) {
+    let by = match limit {
+        StopReason::MemoryLimit => End::MemoryLimit,
+        _ => End::TimeLimit,
+    };
+    report(&Stopped { by });
 }

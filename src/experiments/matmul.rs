@@ -61,48 +61,58 @@ pub fn unguided_step(g: &Guide, caps: Caps) -> Step {
     }
 }
 
-fn print_iteration(step: usize, s: &IterationStats) {
-    println!(
-        "iteration,{step},{},{},{},{},{:.6},{:.1}",
-        s.iteration,
-        s.enodes,
-        s.eclasses,
-        s.rules_applied,
-        s.seconds(),
-        s.rss_mb
-    );
+/// What a goal's child process reports, one JSON line each: every iteration and every step
+/// as it finishes, then its peak RSS.
+#[derive(serde::Serialize, serde::Deserialize)]
+enum Report {
+    Iteration(Iteration),
+    Step(StepRow),
+    Done { peak_rss_mb: f64 },
 }
 
-fn print_step(step: usize, r: &StepReport) {
+fn report_iteration(step: usize, s: &IterationStats) {
+    child::report(&Report::Iteration(Iteration {
+        step,
+        iteration: s.iteration,
+        enodes: s.enodes,
+        eclasses: s.eclasses,
+        rules_applied: s.rules_applied,
+    }));
+}
+
+fn report_step(_: usize, r: &StepReport) {
     let (enodes, eclasses) = r.outcome.size();
-    println!(
-        "step,{step},{},{},{},{:.6},{},{enodes},{eclasses},{:.1},{}",
-        r.sketch,
-        r.outcome.found(),
-        r.outcome.iterations.len(),
-        r.seconds,
-        r.outcome.rules_applied(),
-        r.peak_rss_mb,
-        r.outcome.stop.name()
-    );
+    child::report(&Report::Step(StepRow {
+        sketch: r.sketch.clone(),
+        found: r.outcome.found(),
+        iterations: r.outcome.iterations.len(),
+        seconds: r.seconds,
+        rules_applied: r.outcome.rules_applied(),
+        enodes,
+        eclasses,
+        peak_rss_mb: r.peak_rss_mb,
+        stop: r.outcome.stop.name().to_string(),
+    }));
 }
 
-/// The child process: runs one goal, guided or not, printing its progress lines.
+/// The child process: runs one goal, guided or not, reporting as it goes.
 pub fn row_main(goal: &str, unguided: bool, caps: Caps) -> Result<()> {
     let g = guide_of(goal)?;
     if unguided {
         let step = unguided_step(&g, caps);
-        let r = guide::search(&g.start, &step, |s| print_iteration(0, s))?;
-        print_step(0, &r);
+        let r = guide::search(&g.start, &step, |s| report_iteration(0, s))?;
+        report_step(0, &r);
     } else {
-        guide::run(&g, print_iteration, print_step)?;
+        guide::run(&g, report_iteration, report_step)?;
     }
-    println!("done,{:.1}", resident_mb(true));
+    child::report(&Report::Done {
+        peak_rss_mb: resident_mb(true),
+    });
     Ok(())
 }
 
 /// One iteration of a child's search.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Iteration {
     pub step: usize,
     pub iteration: usize,
@@ -112,7 +122,7 @@ pub struct Iteration {
 }
 
 /// One step of a child's search.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct StepRow {
     pub sketch: String,
     pub found: bool,
@@ -154,7 +164,7 @@ impl GoalRun {
     }
 }
 
-fn parse_lines(goal: &str, run: child::ChildRun) -> GoalRun {
+fn read_reports(goal: &str, run: child::ChildRun) -> GoalRun {
     let mut out = GoalRun {
         goal: goal.to_string(),
         iterations: vec![],
@@ -164,31 +174,11 @@ fn parse_lines(goal: &str, run: child::ChildRun) -> GoalRun {
         peak_rss_mb: run.peak_rss_mb,
         wall_s: run.wall_s,
     };
-    for line in run.stdout.lines() {
-        let f: Vec<&str> = line.split(',').collect();
-        let n = |i: usize| f.get(i).and_then(|x| x.parse::<usize>().ok()).unwrap_or(0);
-        let x = |i: usize| f.get(i).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0);
-        match f[0] {
-            "iteration" => out.iterations.push(Iteration {
-                step: n(1),
-                iteration: n(2),
-                enodes: n(3),
-                eclasses: n(4),
-                rules_applied: n(5),
-            }),
-            "step" if f.len() >= 11 => out.steps.push(StepRow {
-                sketch: f[2].to_string(),
-                found: f[3] == "true",
-                iterations: n(4),
-                seconds: x(5),
-                rules_applied: n(6),
-                enodes: n(7),
-                eclasses: n(8),
-                peak_rss_mb: x(9),
-                stop: f[10].to_string(),
-            }),
-            "done" => out.peak_rss_mb = Some(x(1)),
-            _ => {}
+    for r in child::reports(&run.stdout) {
+        match r {
+            Report::Iteration(i) => out.iterations.push(i),
+            Report::Step(s) => out.steps.push(s),
+            Report::Done { peak_rss_mb } => out.peak_rss_mb = Some(peak_rss_mb),
         }
     }
     out
@@ -207,7 +197,7 @@ pub fn run_goal(goal: &str, unguided: bool, caps: Caps) -> Result<GoalRun> {
         "--time-s".into(),
         caps.time.as_secs().to_string(),
     ]);
-    Ok(parse_lines(goal, child::run(&args, caps)?))
+    Ok(read_reports(goal, child::run(&args, caps)?))
 }
 
 /// Settings of `reproduce table3|table4|table5|fig16`.
@@ -270,10 +260,6 @@ pub(crate) fn write_csv(path: &Path, header: &[&str], rows: &[Vec<String>]) -> R
     write_atomically(path, &csv_bytes(header, rows)?)
 }
 
-fn mb(x: Option<f64>) -> String {
-    x.map_or(String::new(), |x| format!("{x:.1}"))
-}
-
 pub const TABLE3_COLUMNS: [&str; 10] = [
     "goal",
     "found",
@@ -286,6 +272,10 @@ pub const TABLE3_COLUMNS: [&str; 10] = [
     "stop_reason",
     "caps",
 ];
+
+fn mb(x: Option<f64>) -> String {
+    x.map_or(String::new(), |x| format!("{x:.1}"))
+}
 
 /// Table 3: unguided searches, one child per goal under the caps; the file is rewritten
 /// after every row.

@@ -4,7 +4,7 @@
 //! generated C's performance ([`codegen`]).
 //!
 //! Each row runs in its own child process of `sketchlog` ([`child`]) under a memory cap
-//! (`ulimit -v`) and a time limit, so a row that runs out of memory is recorded as such and
+//! (`RLIMIT_AS`, set by the child) and a time limit, so a row that runs out of memory is recorded as such and
 //! the others still run. Files are written to a temporary name and renamed.
 
 pub mod child;

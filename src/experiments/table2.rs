@@ -130,9 +130,59 @@ pub struct Table2Config {
     pub out: std::path::PathBuf,
 }
 
-/// The outcome of one row run in a child process: the row's fields after `goal`,
-/// `substitution`, `binding` (in [`COLUMNS`] order).
-fn run_child(goal: &str, (subst, bind): (&str, &str), cfg: &Table2Config) -> Result<Vec<String>> {
+/// What a row's child process reports, one JSON line each: every iteration as it finishes
+/// (so that a row stopped by a cap says how far it got), then the row.
+#[derive(serde::Serialize, serde::Deserialize)]
+enum Report {
+    Progress {
+        iteration: usize,
+        /// Rules applied so far.
+        rules_applied: usize,
+        enodes: usize,
+        eclasses: usize,
+    },
+    Row(Row),
+}
+
+/// A row's figures after `goal`, `substitution` and `binding`, in [`COLUMNS`] order; empty
+/// (`None`) where a row stopped by a cap has none.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Row {
+    found: bool,
+    iterations: Option<usize>,
+    saturation_s: Option<f64>,
+    /// Measured by the parent.
+    #[serde(skip)]
+    wall_s: f64,
+    /// The child's own figure; for a row stopped by a cap, as the parent last saw it.
+    peak_rss_mb: Option<f64>,
+    rules_applied: Option<usize>,
+    enodes: Option<usize>,
+    eclasses: Option<usize>,
+    stop_reason: String,
+}
+
+impl Row {
+    fn fields(&self) -> Vec<String> {
+        fn cell<T>(x: Option<T>, show: impl Fn(T) -> String) -> String {
+            x.map_or_else(String::new, show)
+        }
+        vec![
+            self.found.to_string(),
+            cell(self.iterations, |n| n.to_string()),
+            cell(self.saturation_s, |s| format!("{s:.6}")),
+            format!("{:.6}", self.wall_s),
+            cell(self.peak_rss_mb, |mb| format!("{mb:.1}")),
+            cell(self.rules_applied, |n| n.to_string()),
+            cell(self.enodes, |n| n.to_string()),
+            cell(self.eclasses, |n| n.to_string()),
+            self.stop_reason.clone(),
+        ]
+    }
+}
+
+/// One row, run in a child process.
+fn run_child(goal: &str, (subst, bind): (&str, &str), cfg: &Table2Config) -> Result<Row> {
     let time = cfg.time.as_secs().to_string();
     let args = [
         "table2-row",
@@ -151,51 +201,50 @@ fn run_child(goal: &str, (subst, bind): (&str, &str), cfg: &Table2Config) -> Res
         time: cfg.time,
     };
     let run = child::run(&args, caps)?;
-    let wall = format!("{:.6}", run.wall_s);
-    let result = run
-        .stdout
-        .lines()
-        .rev()
-        .find_map(|l| l.strip_prefix("row,"));
-    // The child prints: row,found,saturation,rules,enodes,eclasses,stop,iterations,peak_rss
-    Ok(match (&run.end, result) {
-        (End::Finished, Some(l)) => {
-            let f: Vec<&str> = l.split(',').collect();
-            [f[0], f[6], f[1], &wall, f[7], f[2], f[3], f[4], f[5]]
-                .map(String::from)
-                .to_vec()
+    let (mut row, mut progress) = (None, None);
+    for r in child::reports(&run.stdout) {
+        match r {
+            Report::Row(r) => row = Some(r),
+            p @ Report::Progress { .. } => progress = Some(p),
         }
+    }
+    Ok(match (&run.end, row) {
+        (End::Finished, Some(row)) => Row {
+            wall_s: run.wall_s,
+            ..row
+        },
         (end, _) => {
-            // How far it got: the last `progress,iteration,rules,enodes,eclasses` line.
-            let last = run
-                .stdout
-                .lines()
-                .rev()
-                .find_map(|l| l.strip_prefix("progress,"));
-            let p: Vec<String> = match last {
-                Some(l) => l.split(',').map(String::from).collect(),
-                None => vec![String::new(); 4],
+            // How far it got: its last progress report.
+            let (iteration, rules_applied, enodes, eclasses) = match progress {
+                Some(Report::Progress {
+                    iteration,
+                    rules_applied,
+                    enodes,
+                    eclasses,
+                }) => (
+                    Some(iteration),
+                    Some(rules_applied),
+                    Some(enodes),
+                    Some(eclasses),
+                ),
+                _ => (None, None, None, None),
             };
             let reason = if *end == End::Finished {
                 "error"
             } else {
                 end.reason()
             };
-            // Peak RSS as last seen in /proc (the child could not report it).
-            let peak = run
-                .peak_rss_mb
-                .map_or_else(String::new, |mb| format!("{mb:.1}"));
-            vec![
-                "false".into(),
-                p[0].clone(),
-                String::new(),
-                wall,
-                peak,
-                p[1].clone(),
-                p[2].clone(),
-                p[3].clone(),
-                reason.into(),
-            ]
+            Row {
+                found: false,
+                iterations: iteration,
+                saturation_s: None,
+                wall_s: run.wall_s,
+                peak_rss_mb: run.peak_rss_mb,
+                rules_applied,
+                enodes,
+                eclasses,
+                stop_reason: reason.to_string(),
+            }
         }
     })
 }
@@ -217,7 +266,7 @@ pub fn reproduce(cfg: &Table2Config) -> Result<()> {
             if skip(&cfg.substitution, subst) || skip(&cfg.binding, bind) {
                 continue;
             }
-            let fields = run_child(goal, (subst, bind), cfg)?;
+            let fields = run_child(goal, (subst, bind), cfg)?.fields();
             let row: Vec<String> = [goal, subst, bind]
                 .map(String::from)
                 .into_iter()
@@ -247,12 +296,13 @@ pub fn bench(cfg: &Table2Config, runs: usize) -> Result<()> {
         let mut times = vec![];
         let mut rss = vec![];
         for _ in 0..runs.max(1) {
-            let f = run_child(goal, ("extraction", "debruijn"), cfg)?;
-            if f[0] != "true" {
-                return Err(Error::bad_input(format!("{goal} was not found ({})", f[8])));
+            let row = run_child(goal, ("extraction", "debruijn"), cfg)?;
+            if !row.found {
+                let stop = row.stop_reason;
+                return Err(Error::bad_input(format!("{goal} was not found ({stop})")));
             }
-            times.push(f[2].parse::<f64>().unwrap_or(f64::NAN) * 1000.0);
-            rss.push(f[4].parse::<f64>().unwrap_or(f64::NAN));
+            times.push(row.saturation_s.unwrap_or(f64::NAN) * 1000.0);
+            rss.push(row.peak_rss_mb.unwrap_or(f64::NAN));
         }
         println!(
             "{goal:<10} {:>4}  {:>22.2}  {:>9.1}  {:>20.1}  {:>9.1}",
@@ -266,8 +316,7 @@ pub fn bench(cfg: &Table2Config, runs: usize) -> Result<()> {
     Ok(())
 }
 
-/// What a child process prints: each iteration's figures (so a row stopped by a limit
-/// reports how far it got), then the row's figures and its peak RSS.
+/// The child process of a row: searches, reporting each iteration, then the row.
 pub fn row_main(goal: &str, (subst, binding): (&str, &str), time: Duration) -> Result<()> {
     if !GOALS.contains(&goal) {
         return Err(Error::bad_input(format!(
@@ -278,25 +327,27 @@ pub fn row_main(goal: &str, (subst, binding): (&str, &str), time: Duration) -> R
         time,
         ..Limits::default()
     };
-    let mut rules = 0;
+    let mut rules_applied = 0;
     let out = search_goal(goal, encoding(subst, binding)?, &limits, |s| {
-        rules += s.rules_applied;
-        println!(
-            "progress,{},{rules},{},{}",
-            s.iteration, s.enodes, s.eclasses
-        );
+        rules_applied += s.rules_applied;
+        child::report(&Report::Progress {
+            iteration: s.iteration,
+            rules_applied,
+            enodes: s.enodes,
+            eclasses: s.eclasses,
+        });
     })?;
     let (enodes, eclasses) = out.size();
-    println!(
-        "row,{},{:.6},{},{},{},{},{},{:.1}",
-        out.found(),
-        out.saturation.as_secs_f64(),
-        out.rules_applied(),
-        enodes,
-        eclasses,
-        out.stop.name(),
-        out.iterations.len(),
-        crate::egraph::saturate::resident_mb(true)
-    );
+    child::report(&Report::Row(Row {
+        found: out.found(),
+        iterations: Some(out.iterations.len()),
+        saturation_s: Some(out.saturation.as_secs_f64()),
+        wall_s: 0.0,
+        peak_rss_mb: Some(crate::egraph::saturate::resident_mb(true)),
+        rules_applied: Some(out.rules_applied()),
+        enodes: Some(enodes),
+        eclasses: Some(eclasses),
+        stop_reason: out.stop.name().to_string(),
+    }));
     Ok(())
 }
