@@ -42,17 +42,33 @@ enum Command {
         files: Vec<PathBuf>,
     },
     /// Reproduce tables and figures of the paper as CSV (and SVG) files in `results/`.
+    ///
+    /// Every row is a job, run in a child process under its caps by one of the workers;
+    /// finished jobs are kept in `DIR/runs.jsonl` with a key of what determines them, and a
+    /// rerun runs only the jobs that are missing or whose inputs changed.
     Reproduce {
         /// Which: `table2`, `table3`, `table4`, `table5`, `fig16`, `codegen` (several in one
         /// run share their searches: fig16 reuses the rows of table3 and table4).
         #[arg(required = true)]
         tables: Vec<String>,
-        /// Output file of `table2` (default `results/table2.csv`).
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Directory of the other tables' files.
+        /// Directory of the tables' files and of the finished jobs (`runs.jsonl`).
         #[arg(long, default_value = "results")]
         dir: PathBuf,
+        /// Run every job again, ignoring the finished ones on disk.
+        #[arg(long)]
+        fresh: bool,
+        /// Worker threads in this process, each running one job at a time (default: as many
+        /// as the cores and the available memory at the largest memory cap allow; timed
+        /// jobs always run alone).
+        #[arg(long, value_parser = limits::positive)]
+        workers: Option<usize>,
+        /// Several processes (machines): a file of `host:port` lines, one per process, the
+        /// same on every machine; start the same command on each with its `--process`.
+        #[arg(long)]
+        hostfile: Option<PathBuf>,
+        /// This process's index in the hostfile (process 0 writes the files).
+        #[arg(long, default_value_t = 0, requires = "hostfile")]
+        process: usize,
         /// Memory cap per row, in MB (table2: 2000 as in the paper; unguided rows of table3
         /// and fig16: 8000).
         #[arg(long, value_parser = limits::memory_mb)]
@@ -116,6 +132,13 @@ enum Command {
         memory_mb: u64,
         #[arg(long, default_value_t = 600)]
         time_s: u64,
+    },
+    /// The codegen table (run by `reproduce codegen` in a child process): reports its rows
+    /// as a JSON line.
+    #[command(hide = true)]
+    CodegenRow {
+        #[arg(long, default_value_t = 1024, value_parser = limits::positive_size)]
+        size: i64,
     },
     /// Print (or write) the OpenMP C of a low-level program at given sizes.
     Codegen {
@@ -448,23 +471,46 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Show { program, dump } => show(&program, dump.dump()?),
         Command::Reproduce {
             tables,
-            out,
             dir,
+            fresh,
+            workers,
+            hostfile,
+            process,
             memory_mb,
             time_s,
             substitution,
             binding,
             goals,
             size,
-        } => reproduce(
-            &tables,
-            out,
-            dir,
-            (memory_mb, time_s),
-            (substitution, binding),
-            goals,
-            size,
-        ),
+        } => {
+            let caps = |default: Caps| Caps {
+                memory_mb: memory_mb.unwrap_or(default.memory_mb),
+                time: time_s.map_or(default.time, Duration::from_secs),
+            };
+            let settings = crate::experiments::reproduce::Settings {
+                tables,
+                dir,
+                table2: caps(crate::experiments::table2::CAPS),
+                substitution,
+                binding,
+                unguided: caps(crate::experiments::matmul::UNGUIDED_CAPS),
+                goals: match goals.is_empty() {
+                    true => crate::experiments::matmul::GOALS.map(String::from).to_vec(),
+                    false => goals,
+                },
+                size,
+                fresh,
+            };
+            let cluster = match (workers, hostfile) {
+                (None, None) => None,
+                (workers, hostfile) => Some(crate::cluster::Cluster {
+                    workers: workers.unwrap_or(1),
+                    hostfile,
+                    process,
+                }),
+            };
+            crate::experiments::reproduce::reproduce(&settings, cluster)
+        }
         Command::Bench {
             table,
             runs,
@@ -473,16 +519,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             sketch_engine,
         } => match table.as_str() {
             "scale" => crate::experiments::scale::run(enodes, time_s, sketch_engine),
-            "table2" => crate::experiments::table2::bench(
-                &crate::experiments::table2::Table2Config {
-                    substitution: None,
-                    binding: None,
-                    memory_mb: 2000,
-                    time: std::time::Duration::from_secs(240),
-                    out: PathBuf::new(),
-                },
-                runs,
-            ),
+            "table2" => crate::experiments::table2::bench(crate::experiments::table2::CAPS, runs),
             other => Err(Error::bad_input(format!(
                 "unknown benchmark `{other}` (available: table2, scale)"
             ))),
@@ -497,6 +534,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             (&substitution, &binding),
             std::time::Duration::from_secs(time_s),
         ),
+        Command::CodegenRow { size } => crate::experiments::codegen::row_main(size),
         Command::MatmulRow {
             goal,
             unguided,
@@ -678,70 +716,6 @@ pub fn main() -> i32 {
             3
         }
     }
-}
-
-/// `sketchlog reproduce TABLE..`: each table in turn; the matmul ones share their runs.
-fn reproduce(
-    tables: &[String],
-    out: Option<PathBuf>,
-    dir: PathBuf,
-    (memory_mb, time_s): (Option<u64>, Option<u64>),
-    (substitution, binding): (Option<String>, Option<String>),
-    goals: Vec<String>,
-    size: i64,
-) -> Result<()> {
-    use crate::experiments::{matmul, table2};
-    let known = ["table2", "table3", "table4", "table5", "fig16", "codegen"];
-    if let Some(t) = tables.iter().find(|t| !known.contains(&t.as_str())) {
-        return Err(Error::bad_input(format!(
-            "unknown table `{t}` (available: {})",
-            known.join(", ")
-        )));
-    }
-    crate::error::check_writable_dir(&dir)?;
-    if let Some(path) = &out {
-        crate::error::check_writable(path)?;
-    }
-    let goals = if goals.is_empty() {
-        matmul::GOALS.map(String::from).to_vec()
-    } else {
-        goals
-    };
-    let cfg = matmul::MatmulConfig {
-        goals,
-        unguided: Caps {
-            memory_mb: memory_mb.unwrap_or(8000),
-            time: Duration::from_secs(time_s.unwrap_or(600)),
-        },
-        dir,
-    };
-    let mut runs = matmul::Runs::default();
-    for table in tables {
-        eprintln!("== {table}");
-        match table.as_str() {
-            "table2" => table2::reproduce(&table2::Table2Config {
-                substitution: substitution.clone(),
-                binding: binding.clone(),
-                memory_mb: memory_mb.unwrap_or(2000),
-                time: Duration::from_secs(time_s.unwrap_or(240)),
-                out: out
-                    .clone()
-                    .unwrap_or_else(|| PathBuf::from("results/table2.csv")),
-            })?,
-            "table3" => matmul::table3(&cfg, &mut runs)?,
-            "table4" => matmul::table4(&cfg, &mut runs)?,
-            "table5" => matmul::table5(&cfg)?,
-            "codegen" => crate::experiments::codegen::reproduce(
-                &cfg.dir.join("codegen.csv"),
-                size,
-                &[1, 2],
-                5,
-                3,
-            )?,
-            _ => matmul::fig16(&cfg, &mut runs)?,
-        }
-    }
-    Ok(())
 }
 
 /// The sizes a program takes (its leading `nfun`s), each `size`.

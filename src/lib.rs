@@ -72,6 +72,7 @@
 //! interpreter; [`guide::run`] chains steps, each starting from the last one's term.
 
 pub mod cli;
+pub mod cluster;
 pub mod codegen;
 pub mod egraph;
 pub mod error;

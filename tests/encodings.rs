@@ -45,7 +45,7 @@ fn beta_normal_form_of_binomial_inlines_dot() {
 
 #[test]
 fn reproduce_table2_writes_one_row_per_goal_from_child_processes() {
-    let out = std::env::temp_dir().join(format!("table2-{}.csv", std::process::id()));
+    let dir = tempfile::tempdir().unwrap();
     let status = std::process::Command::new(env!("CARGO_BIN_EXE_sketchlog"))
         .args([
             "reproduce",
@@ -56,13 +56,13 @@ fn reproduce_table2_writes_one_row_per_goal_from_child_processes() {
             "debruijn",
             "--time-s",
             "120",
-            "--out",
+            "--dir",
         ])
-        .arg(&out)
+        .arg(dir.path())
         .status()
         .unwrap();
     assert!(status.success());
-    let csv = std::fs::read_to_string(&out).unwrap();
+    let csv = std::fs::read_to_string(dir.path().join("table2.csv")).unwrap();
     let rows: Vec<&str> = csv.lines().skip(1).collect();
     assert_eq!(rows.len(), 3, "{csv}");
     for (row, goal) in rows.iter().zip(["reduction", "fission", "binomial"]) {

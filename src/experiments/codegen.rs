@@ -8,7 +8,7 @@
 use super::matmul::GOALS;
 use crate::codegen::reference;
 use crate::codegen::run::{compile, validate, COptions, Compiled, Validation};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::rise::term::Term;
 use std::path::Path;
 use std::rc::Rc;
@@ -127,15 +127,55 @@ fn versions(size: i64) -> Vec<(String, String, Vec<i64>)> {
     v
 }
 
+/// The files the table depends on: every version's guide (with what it reads) or program.
+pub fn inputs() -> Result<Vec<std::path::PathBuf>> {
+    let mut files = vec![];
+    for (_, spec, _) in versions(1) {
+        match spec.strip_suffix(".guide") {
+            Some(_) => files.extend(crate::guide::parse::load_guide(Path::new(&spec))?.inputs),
+            None => files.push(crate::guide::file_of(&spec).into()),
+        }
+    }
+    files.sort();
+    files.dedup();
+    Ok(files)
+}
+
+/// The caps of the codegen table's child: its searches are guided; compiling and timing
+/// take the time.
+pub const CAPS: super::child::Caps = super::child::Caps {
+    memory_mb: 8000,
+    time: std::time::Duration::from_secs(3600),
+};
+
+/// What the codegen child reports: the table's rows.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Rows(Vec<Vec<String>>);
+
+/// The child process of `reproduce codegen`: every version at `size` on 1 and 2 threads,
+/// 3 interleaved rounds of 5 timed runs; reports the rows.
+pub fn row_main(size: i64) -> Result<()> {
+    super::child::report(&Rows(rows(size, &[1, 2], 5, 3)?));
+    Ok(())
+}
+
+/// Runs [`row_main`] in a child process under `caps`; its rows.
+pub fn run_child(size: i64, caps: super::child::Caps) -> Result<Vec<Vec<String>>> {
+    let args = ["codegen-row".to_string(), "--size".into(), size.to_string()];
+    let run = super::child::run(&args, caps)?;
+    let rows = super::child::reports::<Rows>(&run.stdout).last();
+    rows.map(|r| r.0).ok_or_else(|| {
+        let why = match run.end {
+            super::child::End::Failed(e) => e,
+            end => end.reason().to_string(),
+        };
+        Error::bad_input(format!("reproduce codegen: {why}"))
+    })
+}
+
 /// Runs every version with each of `threads`, `rounds` interleaved rounds of `runs` timed
-/// runs; the file is rewritten after every version.
-pub fn reproduce(
-    out: &Path,
-    size: i64,
-    threads: &[usize],
-    runs: usize,
-    rounds: usize,
-) -> Result<()> {
+/// runs; the table's rows, the reference's last.
+pub fn rows(size: i64, threads: &[usize], runs: usize, rounds: usize) -> Result<Vec<Vec<String>>> {
     let mut rows: Vec<Vec<String>> = vec![];
     let mut baseline_ms: Vec<f64> = vec![];
     let mut reference_ms: Vec<Vec<f64>> = vec![vec![]; threads.len()];
@@ -181,13 +221,8 @@ pub fn reproduce(
             ]);
             eprintln!("  {}", rows.last().unwrap().join(","));
         }
-        super::matmul::write_csv(
-            out,
-            &COLUMNS,
-            &with_reference(&rows, &reference_ms, threads, size),
-        )?;
     }
-    Ok(())
+    Ok(with_reference(&rows, &reference_ms, threads, size))
 }
 
 /// The rows with one row per thread count for the reference GEMM itself (the median of all

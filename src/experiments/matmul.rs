@@ -10,7 +10,7 @@ use super::child::{self, Caps, End};
 use crate::egraph::saturate::{resident_mb, IterationStats, Limits};
 use crate::error::{write_atomically, Error, Result};
 use crate::guide::{self, parse::load_guide, Guide, Step, StepReport};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 /// The goals, in the paper's order.
@@ -67,7 +67,11 @@ pub fn unguided_step(g: &Guide, caps: Caps) -> Step {
 enum Report {
     Iteration(Iteration),
     Step(StepRow),
-    Done { peak_rss_mb: f64 },
+    Done {
+        peak_rss_mb: f64,
+        /// The size of the program found (operators), when every step was found.
+        program_size: Option<usize>,
+    },
 }
 
 fn report_iteration(step: usize, s: &IterationStats) {
@@ -98,15 +102,22 @@ fn report_step(_: usize, r: &StepReport) {
 /// The child process: runs one goal, guided or not, reporting as it goes.
 pub fn row_main(goal: &str, unguided: bool, caps: Caps) -> Result<()> {
     let g = guide_of(goal)?;
-    if unguided {
+    let last = if unguided {
         let step = unguided_step(&g, caps);
         let r = guide::search(&g.start, &step, |s| report_iteration(0, s))?;
         report_step(0, &r);
+        r
     } else {
-        guide::run(&g, report_iteration, report_step)?;
-    }
+        let mut reports = guide::run(&g, report_iteration, report_step)?;
+        reports.pop().expect("a guide has steps")
+    };
+    let program_size = match last.outcome.found() {
+        true => last.term.as_ref().map(|t| t.operator_count()),
+        false => None,
+    };
     child::report(&Report::Done {
         peak_rss_mb: resident_mb(true),
+        program_size,
     });
     Ok(())
 }
@@ -136,6 +147,7 @@ pub struct StepRow {
 }
 
 /// What one child run of a goal reported.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct GoalRun {
     pub goal: String,
     pub iterations: Vec<Iteration>,
@@ -143,6 +155,8 @@ pub struct GoalRun {
     pub end: End,
     pub peak_rss_mb: Option<f64>,
     pub wall_s: f64,
+    /// The found program's size (operators), when every step was found.
+    pub program_size: Option<usize>,
 }
 
 impl GoalRun {
@@ -173,12 +187,19 @@ fn read_reports(goal: &str, run: child::ChildRun) -> GoalRun {
         // What the child reports; for a child stopped by a cap, what the parent saw.
         peak_rss_mb: run.peak_rss_mb,
         wall_s: run.wall_s,
+        program_size: None,
     };
     for r in child::reports(&run.stdout) {
         match r {
             Report::Iteration(i) => out.iterations.push(i),
             Report::Step(s) => out.steps.push(s),
-            Report::Done { peak_rss_mb } => out.peak_rss_mb = Some(peak_rss_mb),
+            Report::Done {
+                peak_rss_mb,
+                program_size,
+            } => {
+                out.peak_rss_mb = Some(peak_rss_mb);
+                out.program_size = program_size;
+            }
         }
     }
     out
@@ -200,50 +221,20 @@ pub fn run_goal(goal: &str, unguided: bool, caps: Caps) -> Result<GoalRun> {
     Ok(read_reports(goal, child::run(&args, caps)?))
 }
 
-/// Settings of `reproduce table3|table4|table5|fig16`.
-pub struct MatmulConfig {
-    pub goals: Vec<String>,
-    /// Caps of each unguided row (Table 3, and Figure 16's unguided searches).
-    pub unguided: Caps,
-    pub dir: PathBuf,
-}
+/// Caps of an unguided row (Table 3, and Figure 16's unguided searches), as in the paper.
+pub const UNGUIDED_CAPS: Caps = Caps {
+    memory_mb: 8000,
+    time: Duration::from_secs(600),
+};
 
-impl MatmulConfig {
-    /// Caps of a guided row: the guides' own limits stop it; these only guard the machine.
-    fn guided_caps(&self) -> Caps {
-        Caps {
-            memory_mb: 8000,
-            time: Duration::from_secs(600),
-        }
-    }
-}
+/// Caps of a guided row: the guides' own limits stop it; these only guard the machine.
+pub const GUIDED_CAPS: Caps = Caps {
+    memory_mb: 8000,
+    time: Duration::from_secs(600),
+};
 
-/// The runs made so far in one `reproduce` invocation, so that Figure 16 reuses the rows of
-/// Tables 3 and 4.
-#[derive(Default)]
-pub struct Runs {
-    guided: Vec<GoalRun>,
-    unguided: Vec<GoalRun>,
-}
-
-impl Runs {
-    fn get(&mut self, goal: &str, unguided: bool, caps: Caps) -> Result<&GoalRun> {
-        let list = if unguided {
-            &mut self.unguided
-        } else {
-            &mut self.guided
-        };
-        if let Some(i) = list.iter().position(|r| r.goal == goal) {
-            return Ok(&list[i]);
-        }
-        eprintln!(
-            "{goal} ({}) ...",
-            if unguided { "unguided" } else { "guided" }
-        );
-        list.push(run_goal(goal, unguided, caps)?);
-        Ok(list.last().unwrap())
-    }
-}
+/// The runs of goals found so far: `(goal, unguided)` to its run.
+pub type Runs<'a> = dyn Fn(&str, bool) -> Option<&'a GoalRun> + 'a;
 
 fn csv_bytes(header: &[&str], rows: &[Vec<String>]) -> Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(vec![]);
@@ -277,13 +268,11 @@ fn mb(x: Option<f64>) -> String {
     x.map_or(String::new(), |x| format!("{x:.1}"))
 }
 
-/// Table 3: unguided searches, one child per goal under the caps; the file is rewritten
-/// after every row.
-pub fn table3(cfg: &MatmulConfig, runs: &mut Runs) -> Result<()> {
-    let path = cfg.dir.join("table3.csv");
+/// Table 3: the unguided runs of `goals` found so far, under `caps`.
+pub fn table3(dir: &Path, goals: &[String], caps: Caps, runs: &Runs) -> Result<()> {
     let mut rows = vec![];
-    for goal in &cfg.goals {
-        let r = runs.get(goal, true, cfg.unguided)?;
+    for goal in goals {
+        let Some(r) = runs(goal, true) else { continue };
         let rules: usize = r.iterations.iter().map(|i| i.rules_applied).sum();
         rows.push(vec![
             goal.clone(),
@@ -295,16 +284,10 @@ pub fn table3(cfg: &MatmulConfig, runs: &mut Runs) -> Result<()> {
             r.max(|i| i.eclasses).to_string(),
             r.iterations.len().to_string(),
             r.stop(),
-            format!(
-                "{} MB, {} s",
-                cfg.unguided.memory_mb,
-                cfg.unguided.time.as_secs()
-            ),
+            format!("{} MB, {} s", caps.memory_mb, caps.time.as_secs()),
         ]);
-        eprintln!("  {}", rows.last().unwrap().join(","));
-        write_csv(&path, &TABLE3_COLUMNS, &rows)?;
     }
-    Ok(())
+    write_csv(&dir.join("table3.csv"), &TABLE3_COLUMNS, &rows)
 }
 
 pub const TABLE4_COLUMNS: [&str; 8] = [
@@ -331,14 +314,15 @@ pub const TABLE4_STEP_COLUMNS: [&str; 10] = [
     "stop_reason",
 ];
 
-/// Table 4 (guided) and its per-step figures.
-pub fn table4(cfg: &MatmulConfig, runs: &mut Runs) -> Result<()> {
+/// Table 4 (guided) and its per-step figures, from the guided runs of `goals` so far.
+pub fn table4(dir: &Path, goals: &[String], runs: &Runs) -> Result<()> {
     let (mut rows, mut step_rows) = (vec![], vec![]);
-    for goal in &cfg.goals {
+    for goal in goals {
+        let Some(r) = runs(goal, false) else { continue };
         let steps = guide_of(goal)?.steps.len();
-        let r = runs.get(goal, false, cfg.guided_caps())?;
         let seconds: f64 = r.steps.iter().map(|s| s.seconds).sum();
         let rules: usize = r.steps.iter().map(|s| s.rules_applied).sum();
+        let most = |f: fn(&StepRow) -> usize| r.steps.iter().map(f).max().unwrap_or(0);
         rows.push(vec![
             goal.clone(),
             (steps - 1).to_string(),
@@ -346,20 +330,9 @@ pub fn table4(cfg: &MatmulConfig, runs: &mut Runs) -> Result<()> {
             format!("{seconds:.3}"),
             mb(r.peak_rss_mb),
             rules.to_string(),
-            r.steps
-                .iter()
-                .map(|s| s.enodes)
-                .max()
-                .unwrap_or(0)
-                .to_string(),
-            r.steps
-                .iter()
-                .map(|s| s.eclasses)
-                .max()
-                .unwrap_or(0)
-                .to_string(),
+            most(|s| s.enodes).to_string(),
+            most(|s| s.eclasses).to_string(),
         ]);
-        eprintln!("  {}", rows.last().unwrap().join(","));
         for (i, s) in r.steps.iter().enumerate() {
             step_rows.push(vec![
                 goal.clone(),
@@ -374,14 +347,13 @@ pub fn table4(cfg: &MatmulConfig, runs: &mut Runs) -> Result<()> {
                 s.stop.clone(),
             ]);
         }
-        write_csv(&cfg.dir.join("table4.csv"), &TABLE4_COLUMNS, &rows)?;
-        write_csv(
-            &cfg.dir.join("table4-steps.csv"),
-            &TABLE4_STEP_COLUMNS,
-            &step_rows,
-        )?;
     }
-    Ok(())
+    write_csv(&dir.join("table4.csv"), &TABLE4_COLUMNS, &rows)?;
+    write_csv(
+        &dir.join("table4-steps.csv"),
+        &TABLE4_STEP_COLUMNS,
+        &step_rows,
+    )
 }
 
 pub const TABLE5_COLUMNS: [&str; 6] = [
@@ -393,15 +365,15 @@ pub const TABLE5_COLUMNS: [&str; 6] = [
     "program_size",
 ];
 
-/// Table 5: each goal's sketches and their sizes, and the size of the program it finds
-/// (the guide runs in this process).
-pub fn table5(cfg: &MatmulConfig) -> Result<()> {
+/// Table 5: each goal's sketches and their sizes, and the size of the program its guided
+/// run found.
+pub fn table5(dir: &Path, goals: &[String], runs: &Runs) -> Result<()> {
     let mut rows = vec![];
-    for goal in &cfg.goals {
+    for goal in goals {
+        let Some(size) = runs(goal, false).and_then(|r| r.program_size) else {
+            continue;
+        };
         let g = guide_of(goal)?;
-        let reports = guide::run(&g, |_, _| {}, |_, _| {})?;
-        guide::check_found(&reports)?;
-        let program = reports.last().and_then(|r| r.term.clone()).expect("found");
         let names: Vec<&str> = g.steps.iter().map(|s| s.sketch.name.as_str()).collect();
         let sizes: Vec<usize> = g.steps.iter().map(|s| s.sketch.size).collect();
         let (guides, last) = names.split_at(names.len() - 1);
@@ -415,11 +387,10 @@ pub fn table5(cfg: &MatmulConfig) -> Result<()> {
                 .collect::<Vec<_>>()
                 .join(" + "),
             sizes.iter().sum::<usize>().to_string(),
-            program.operator_count().to_string(),
+            size.to_string(),
         ]);
-        eprintln!("  {}", rows.last().unwrap().join(","));
     }
-    write_csv(&cfg.dir.join("table5.csv"), &TABLE5_COLUMNS, &rows)
+    write_csv(&dir.join("table5.csv"), &TABLE5_COLUMNS, &rows)
 }
 
 pub const FIG16_COLUMNS: [&str; 8] = [
@@ -437,17 +408,14 @@ pub const FIG16_COLUMNS: [&str; 8] = [
 pub const FIG16_GOALS: [&str; 2] = ["blocking", "parallel"];
 
 /// Figure 16: per-iteration growth of guided and unguided searches, as CSV and SVG.
-pub fn fig16(cfg: &MatmulConfig, runs: &mut Runs) -> Result<()> {
+pub fn fig16(dir: &Path, runs: &Runs) -> Result<()> {
     let mut rows = vec![];
     let mut series = vec![];
     for unguided in [true, false] {
         for goal in FIG16_GOALS {
-            let caps = if unguided {
-                cfg.unguided
-            } else {
-                cfg.guided_caps()
+            let Some(r) = runs(goal, unguided) else {
+                continue;
             };
-            let r = runs.get(goal, unguided, caps)?;
             let search = if unguided { "unguided" } else { "guided" };
             let mut total = 0;
             let mut points = vec![];
@@ -477,6 +445,6 @@ pub fn fig16(cfg: &MatmulConfig, runs: &mut Runs) -> Result<()> {
             });
         }
     }
-    write_csv(&cfg.dir.join("fig16.csv"), &FIG16_COLUMNS, &rows)?;
-    super::plot::fig16(&cfg.dir.join("fig16.svg"), &series)
+    write_csv(&dir.join("fig16.csv"), &FIG16_COLUMNS, &rows)?;
+    super::plot::fig16(&dir.join("fig16.svg"), &series)
 }

@@ -11,6 +11,7 @@ pub mod child;
 pub mod codegen;
 pub mod matmul;
 pub mod plot;
+pub mod reproduce;
 pub mod scale;
 pub mod table2;
 

@@ -8,6 +8,7 @@
 //! indices}.
 
 use super::child::{self, Caps, End};
+use crate::cluster::job::Task;
 use crate::egraph::names::{self, Binding};
 use crate::egraph::saturate::{normalise, same_class, saturate, Limits, Outcome};
 use crate::egraph::subst::SharedSnapshot;
@@ -119,16 +120,11 @@ pub fn search_goal(
     )
 }
 
-/// Settings of a table run.
-pub struct Table2Config {
-    /// Only rows with this substitution (all when `None`).
-    pub substitution: Option<String>,
-    /// Only rows with this binding (all when `None`).
-    pub binding: Option<String>,
-    pub memory_mb: u64,
-    pub time: Duration,
-    pub out: std::path::PathBuf,
-}
+/// Caps of a row: 2 GB as in the paper, 240 s.
+pub const CAPS: Caps = Caps {
+    memory_mb: 2000,
+    time: Duration::from_secs(240),
+};
 
 /// What a row's child process reports, one JSON line each: every iteration as it finishes
 /// (so that a row stopped by a cap says how far it got), then the row.
@@ -146,24 +142,23 @@ enum Report {
 
 /// A row's figures after `goal`, `substitution` and `binding`, in [`COLUMNS`] order; empty
 /// (`None`) where a row stopped by a cap has none.
-#[derive(serde::Serialize, serde::Deserialize)]
-struct Row {
-    found: bool,
-    iterations: Option<usize>,
-    saturation_s: Option<f64>,
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct Row {
+    pub found: bool,
+    pub iterations: Option<usize>,
+    pub saturation_s: Option<f64>,
     /// Measured by the parent.
-    #[serde(skip)]
-    wall_s: f64,
+    pub wall_s: f64,
     /// The child's own figure; for a row stopped by a cap, as the parent last saw it.
-    peak_rss_mb: Option<f64>,
-    rules_applied: Option<usize>,
-    enodes: Option<usize>,
-    eclasses: Option<usize>,
-    stop_reason: String,
+    pub peak_rss_mb: Option<f64>,
+    pub rules_applied: Option<usize>,
+    pub enodes: Option<usize>,
+    pub eclasses: Option<usize>,
+    pub stop_reason: String,
 }
 
 impl Row {
-    fn fields(&self) -> Vec<String> {
+    pub fn fields(&self) -> Vec<String> {
         fn cell<T>(x: Option<T>, show: impl Fn(T) -> String) -> String {
             x.map_or_else(String::new, show)
         }
@@ -181,9 +176,9 @@ impl Row {
     }
 }
 
-/// One row, run in a child process.
-fn run_child(goal: &str, (subst, bind): (&str, &str), cfg: &Table2Config) -> Result<Row> {
-    let time = cfg.time.as_secs().to_string();
+/// One row, run in a child process under `caps`.
+pub fn run_child(goal: &str, (subst, bind): (&str, &str), caps: Caps) -> Result<Row> {
+    let time = caps.time.as_secs().to_string();
     let args = [
         "table2-row",
         goal,
@@ -196,10 +191,6 @@ fn run_child(goal: &str, (subst, bind): (&str, &str), cfg: &Table2Config) -> Res
     ]
     .map(String::from)
     .to_vec();
-    let caps = Caps {
-        memory_mb: cfg.memory_mb,
-        time: cfg.time,
-    };
     let run = child::run(&args, caps)?;
     let (mut row, mut progress) = (None, None);
     for r in child::reports(&run.stdout) {
@@ -249,35 +240,45 @@ fn run_child(goal: &str, (subst, bind): (&str, &str), cfg: &Table2Config) -> Res
     })
 }
 
-/// Runs every row in a child process; the CSV is rewritten (atomically) as each row
-/// finishes, so an interrupted run keeps every finished row.
-pub fn reproduce(cfg: &Table2Config) -> Result<()> {
-    if let Some(s) = &cfg.substitution {
-        substitution(s)?;
+/// The rows `reproduce table2` runs: every goal with every encoding, or those of one
+/// substitution or binding.
+pub fn tasks(substitution: Option<&str>, binding: Option<&str>) -> Result<Vec<Task>> {
+    if let Some(s) = substitution {
+        self::substitution(s)?;
     }
-    if let Some(b) = &cfg.binding {
+    if let Some(b) = binding {
         Binding::parse(b)?;
     }
-    crate::error::check_writable(&cfg.out)?;
-    let mut rows = vec![];
-    for goal in GOALS {
-        for (subst, bind) in ENCODINGS {
-            let skip = |filter: &Option<String>, x| filter.as_deref().is_some_and(|f| f != x);
-            if skip(&cfg.substitution, subst) || skip(&cfg.binding, bind) {
-                continue;
-            }
-            let fields = run_child(goal, (subst, bind), cfg)?.fields();
-            let row: Vec<String> = [goal, subst, bind]
-                .map(String::from)
+    let keep = |filter: Option<&str>, x: &str| filter.is_none_or(|f| f == x);
+    Ok(GOALS
+        .iter()
+        .flat_map(|goal| ENCODINGS.iter().map(move |e| (goal, e)))
+        .filter(|(_, (s, b))| keep(substitution, s) && keep(binding, b))
+        .map(|(goal, (s, b))| Task::Table2 {
+            goal: goal.to_string(),
+            substitution: s.to_string(),
+            binding: b.to_string(),
+        })
+        .collect())
+}
+
+/// The table's lines: each task with its row.
+pub fn lines<'a>(rows: impl Iterator<Item = (&'a Task, &'a Row)>) -> Vec<Vec<String>> {
+    rows.filter_map(|(task, row)| match task {
+        Task::Table2 {
+            goal,
+            substitution,
+            binding,
+        } => Some(
+            [goal, substitution, binding]
+                .map(String::clone)
                 .into_iter()
-                .chain(fields)
-                .collect();
-            eprintln!("{}", row.join(","));
-            rows.push(row);
-            super::matmul::write_csv(&cfg.out, &COLUMNS, &rows)?;
-        }
-    }
-    Ok(())
+                .chain(row.fields())
+                .collect(),
+        ),
+        _ => None,
+    })
+    .collect()
 }
 
 /// The targets of the efficient encoding (issue and `performance-anchors.md`): the reference
@@ -290,13 +291,13 @@ const TARGETS: [(&str, f64, f64); 3] = [
 
 /// `sketchlog bench table2`: the efficient encoding's saturation time and peak RSS per goal,
 /// medians of `runs` child-process runs, beside the targets.
-pub fn bench(cfg: &Table2Config, runs: usize) -> Result<()> {
+pub fn bench(caps: Caps, runs: usize) -> Result<()> {
     println!("goal       runs  saturation ms (median)  target ms  peak RSS MB (median)  target MB");
     for (goal, target_ms, target_mb) in TARGETS {
         let mut times = vec![];
         let mut rss = vec![];
         for _ in 0..runs.max(1) {
-            let row = run_child(goal, ("extraction", "debruijn"), cfg)?;
+            let row = run_child(goal, ("extraction", "debruijn"), caps)?;
             if !row.found {
                 let stop = row.stop_reason;
                 return Err(Error::bad_input(format!("{goal} was not found ({stop})")));

@@ -94,6 +94,14 @@ pub struct Guide {
     /// The program's own names for its leading binders, used when printing.
     pub names: crate::rise::debruijn::Names,
     pub steps: Vec<Step>,
+    /// The files it was read from: its guide file (if any), program, sketches, rules and
+    /// cost weights. What a result of the guide depends on.
+    pub inputs: Vec<std::path::PathBuf>,
+}
+
+/// The file of a `FILE:NAME` reference (the whole text when it names none).
+pub fn file_of(spec: &str) -> &str {
+    spec.split_once(':').map_or(spec, |(file, _)| file)
 }
 
 impl Step {
@@ -176,11 +184,19 @@ impl Guide {
         }
         let mut step = Step::new(sketch, all, settings);
         step.goal = goal;
+        let inputs = std::iter::once(program)
+            .chain(rules.iter().map(String::as_str))
+            .chain(match target {
+                Target::Sketch(spec) | Target::Goal(spec) => Some(spec),
+            })
+            .map(|spec| file_of(spec).into())
+            .collect();
         Ok(Guide {
             program: program.to_string(),
             start: def.term,
             names: def.names,
             steps: vec![step],
+            inputs,
         })
     }
 }

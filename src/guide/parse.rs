@@ -71,6 +71,8 @@ struct GuideParser {
     rules: Option<RuleFile>,
     defaults: Settings,
     steps: Vec<(Word, Settings)>,
+    /// Every file read so far, the guide's own first.
+    inputs: Vec<PathBuf>,
 }
 
 /// The number after setting `after`, read and checked by `parse`.
@@ -86,6 +88,15 @@ fn number<T>(
 /// A count of at least 0.
 fn count(text: &str) -> std::result::Result<usize, String> {
     crate::limits::parse_at_least(text, 0)
+}
+
+/// The path of `file` (relative to the guide's `dir`), recorded among the guide's `inputs`.
+fn input(dir: &Path, inputs: &mut Vec<PathBuf>, file: &str) -> PathBuf {
+    let path = dir.join(file);
+    if !inputs.contains(&path) {
+        inputs.push(path.clone());
+    }
+    path
 }
 
 impl GuideParser {
@@ -126,7 +137,8 @@ impl GuideParser {
                 settings.cost = match args {
                     [w] if w.text == "ast-size" => Cost::AstSize,
                     [w, file] if w.text == "weights" => {
-                        Cost::Weighted(Weighted::load(&self.dir.join(&file.text))?)
+                        let path = input(&self.dir, &mut self.inputs, &file.text);
+                        Cost::Weighted(Weighted::load(&path)?)
                     }
                     _ => return Err(Error::at(&key.span, "expected `cost ast-size` or `cost weights FILE`")),
                 }
@@ -140,7 +152,7 @@ impl GuideParser {
                     let set = if w.text == "*" {
                         file.rules.clone()
                     } else if let Some((path, set)) = w.text.split_once(".rules:") {
-                        let other = self.dir.join(format!("{path}.rules"));
+                        let other = input(&self.dir, &mut self.inputs, &format!("{path}.rules"));
                         let other = crate::rules::load_rule_file(&other).map_err(|e| e.or_at(&w.span))?;
                         crate::rules::select(&other, Some(set)).map_err(|e| e.or_at(&w.span))?
                     } else {
@@ -179,10 +191,12 @@ impl GuideParser {
                 let w = one()?;
                 let def =
                     crate::rise::load_def_ref(&w.text, &self.dir).map_err(|e| e.or_at(&w.span))?;
+                input(&self.dir, &mut self.inputs, super::file_of(&w.text));
                 self.program = Some((w.text.to_string(), def.term, def.names));
             }
             "sketches" => {
-                let src = read_source(&self.dir.join(&one()?.text))?;
+                let path = input(&self.dir, &mut self.inputs, &one()?.text);
+                let src = read_source(&path)?;
                 self.sketches = Some(crate::sketch::parse::parse_sketch_file(&src)?);
             }
             "rules"
@@ -191,7 +205,8 @@ impl GuideParser {
                     && ws.len() == 2
                     && ws[1].text.ends_with(".rules") =>
             {
-                self.rules = Some(crate::rules::load_rule_file(&self.dir.join(&one()?.text))?);
+                let path = input(&self.dir, &mut self.inputs, &one()?.text);
+                self.rules = Some(crate::rules::load_rule_file(&path)?);
             }
             _ => return Ok(false),
         }
@@ -214,6 +229,7 @@ pub fn load_guide(path: &Path) -> Result<Guide> {
             filter: Filter::default(),
         },
         steps: vec![],
+        inputs: vec![path.to_path_buf()],
     };
     let mut offset = 0;
     for line in src.text.split_inclusive('\n') {
@@ -260,5 +276,6 @@ pub fn load_guide(path: &Path) -> Result<Guide> {
         start,
         names,
         steps,
+        inputs: p.inputs,
     })
 }

@@ -1,0 +1,133 @@
+//! A job: one experiment row (or, for the timed C, one table) that a worker runs in a child
+//! process under caps, keyed by everything that determines its result.
+
+use crate::error::{Error, Result};
+use crate::experiments::child::Caps;
+use crate::experiments::{codegen, matmul, table2};
+use serde::{Deserialize, Serialize};
+use std::hash::Hasher;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// What a job computes.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Task {
+    /// A row of Table 2: one goal with one encoding.
+    Table2 {
+        goal: String,
+        substitution: String,
+        binding: String,
+    },
+    /// A matrix multiplication goal, guided (Tables 4 and 5) or not (Table 3); Figure 16
+    /// reads both.
+    Matmul { goal: String, unguided: bool },
+    /// The generated C's table: every version compiled, validated and timed. Timed, so it
+    /// runs alone.
+    Codegen { size: i64 },
+}
+
+impl Task {
+    /// How it reads in progress lines.
+    pub fn label(&self) -> String {
+        match self {
+            Task::Table2 {
+                goal,
+                substitution,
+                binding,
+            } => format!("table2 {goal} {substitution} {binding}"),
+            Task::Matmul { goal, unguided } => {
+                let how = if *unguided { "unguided" } else { "guided" };
+                format!("matmul {goal} {how}")
+            }
+            Task::Codegen { size } => format!("codegen at {size}"),
+        }
+    }
+
+    /// Whether its figures are timings that another job beside it would disturb.
+    pub fn timed(&self) -> bool {
+        matches!(self, Task::Codegen { .. })
+    }
+
+    /// The files its result depends on (relative to the working directory).
+    pub fn inputs(&self) -> Result<Vec<PathBuf>> {
+        Ok(match self {
+            Task::Table2 { goal, .. } => vec![
+                format!("programs/{goal}.rise").into(),
+                "rules/table2.rules".into(),
+            ],
+            Task::Matmul { goal, .. } => matmul::guide_of(goal)?.inputs,
+            Task::Codegen { .. } => codegen::inputs()?,
+        })
+    }
+}
+
+/// A task under caps, with its key.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Job {
+    pub task: Task,
+    pub memory_mb: u64,
+    pub time_s: u64,
+    /// A hash of what determines the result: the task, the caps, the contents of its input
+    /// files and sketchlog's version. A finished job with the same key need not run again.
+    pub key: String,
+}
+
+/// What a job produced.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum Outcome {
+    Table2(table2::Row),
+    Matmul(matmul::GoalRun),
+    /// The codegen table's rows.
+    Codegen(Vec<Vec<String>>),
+}
+
+impl Job {
+    /// `task` under `caps`, keyed by reading its input files now.
+    pub fn new(task: Task, caps: Caps) -> Result<Job> {
+        let mut hash = fnv::FnvHasher::default();
+        let mut put = |bytes: &[u8]| {
+            hash.write_usize(bytes.len());
+            hash.write(bytes);
+        };
+        put(env!("CARGO_PKG_VERSION").as_bytes());
+        let what = (&task, caps.memory_mb, caps.time.as_secs());
+        put(&serde_json::to_vec(&what).expect("plain data"));
+        for path in task.inputs()? {
+            let bytes = std::fs::read(&path)
+                .map_err(|e| Error::bad_input(format!("{}: cannot read: {e}", path.display())))?;
+            put(path.to_string_lossy().as_bytes());
+            put(&bytes);
+        }
+        Ok(Job {
+            key: format!("{:016x}", hash.finish()),
+            task,
+            memory_mb: caps.memory_mb,
+            time_s: caps.time.as_secs(),
+        })
+    }
+
+    pub fn caps(&self) -> Caps {
+        Caps {
+            memory_mb: self.memory_mb,
+            time: Duration::from_secs(self.time_s),
+        }
+    }
+
+    /// Runs it in a child process of `sketchlog` under its caps. A row stopped by a cap or
+    /// failing in the child is an outcome that says so; an error is the parent's own (a
+    /// child that could not be started).
+    pub fn run(&self) -> Result<Outcome> {
+        let caps = self.caps();
+        Ok(match &self.task {
+            Task::Table2 {
+                goal,
+                substitution,
+                binding,
+            } => Outcome::Table2(table2::run_child(goal, (substitution, binding), caps)?),
+            Task::Matmul { goal, unguided } => {
+                Outcome::Matmul(matmul::run_goal(goal, *unguided, caps)?)
+            }
+            Task::Codegen { size } => Outcome::Codegen(codegen::run_child(*size, caps)?),
+        })
+    }
+}

@@ -1,0 +1,93 @@
+//! Finished jobs on disk: `runs.jsonl` in the results directory, one JSON line per job (its
+//! key, task, caps and outcome), rewritten atomically as each job finishes. The tables are
+//! views of it; a rerun reads it and runs only the jobs whose key it does not hold.
+
+use super::job::{Job, Outcome};
+use crate::error::{read_source, write_atomically, Error, Result, Span};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// A job and what it produced.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Finished {
+    pub job: Job,
+    pub outcome: Outcome,
+    /// Which worker ran it (`process.worker`).
+    pub worker: String,
+    /// The wall-clock seconds it took, child start to exit.
+    pub seconds: f64,
+}
+
+/// The finished jobs of a results directory: at most one per task, the latest.
+pub struct Store {
+    path: PathBuf,
+    finished: Vec<Finished>,
+}
+
+impl Store {
+    /// The file name in a results directory.
+    pub const FILE: &'static str = "runs.jsonl";
+
+    /// Reads `path` (an empty store when it does not exist); a line that is not a finished
+    /// job is an error at its line and column.
+    pub fn open(path: &Path) -> Result<Store> {
+        let mut finished = vec![];
+        if path.exists() {
+            let src = read_source(path)?;
+            let mut offset = 0;
+            for line in src.text.split_inclusive('\n') {
+                if !line.trim().is_empty() {
+                    let f: Finished = serde_json::from_str(line).map_err(|e| {
+                        let at = offset + line_offset(line, e.column());
+                        Error::at(&Span::new(&src, at, at), format!("not a finished job: {e}"))
+                    })?;
+                    finished.push(f);
+                }
+                offset += line.len();
+            }
+        }
+        Ok(Store {
+            path: path.to_path_buf(),
+            finished,
+        })
+    }
+
+    /// A store that forgets what is on disk (the file is replaced at the first record).
+    pub fn empty(path: &Path) -> Store {
+        Store {
+            path: path.to_path_buf(),
+            finished: vec![],
+        }
+    }
+
+    pub fn all(&self) -> &[Finished] {
+        &self.finished
+    }
+
+    /// The outcome of `job` if a job with its key finished.
+    pub fn outcome(&self, job: &Job) -> Option<&Outcome> {
+        self.finished
+            .iter()
+            .find(|f| f.job.key == job.key)
+            .map(|f| &f.outcome)
+    }
+
+    /// Records `f`, replacing the task's earlier (stale) result, and rewrites the file.
+    pub fn record(&mut self, f: Finished) -> Result<()> {
+        self.finished.retain(|old| old.job.task != f.job.task);
+        self.finished.push(f);
+        let mut text = String::new();
+        for f in &self.finished {
+            text += &serde_json::to_string(f).expect("plain data");
+            text.push('\n');
+        }
+        write_atomically(&self.path, text.as_bytes())
+    }
+}
+
+/// The byte offset in `line` of 1-based character column `column` (serde's).
+fn line_offset(line: &str, column: usize) -> usize {
+    line.char_indices()
+        .nth(column.saturating_sub(1))
+        .map_or(line.len(), |(i, _)| i)
+}

@@ -1,0 +1,165 @@
+//! Experiments as jobs on a timely cluster: two processes give the rows of one, finished
+//! rows are reused, and changing an input re-runs exactly the rows that depend on it.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+const FAST_ROWS: &[&str] = &[
+    "reproduce",
+    "table2",
+    "--substitution",
+    "extraction",
+    "--binding",
+    "debruijn",
+    "--time-s",
+    "120",
+];
+
+fn sketchlog(cwd: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_sketchlog"));
+    c.current_dir(cwd).args(args);
+    c
+}
+
+fn finished(out: Output) -> String {
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{said}");
+    said
+}
+
+/// The CSV's rows without their timings and memory (columns 6 to 8), which differ between
+/// runs.
+fn counts(csv: &Path) -> Vec<Vec<String>> {
+    let text = std::fs::read_to_string(csv).unwrap();
+    text.lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            [&f[..5], &f[8..]]
+                .concat()
+                .iter()
+                .map(|s| s.to_string())
+                .collect()
+        })
+        .collect()
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[test]
+fn two_processes_on_localhost_produce_the_rows_of_one() {
+    let root = std::env::current_dir().unwrap();
+    let one = tempfile::tempdir().unwrap();
+    let two = tempfile::tempdir().unwrap();
+    let said = finished(
+        sketchlog(&root, FAST_ROWS)
+            .args(["--workers", "1", "--dir"])
+            .arg(one.path())
+            .output()
+            .unwrap(),
+    );
+    assert!(said.contains("3 jobs: 0 reused"), "{said}");
+    let hosts = two.path().join("hosts");
+    let ports = [free_port(), free_port()];
+    std::fs::write(
+        &hosts,
+        format!("127.0.0.1:{}\n127.0.0.1:{}\n", ports[0], ports[1]),
+    )
+    .unwrap();
+    let cluster = |process: &str| {
+        sketchlog(&root, FAST_ROWS)
+            .args(["--workers", "1", "--process", process, "--hostfile"])
+            .arg(&hosts)
+            .arg("--dir")
+            .arg(two.path().join("out"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let second = cluster("1");
+    let first = cluster("0");
+    let said = finished(first.wait_with_output().unwrap());
+    finished(second.wait_with_output().unwrap());
+    assert!(said.contains("3 jobs to run on 2 workers"), "{said}");
+    for w in ["worker 0", "worker 1"] {
+        assert!(said.contains(w), "both processes ran jobs: {said}");
+    }
+    let rows = counts(&one.path().join("table2.csv"));
+    assert_eq!(rows.len(), 1 + 3);
+    assert_eq!(rows, counts(&two.path().join("out/table2.csv")));
+}
+
+#[test]
+fn changing_one_input_reruns_only_the_rows_that_depend_on_it() {
+    let work = tempfile::tempdir().unwrap();
+    let at = work.path();
+    for dir in ["programs", "rules"] {
+        std::fs::create_dir(at.join(dir)).unwrap();
+    }
+    for f in [
+        "programs/reduction.rise",
+        "programs/fission.rise",
+        "programs/binomial.rise",
+        "rules/table2.rules",
+    ] {
+        std::fs::copy(f, at.join(f)).unwrap();
+    }
+    let run = || finished(sketchlog(at, FAST_ROWS).output().unwrap());
+    let first = run();
+    assert!(first.contains("3 jobs: 0 reused"), "{first}");
+    let again = run();
+    assert!(again.contains("3 jobs: 3 reused"), "{again}");
+    assert!(!again.contains("[1/"), "nothing ran: {again}");
+    let append = |file: &str| {
+        let path = at.join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, text + "\n// edited\n").unwrap();
+    };
+    append("programs/fission.rise");
+    let edited = run();
+    assert!(edited.contains("3 jobs: 2 reused"), "{edited}");
+    assert!(edited.contains("[1/1] table2 fission"), "{edited}");
+    append("rules/table2.rules");
+    let rules = run();
+    assert!(rules.contains("3 jobs: 0 reused"), "{rules}");
+    // The store keeps one result per row, the latest.
+    let store = std::fs::read_to_string(at.join("results/runs.jsonl")).unwrap();
+    assert_eq!(store.lines().count(), 3);
+    assert_eq!(counts(&at.join("results/table2.csv")).len(), 1 + 3);
+}
+
+#[test]
+fn bad_stores_and_hostfiles_are_located_errors() {
+    let work = tempfile::tempdir().unwrap();
+    let root = std::env::current_dir().unwrap();
+    std::fs::write(work.path().join("runs.jsonl"), "{\"job\": 1}\n").unwrap();
+    let out = sketchlog(&root, FAST_ROWS)
+        .arg("--dir")
+        .arg(work.path())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("runs.jsonl:1:"), "{said}");
+    assert!(said.contains("not a finished job"), "{said}");
+
+    let hosts = work.path().join("hosts");
+    std::fs::write(&hosts, "127.0.0.1:1\nlocalhost\n").unwrap();
+    let out = sketchlog(&root, FAST_ROWS)
+        .arg("--hostfile")
+        .arg(&hosts)
+        .arg("--dir")
+        .arg(work.path().join("out"))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("hosts:2:1"), "{said}");
+    assert!(said.contains("expected `host:port`"), "{said}");
+}
