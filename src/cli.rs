@@ -10,7 +10,7 @@ use crate::experiments::child::Caps;
 use crate::guide::{self, report};
 use crate::limits;
 use crate::rise::{self, debruijn, infer, print};
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -23,6 +23,43 @@ use std::time::Duration;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+}
+
+/// Where jobs run and where their results go (`reproduce`, `sweep`).
+#[derive(Args, Clone, Debug)]
+pub struct JobArgs {
+    /// Directory of the result files and of the finished jobs (`runs.jsonl`).
+    #[arg(long, default_value = "results")]
+    dir: PathBuf,
+    /// Run every job again, ignoring the finished ones on disk.
+    #[arg(long)]
+    fresh: bool,
+    /// Worker threads in this process, each running one job at a time (default: as many
+    /// as the cores and the available memory at the largest memory cap allow; timed jobs
+    /// always run alone).
+    #[arg(long, value_parser = limits::positive)]
+    workers: Option<usize>,
+    /// Several processes (machines): a file of `host:port` lines, one per process, the
+    /// same on every machine; start the same command on each with its `--process`.
+    #[arg(long)]
+    hostfile: Option<PathBuf>,
+    /// This process's index in the hostfile (process 0 writes the files).
+    #[arg(long, default_value_t = 0, requires = "hostfile")]
+    process: usize,
+}
+
+impl JobArgs {
+    /// The cluster asked for; `None` for this machine with the default workers.
+    fn cluster(&self) -> Option<crate::cluster::Cluster> {
+        match (self.workers, &self.hostfile) {
+            (None, None) => None,
+            (workers, hostfile) => Some(crate::cluster::Cluster {
+                workers: workers.unwrap_or(1),
+                hostfile: hostfile.clone(),
+                process: self.process,
+            }),
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -51,31 +88,20 @@ enum Command {
         /// run share their searches: fig16 reuses the rows of table3 and table4).
         #[arg(required = true)]
         tables: Vec<String>,
-        /// Directory of the tables' files and of the finished jobs (`runs.jsonl`).
-        #[arg(long, default_value = "results")]
-        dir: PathBuf,
-        /// Run every job again, ignoring the finished ones on disk.
-        #[arg(long)]
-        fresh: bool,
-        /// Worker threads in this process, each running one job at a time (default: as many
-        /// as the cores and the available memory at the largest memory cap allow; timed
-        /// jobs always run alone).
-        #[arg(long, value_parser = limits::positive)]
-        workers: Option<usize>,
-        /// Several processes (machines): a file of `host:port` lines, one per process, the
-        /// same on every machine; start the same command on each with its `--process`.
-        #[arg(long)]
-        hostfile: Option<PathBuf>,
-        /// This process's index in the hostfile (process 0 writes the files).
-        #[arg(long, default_value_t = 0, requires = "hostfile")]
-        process: usize,
+        #[command(flatten)]
+        jobs: JobArgs,
         /// Memory cap per row, in MB (table2: 2000 as in the paper; unguided rows of table3
-        /// and fig16: 8000).
+        /// and fig16: 3000, or 60000 with `--paper-caps`).
         #[arg(long, value_parser = limits::memory_mb)]
         memory_mb: Option<u64>,
-        /// Time limit per row, in seconds (table2: 240; unguided rows: 600).
+        /// Time limit per row, in seconds (table2: 240; unguided rows: 240, or 7200 with
+        /// `--paper-caps`).
         #[arg(long)]
         time_s: Option<u64>,
+        /// The paper's caps for the unguided rows (60 GB, 2 hours each): a run for several
+        /// machines (`--hostfile`), hours long.
+        #[arg(long)]
+        paper_caps: bool,
         /// table2: only the rows of one substitution encoding (`explicit` or `extraction`).
         #[arg(long)]
         substitution: Option<String>,
@@ -132,6 +158,22 @@ enum Command {
         memory_mb: u64,
         #[arg(long, default_value_t = 600)]
         time_s: u64,
+    },
+    /// Run a guide over a grid of parameters (`FILE.sweep`: templates with `{NAME}`
+    /// placeholders, each point instantiated, searched and optionally timed as C); one CSV
+    /// row per point in `DIR/NAME.csv`, the best point printed. Points are jobs, as for
+    /// `reproduce`: spread over workers or machines, kept and reused.
+    Sweep {
+        file: PathBuf,
+        #[command(flatten)]
+        jobs: JobArgs,
+    },
+    /// One point of a sweep (run by `sweep` in a child process): reports its row.
+    #[command(hide = true)]
+    SweepPoint {
+        file: PathBuf,
+        #[arg(long)]
+        point: String,
     },
     /// The codegen table (run by `reproduce codegen` in a child process): reports its rows
     /// as a JSON line.
@@ -471,46 +513,43 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Show { program, dump } => show(&program, dump.dump()?),
         Command::Reproduce {
             tables,
-            dir,
-            fresh,
-            workers,
-            hostfile,
-            process,
+            jobs,
             memory_mb,
             time_s,
+            paper_caps,
             substitution,
             binding,
             goals,
             size,
         } => {
+            use crate::experiments::matmul::{PAPER_UNGUIDED_CAPS, UNGUIDED_CAPS};
             let caps = |default: Caps| Caps {
                 memory_mb: memory_mb.unwrap_or(default.memory_mb),
                 time: time_s.map_or(default.time, Duration::from_secs),
             };
             let settings = crate::experiments::reproduce::Settings {
                 tables,
-                dir,
+                dir: jobs.dir.clone(),
                 table2: caps(crate::experiments::table2::CAPS),
                 substitution,
                 binding,
-                unguided: caps(crate::experiments::matmul::UNGUIDED_CAPS),
+                unguided: caps(match paper_caps {
+                    true => PAPER_UNGUIDED_CAPS,
+                    false => UNGUIDED_CAPS,
+                }),
                 goals: match goals.is_empty() {
                     true => crate::experiments::matmul::GOALS.map(String::from).to_vec(),
                     false => goals,
                 },
                 size,
-                fresh,
+                fresh: jobs.fresh,
             };
-            let cluster = match (workers, hostfile) {
-                (None, None) => None,
-                (workers, hostfile) => Some(crate::cluster::Cluster {
-                    workers: workers.unwrap_or(1),
-                    hostfile,
-                    process,
-                }),
-            };
-            crate::experiments::reproduce::reproduce(&settings, cluster)
+            crate::experiments::reproduce::reproduce(&settings, jobs.cluster())
         }
+        Command::Sweep { file, jobs } => {
+            crate::experiments::sweep::sweep(&file, &jobs.dir, jobs.fresh, jobs.cluster())
+        }
+        Command::SweepPoint { file, point } => crate::experiments::sweep::point_main(&file, &point),
         Command::Bench {
             table,
             runs,
@@ -718,24 +757,13 @@ pub fn main() -> i32 {
     }
 }
 
-/// The sizes a program takes (its leading `nfun`s), each `size`.
-fn all_sizes(program: &crate::rise::term::Term, size: i64) -> Vec<i64> {
-    let mut n = 0;
-    let mut t = program;
-    while let crate::rise::term::Node::NatLam(b) = &t.node {
-        n += 1;
-        t = b;
-    }
-    vec![size; n]
-}
-
 fn codegen(program: &str, sizes: Vec<i64>, out: Option<&Path>) -> Result<()> {
     if let Some(path) = out {
         crate::error::check_writable(path)?;
     }
     let p = at_argument(program, crate::codegen::load_program(program))?;
     let sizes = if sizes.is_empty() {
-        all_sizes(&p, 1024)
+        crate::codegen::sizes_of(&p, 1024)
     } else {
         sizes
     };
@@ -759,7 +787,7 @@ fn bench_c(
     use crate::codegen::run::{compile, COptions};
     let p = at_argument(program, crate::codegen::load_program(program))?;
     let sizes = if sizes.is_empty() {
-        all_sizes(&p, size)
+        crate::codegen::sizes_of(&p, size)
     } else {
         sizes
     };

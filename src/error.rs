@@ -204,9 +204,45 @@ pub fn argument_span(line: &Arc<Source>, value: &str) -> Span {
     Span::new(line, 0, line.text.len())
 }
 
-/// Reads a file into a [`Source`], or fails with a located error.
+/// Texts that stand in for files in [`read_source`]: a sweep point's instantiated templates
+/// (see [`crate::experiments::sweep`]), keyed by their lexically normalised paths.
+static OVERLAY: std::sync::Mutex<Vec<(std::path::PathBuf, String)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// `path` with `.` and `dir/..` components removed, without consulting the file system.
+pub fn normalise_path(path: &std::path::Path) -> std::path::PathBuf {
+    use std::path::Component;
+    let mut out = std::path::PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir
+                if matches!(out.components().next_back(), Some(Component::Normal(_))) =>
+            {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Makes [`read_source`] read `text` for `path` from now on (in this process).
+pub fn overlay(path: &std::path::Path, text: String) {
+    let path = normalise_path(path);
+    let mut files = OVERLAY.lock().expect("not poisoned");
+    files.retain(|(p, _)| *p != path);
+    files.push((path, text));
+}
+
+/// Reads a file (or its [`overlay`]) into a [`Source`], or fails with a located error.
 pub fn read_source(path: &std::path::Path) -> Result<Arc<Source>> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let key = normalise_path(path);
+    let overlaid = OVERLAY.lock().expect("not poisoned");
+    let text = match overlaid.iter().find(|(p, _)| *p == key) {
+        Some((_, text)) => text.clone(),
+        None => std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?,
+    };
     Ok(Source::new(path.display().to_string(), text))
 }
 

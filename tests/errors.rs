@@ -296,7 +296,7 @@ fn guide_unknown_ruleset() {
     expect_guide_error(
         &format!("{GUIDE_HEAD}step baseline\n  rules nope\n"),
         "5:9",
-        "no ruleset named `nope`",
+        "no ruleset or rule named `nope`",
     );
 }
 

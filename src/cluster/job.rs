@@ -3,7 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::experiments::child::Caps;
-use crate::experiments::{codegen, matmul, table2};
+use crate::experiments::{codegen, matmul, sweep, table2};
 use serde::{Deserialize, Serialize};
 use std::hash::Hasher;
 use std::path::PathBuf;
@@ -24,6 +24,12 @@ pub enum Task {
     /// The generated C's table: every version compiled, validated and timed. Timed, so it
     /// runs alone.
     Codegen { size: i64 },
+    /// A point of a sweep; timed when the sweep times the found programs.
+    SweepPoint {
+        sweep: PathBuf,
+        point: sweep::Point,
+        timed: bool,
+    },
 }
 
 impl Task {
@@ -40,12 +46,19 @@ impl Task {
                 format!("matmul {goal} {how}")
             }
             Task::Codegen { size } => format!("codegen at {size}"),
+            Task::SweepPoint { sweep, point, .. } => {
+                format!("{} {}", sweep.display(), sweep::point_arg(point))
+            }
         }
     }
 
     /// Whether its figures are timings that another job beside it would disturb.
     pub fn timed(&self) -> bool {
-        matches!(self, Task::Codegen { .. })
+        match self {
+            Task::Codegen { .. } => true,
+            Task::SweepPoint { timed, .. } => *timed,
+            _ => false,
+        }
     }
 
     /// The files its result depends on (relative to the working directory).
@@ -57,6 +70,7 @@ impl Task {
             ],
             Task::Matmul { goal, .. } => matmul::guide_of(goal)?.inputs,
             Task::Codegen { .. } => codegen::inputs()?,
+            Task::SweepPoint { sweep, point, .. } => sweep::load(sweep)?.inputs(point)?,
         })
     }
 }
@@ -79,6 +93,32 @@ pub enum Outcome {
     Matmul(matmul::GoalRun),
     /// The codegen table's rows.
     Codegen(Vec<Vec<String>>),
+    SweepPoint(sweep::PointRow),
+}
+
+impl Outcome {
+    /// The result in a few words.
+    pub fn summary(&self) -> String {
+        match self {
+            Outcome::Table2(row) => match row.found {
+                true => "found".into(),
+                false => format!("not found ({})", row.stop_reason),
+            },
+            Outcome::Matmul(run) => {
+                let found = !run.steps.is_empty() && run.steps.iter().all(|s| s.found);
+                match found && run.end == crate::experiments::child::End::Finished {
+                    true => format!("found ({} steps)", run.steps.len()),
+                    false => format!("not found ({})", run.stop()),
+                }
+            }
+            Outcome::Codegen(rows) => format!("{} rows", rows.len()),
+            Outcome::SweepPoint(row) => match (row.found, row.gflops) {
+                (true, Some(g)) => format!("found, {g:.1} GFLOP/s"),
+                (true, None) => "found".into(),
+                (false, _) => format!("not found ({})", row.stop),
+            },
+        }
+    }
 }
 
 impl Job {
@@ -128,6 +168,9 @@ impl Job {
                 Outcome::Matmul(matmul::run_goal(goal, *unguided, caps)?)
             }
             Task::Codegen { size } => Outcome::Codegen(codegen::run_child(*size, caps)?),
+            Task::SweepPoint { sweep, point, .. } => {
+                Outcome::SweepPoint(sweep::run_child(sweep, point, caps)?)
+            }
         })
     }
 }

@@ -10,9 +10,62 @@
 pub mod job;
 pub mod schedule;
 pub mod store;
+pub mod writer;
 
 use crate::error::{read_source, Error, Result, Span};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// Runs `jobs` on `cluster` (by default this machine, with [`default_workers`] at the jobs'
+/// largest memory cap), reusing the finished jobs of `dir`'s store unless `fresh`. `tables`
+/// rewrites the result files from the store: at the start (reused results) and after every
+/// finished job. A process other than 0 only runs the jobs it is given.
+pub fn run_jobs(
+    jobs: Vec<job::Job>,
+    dir: &Path,
+    fresh: bool,
+    cluster: Option<Cluster>,
+    tables: impl Fn(&store::Store, &[job::Job]) -> Result<()> + Send + 'static,
+) -> Result<()> {
+    let cluster = cluster.unwrap_or_else(|| {
+        let most = jobs.iter().map(|j| j.memory_mb).max().unwrap_or(1);
+        Cluster::local(default_workers(most))
+    });
+    cluster.addresses()?;
+    if !cluster.writes() {
+        return schedule::run(&cluster, vec![], vec![], |_| {});
+    }
+    crate::error::check_writable_dir(dir)?;
+    let path = dir.join(store::Store::FILE);
+    let store = match fresh {
+        true => store::Store::empty(&path),
+        false => store::Store::open(&path)?,
+    };
+    tables(&store, &jobs)?;
+    let finished: Vec<String> = store.all().iter().map(|f| f.job.key.clone()).collect();
+    // Estimates for dispatch: the task's last wall time (even if stale), else its time cap.
+    let planned: Vec<(job::Job, f64)> = jobs
+        .iter()
+        .map(|j| {
+            let last = store.all().iter().find(|f| f.job.task == j.task);
+            (j.clone(), last.map_or(j.time_s as f64, |f| f.seconds))
+        })
+        .collect();
+    let writer = Arc::new(Mutex::new(writer::Writer::new(
+        jobs,
+        store,
+        Box::new(tables),
+    )));
+    let w = writer.clone();
+    schedule::run(&cluster, planned, finished, move |event| {
+        w.lock().expect("not poisoned").on(event)
+    })?;
+    let writer = writer.lock().expect("not poisoned");
+    match writer.failures.first() {
+        None => Ok(()),
+        Some(e) => Err(e.clone()),
+    }
+}
 
 /// Where jobs run.
 #[derive(Clone, Debug)]

@@ -60,6 +60,10 @@ impl Store {
         }
     }
 
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     pub fn all(&self) -> &[Finished] {
         &self.finished
     }

@@ -53,3 +53,14 @@ pub fn load_program(spec: &str) -> Result<Rc<Term>> {
     let program = crate::rise::load_def_ref(spec, std::path::Path::new("."))?.term;
     Ok(sequential(&program))
 }
+
+/// The sizes a program takes (its leading `nfun`s), each `size`.
+pub fn sizes_of(program: &crate::rise::term::Term, size: i64) -> Vec<i64> {
+    let mut n = 0;
+    let mut t = program;
+    while let crate::rise::term::Node::NatLam(b) = &t.node {
+        n += 1;
+        t = b;
+    }
+    vec![size; n]
+}

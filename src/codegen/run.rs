@@ -330,12 +330,17 @@ fn interpreted(
         })
         .collect();
     let interpreter = |e: String| Error::bad_input(format!("interpreter: {e}"));
-    let v = run(program, sizes, &args).map_err(interpreter)?;
     if positions.len() > 1 && positions.iter().enumerate().all(|(i, p)| i == *p) {
+        let v = run(program, sizes, &args).map_err(interpreter)?;
         return v.flatten_f32().map_err(interpreter);
     }
+    // Each sampled element from a fresh evaluation: what the lazy interpreter keeps while
+    // computing one element (its memoised intermediate arrays) is dropped before the next.
     positions
         .iter()
-        .map(|p| v.at_flat(*p).map_err(interpreter))
+        .map(|p| {
+            let v = run(program, sizes, &args).map_err(interpreter)?;
+            v.at_flat(*p).map_err(interpreter)
+        })
         .collect()
 }

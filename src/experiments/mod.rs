@@ -13,6 +13,7 @@ pub mod matmul;
 pub mod plot;
 pub mod reproduce;
 pub mod scale;
+pub mod sweep;
 pub mod table2;
 
 /// The median of some measurements (the upper one of an even count).

@@ -5,13 +5,10 @@
 use super::child::Caps;
 use super::{codegen, matmul, table2};
 use crate::cluster::job::{Job, Outcome, Task};
-use crate::cluster::schedule::{self, Event};
 use crate::cluster::store::Store;
 use crate::cluster::Cluster;
 use crate::error::{Error, Result};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 /// The tables `reproduce` knows, in the order they are listed.
 pub const TABLES: [&str; 6] = ["table2", "table3", "table4", "table5", "fig16", "codegen"];
@@ -134,145 +131,12 @@ impl Settings {
     }
 }
 
-/// Runs the jobs of `settings` on `cluster`, reusing finished ones. In processes other than
-/// 0, only runs the jobs it is given.
+/// Runs the jobs of `settings` on `cluster`, reusing finished ones.
 pub fn reproduce(settings: &Settings, cluster: Option<Cluster>) -> Result<()> {
     let jobs = settings.jobs()?;
-    let cluster = cluster.unwrap_or_else(|| {
-        let most = jobs.iter().map(|j| j.memory_mb).max().unwrap_or(1);
-        Cluster::local(crate::cluster::default_workers(most))
-    });
-    cluster.addresses()?;
-    if !cluster.writes() {
-        return schedule::run(&cluster, vec![], vec![], |_| {});
-    }
-    crate::error::check_writable_dir(&settings.dir)?;
-    let path = settings.dir.join(Store::FILE);
-    let store = match settings.fresh {
-        true => Store::empty(&path),
-        false => Store::open(&path)?,
-    };
-    settings.write_tables(&store, &jobs)?;
-    let finished: Vec<String> = store.all().iter().map(|f| f.job.key.clone()).collect();
-    // Estimates for dispatch: the task's last wall time (even if stale), else its time cap.
-    let planned: Vec<(Job, f64)> = jobs
-        .iter()
-        .map(|j| {
-            let last = store.all().iter().find(|f| f.job.task == j.task);
-            (j.clone(), last.map_or(j.time_s as f64, |f| f.seconds))
-        })
-        .collect();
-    let writer = Arc::new(Mutex::new(Writer {
-        settings: settings.clone(),
-        jobs,
-        store,
-        started: Instant::now(),
-        pending: 0,
-        passes: 0,
-        workers: 1,
-        done: 0,
-        failures: vec![],
-    }));
-    let w = writer.clone();
-    schedule::run(&cluster, planned, finished, move |event| {
-        w.lock().expect("not poisoned").on(event)
-    })?;
-    let writer = writer.lock().expect("not poisoned");
-    match writer.failures.first() {
-        None => Ok(()),
-        Some(e) => Err(e.clone()),
-    }
-}
-
-/// The writer: records each finished job and rewrites the tables.
-struct Writer {
-    settings: Settings,
-    jobs: Vec<Job>,
-    store: Store,
-    started: Instant,
-    /// Jobs to run in the passes planned so far, and how many have finished.
-    pending: usize,
-    passes: usize,
-    workers: usize,
-    done: usize,
-    failures: Vec<Error>,
-}
-
-impl Writer {
-    fn on(&mut self, event: Event) {
-        match event {
-            Event::Planned { pending, workers } => {
-                self.passes += 1;
-                self.pending += pending;
-                self.workers = workers;
-                if self.passes == 2 {
-                    let reused = self.jobs.len() - self.pending;
-                    eprintln!(
-                        "{} jobs: {reused} reused from {}, {} run",
-                        self.jobs.len(),
-                        self.settings.dir.join(Store::FILE).display(),
-                        self.pending,
-                    );
-                } else if pending > 0 {
-                    eprintln!("{pending} jobs to run on {workers} workers");
-                }
-            }
-            Event::Finished(f) => {
-                self.done += 1;
-                let line = format!(
-                    "[{}/{}] {}: {} ({:.1} s, {}){}",
-                    self.done,
-                    self.pending,
-                    f.job.task.label(),
-                    summary(&f.outcome),
-                    f.seconds,
-                    f.worker,
-                    self.eta()
-                );
-                let written = self
-                    .store
-                    .record(f)
-                    .and_then(|()| self.settings.write_tables(&self.store, &self.jobs));
-                match written {
-                    Ok(()) => eprintln!("{line}"),
-                    Err(e) => self.failures.push(e),
-                }
-            }
-            Event::Failed { job, error } => {
-                self.done += 1;
-                eprintln!("{}: not run: {error}", job.task.label());
-                self.failures
-                    .push(Error::bad_input(format!("{}: {error}", job.task.label())));
-            }
-        }
-    }
-
-    /// The remaining time at the mean job's pace so far.
-    fn eta(&self) -> String {
-        let left = self.pending.saturating_sub(self.done);
-        if left == 0 {
-            return String::new();
-        }
-        let mean = self.started.elapsed().as_secs_f64() / self.done.max(1) as f64;
-        let secs = (mean * left as f64 / self.workers.max(1) as f64).round() as u64;
-        format!("; ETA {}m{:02}s", secs / 60, secs % 60)
-    }
-}
-
-/// A finished job's result in a few words.
-fn summary(outcome: &Outcome) -> String {
-    match outcome {
-        Outcome::Table2(row) => match row.found {
-            true => "found".into(),
-            false => format!("not found ({})", row.stop_reason),
-        },
-        Outcome::Matmul(run) => {
-            let steps = run.steps.len();
-            match run.steps.iter().all(|s| s.found) && steps > 0 && run.end.reason() == "finished" {
-                true => format!("found ({steps} steps)"),
-                false => format!("not found ({})", run.stop()),
-            }
-        }
-        Outcome::Codegen(rows) => format!("{} rows", rows.len()),
-    }
+    let settings = settings.clone();
+    let (dir, fresh) = (settings.dir.clone(), settings.fresh);
+    crate::cluster::run_jobs(jobs, &dir, fresh, cluster, move |store, jobs| {
+        settings.write_tables(store, jobs)
+    })
 }

@@ -60,7 +60,8 @@ enum Cells {
     Stored(Vec<Value>),
     Computed {
         get: Element,
-        memo: Option<std::cell::RefCell<Vec<Option<Value>>>>,
+        /// The elements read so far (only those: arrays are often long and read sparsely).
+        memo: Option<std::cell::RefCell<rustc_hash::FxHashMap<usize, Value>>>,
     },
 }
 
@@ -89,11 +90,11 @@ impl Array {
                 get,
                 memo: Some(memo),
             } => {
-                if let Some(v) = &memo.borrow()[i] {
+                if let Some(v) = memo.borrow().get(&i) {
                     return Ok(v.clone());
                 }
                 let v = get(i)?;
-                memo.borrow_mut()[i] = Some(v.clone());
+                memo.borrow_mut().insert(i, v.clone());
                 Ok(v)
             }
         }
@@ -140,7 +141,7 @@ impl Value {
             len,
             cells: Cells::Computed {
                 get: Box::new(get),
-                memo: memo.then(|| std::cell::RefCell::new(vec![None; len])),
+                memo: memo.then(Default::default),
             },
         }))
     }

@@ -21,22 +21,22 @@ pub fn load_rule_file(path: &Path) -> Result<RuleFile> {
     parse_rule_file(&read_source(path)?)
 }
 
-/// The rules named by `FILE[:SET]`: the whole file, or one ruleset of it.
+/// The rules named by `FILE[:SET]`: the whole file, one ruleset of it, or (where no ruleset
+/// has the name) one rule.
 pub fn select(file: &RuleFile, set: Option<&str>) -> Result<Vec<RuleDecl>> {
     let Some(set) = set else {
         return Ok(file.rules.clone());
     };
-    let decl = file
-        .rulesets
-        .iter()
-        .find(|r| r.name == set)
-        .ok_or_else(|| {
-            let names: Vec<&str> = file.rulesets.iter().map(|r| r.name.as_str()).collect();
-            Error::bad_input(format!(
-                "no ruleset named `{set}` (the file has: {})",
-                crate::error::listing(&names)
-            ))
-        })?;
+    let Some(decl) = file.rulesets.iter().find(|r| r.name == set) else {
+        if let Some(rule) = file.rules.iter().find(|r| r.name == set) {
+            return Ok(vec![rule.clone()]);
+        }
+        let names: Vec<&str> = file.rulesets.iter().map(|r| r.name.as_str()).collect();
+        return Err(Error::bad_input(format!(
+            "no ruleset or rule named `{set}` (the file's rulesets: {})",
+            crate::error::listing(&names)
+        )));
+    };
     decl.rules
         .iter()
         .map(|(name, span)| {

@@ -1,0 +1,472 @@
+//! `sketchlog sweep FILE.sweep`: a guide over a grid of parameters. Templates (files ending
+//! in `.in`) have `{NAME}` placeholders; each point of the grid instantiates them, runs the
+//! guide, and (with `codegen`) compiles, validates and times the program it finds. Every
+//! point is a job of the cluster ([`crate::cluster`]); all points go to one CSV with the
+//! parameters as columns, and the best point is printed.
+//!
+//! ```text
+//! param    tile  16 32 64                 a parameter and its values (the grid is every combination)
+//! param    width 8 16 32
+//! template tiles.guide.in tiles.sketch.in ../rules/tiles.rules.in
+//! guide    tiles.guide                    the guide each point runs (an instantiated template, or a file)
+//! codegen  512                            time the found program at this size (optional)
+//! ```
+//!
+//! Paths are relative to the sweep file. An instantiated template is read in place of the
+//! file of its name without `.in` ([`crate::error::overlay`]), so templates and the files
+//! they name keep their usual relative paths. A point whose guide fails (a sketch not found,
+//! a limit, an error) is a row that says so.
+
+use super::child::{self, Caps, End};
+use crate::cluster::job::{Job, Outcome, Task};
+use crate::cluster::store::Store;
+use crate::error::{read_source, Error, Result, Source, Span};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A parsed sweep file.
+pub struct Sweep {
+    pub path: PathBuf,
+    pub params: Vec<(String, Vec<String>)>,
+    /// Template files (ending in `.in`), relative to the working directory.
+    pub templates: Vec<PathBuf>,
+    pub guide: PathBuf,
+    /// The size at which to time the found program, if any.
+    pub codegen: Option<i64>,
+}
+
+/// One point of the grid: a value for each parameter, in the sweep's order.
+pub type Point = Vec<(String, String)>;
+
+/// Caps of a point: its guide's limits stop the search; these guard the machine.
+pub const CAPS: Caps = Caps {
+    memory_mb: 8000,
+    time: Duration::from_secs(1200),
+};
+
+fn words(line: &str) -> impl Iterator<Item = (usize, &str)> {
+    let code = line.split("//").next().unwrap_or("");
+    code.split_whitespace()
+        .map(move |w| (w.as_ptr() as usize - code.as_ptr() as usize, w))
+}
+
+/// Reads a sweep file; errors are located where written.
+pub fn load(path: &Path) -> Result<Sweep> {
+    let src = read_source(path)?;
+    let dir = path.parent().unwrap_or(Path::new(""));
+    let mut sweep = Sweep {
+        path: path.to_path_buf(),
+        params: vec![],
+        templates: vec![],
+        guide: PathBuf::new(),
+        codegen: None,
+    };
+    let mut offset = 0;
+    for line in src.text.split_inclusive('\n') {
+        let ws: Vec<(Span, &str)> = words(line)
+            .map(|(at, w)| (Span::new(&src, offset + at, offset + at + w.len()), w))
+            .collect();
+        offset += line.len();
+        let Some(((key_span, key), args)) = ws.split_first() else {
+            continue;
+        };
+        let err = |m: String| Err(Error::at(key_span, m));
+        match *key {
+            "param" => {
+                let Some(((name_span, name), values)) = args.split_first() else {
+                    return err("expected `param NAME VALUE..`".into());
+                };
+                let ident = name
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '-');
+                if !ident || sweep.params.iter().any(|(p, _)| p == name) {
+                    let why = if ident { "a second" } else { "not a" };
+                    return Err(Error::at(
+                        name_span,
+                        format!("{why} parameter name `{name}`"),
+                    ));
+                }
+                if values.is_empty() {
+                    return Err(Error::at(name_span, format!("`{name}` has no values")));
+                }
+                let values = values.iter().map(|(_, v)| v.to_string()).collect();
+                sweep.params.push((name.to_string(), values));
+            }
+            "template" if !args.is_empty() => {
+                for (span, file) in args {
+                    if !file.ends_with(".in") {
+                        return Err(Error::at(span, "a template's name ends in `.in`"));
+                    }
+                    let path = dir.join(file);
+                    read_source(&path).map_err(|e| e.or_at(span))?;
+                    sweep.templates.push(path);
+                }
+            }
+            "guide" if args.len() == 1 => sweep.guide = dir.join(args[0].1),
+            "codegen" if args.len() == 1 => {
+                let size = crate::limits::positive_size(args[0].1)
+                    .map_err(|e| Error::at(&args[0].0, e))?;
+                sweep.codegen = Some(size);
+            }
+            "template" | "guide" | "codegen" => {
+                return err(format!("wrong number of arguments to `{key}`"))
+            }
+            other => {
+                return err(format!(
+                    "unknown setting `{other}` (param, template, guide, codegen)"
+                ))
+            }
+        }
+    }
+    if sweep.guide.as_os_str().is_empty() {
+        let whole = Span::new(&src, 0, 0);
+        return Err(Error::at(&whole, "the sweep names no `guide FILE.guide`"));
+    }
+    Ok(sweep)
+}
+
+impl Sweep {
+    /// Every combination of the parameters' values, the last parameter varying fastest.
+    pub fn points(&self) -> Vec<Point> {
+        let mut points: Vec<Point> = vec![vec![]];
+        for (name, values) in &self.params {
+            points = points
+                .into_iter()
+                .flat_map(|p| {
+                    values.iter().map(move |v| {
+                        let mut p = p.clone();
+                        p.push((name.clone(), v.clone()));
+                        p
+                    })
+                })
+                .collect();
+        }
+        points
+    }
+
+    /// Makes the templates, instantiated at `point`, stand in for their files.
+    pub fn instantiate(&self, point: &Point) -> Result<()> {
+        for template in &self.templates {
+            let src = read_source(template)?;
+            let text = substitute(&src, point, &self.params)?;
+            crate::error::overlay(&template.with_extension(""), text);
+        }
+        Ok(())
+    }
+
+    /// The files a point's result depends on: the sweep, its templates, and every file the
+    /// instantiated guide reads.
+    pub fn inputs(&self, point: &Point) -> Result<Vec<PathBuf>> {
+        let mut files = vec![self.path.clone()];
+        files.extend(self.templates.iter().cloned());
+        // A point that does not instantiate or load fails in its child, as a row.
+        if self.instantiate(point).is_err() {
+            return Ok(files);
+        }
+        let instantiated: Vec<PathBuf> = self
+            .templates
+            .iter()
+            .map(|t| crate::error::normalise_path(&t.with_extension("")))
+            .collect();
+        let Ok(guide) = crate::guide::parse::load_guide(&self.guide) else {
+            return Ok(files);
+        };
+        files.extend(
+            guide
+                .inputs
+                .into_iter()
+                .filter(|f| !instantiated.contains(&crate::error::normalise_path(f))),
+        );
+        Ok(files)
+    }
+}
+
+/// `src` with every `{NAME}` replaced by the point's value; an unknown name is an error
+/// where it is written.
+fn substitute(
+    src: &Arc<Source>,
+    point: &Point,
+    params: &[(String, Vec<String>)],
+) -> Result<String> {
+    let text = &src.text;
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    while let Some(open) = text[at..].find('{').map(|i| at + i) {
+        out.push_str(&text[at..open]);
+        let close = text[open..].find('}').map(|i| open + i);
+        let end = close.map_or(open + 1, |c| c + 1);
+        let inside = close.map_or("", |c| &text[open + 1..c]);
+        let value = placeholder(inside, point).map_err(|why| {
+            let names: Vec<&str> = params.iter().map(|(n, _)| n.as_str()).collect();
+            let why = format!("{why} (the sweep's parameters: {})", names.join(", "));
+            Error::at(&Span::new(src, open, end), why)
+        })?;
+        out.push_str(&value);
+        at = close.expect("found") + 1;
+    }
+    out.push_str(&text[at..]);
+    Ok(out)
+}
+
+/// The value of a placeholder's text at `point`: a parameter `NAME`, or `A/B`, `A*B`, `A+B`,
+/// `A-B` of parameters and whole numbers (a division must be exact).
+fn placeholder(text: &str, point: &Point) -> std::result::Result<String, String> {
+    let value = |name: &str| -> std::result::Result<String, String> {
+        let name = name.trim();
+        match point.iter().find(|(n, _)| n == name) {
+            Some((_, v)) => Ok(v.clone()),
+            None if name.parse::<i64>().is_ok() => Ok(name.to_string()),
+            None => Err(format!("unknown parameter `{name}`")),
+        }
+    };
+    let Some(at) = text.find(['/', '*', '+', '-']) else {
+        return value(text);
+    };
+    let number = |side: &str| -> std::result::Result<i64, String> {
+        let v = value(side)?;
+        v.parse()
+            .map_err(|_| format!("`{v}` is not a whole number"))
+    };
+    let (a, b) = (number(&text[..at])?, number(&text[at + 1..])?);
+    let result = match &text[at..at + 1] {
+        "/" if b != 0 && a % b == 0 => Some(a / b),
+        "/" => None,
+        "*" => a.checked_mul(b),
+        "+" => a.checked_add(b),
+        _ => a.checked_sub(b),
+    };
+    result
+        .map(|r| r.to_string())
+        .ok_or_else(|| format!("`{text}` is not a whole number here ({a} and {b})"))
+}
+
+/// How a point went.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct PointRow {
+    pub found: bool,
+    /// Steps whose sketch was found, of the guide's.
+    pub steps_found: usize,
+    pub steps: usize,
+    pub search_s: f64,
+    pub max_enodes: usize,
+    pub program_size: Option<usize>,
+    /// The found program's C: GFLOP/s (median) and its ratio to the reference GEMM.
+    pub gflops: Option<f64>,
+    pub ratio_vs_reference: Option<f64>,
+    /// `found`, the limit or sketch that stopped it, or the error.
+    pub stop: String,
+}
+
+pub const COLUMNS: [&str; 9] = [
+    "found",
+    "steps_found",
+    "steps",
+    "search_s",
+    "max_enodes",
+    "program_size",
+    "gflops",
+    "ratio_vs_reference",
+    "stop",
+];
+
+impl PointRow {
+    fn fields(&self) -> Vec<String> {
+        let opt = |x: Option<String>| x.unwrap_or_default();
+        vec![
+            self.found.to_string(),
+            self.steps_found.to_string(),
+            self.steps.to_string(),
+            format!("{:.3}", self.search_s),
+            self.max_enodes.to_string(),
+            opt(self.program_size.map(|n| n.to_string())),
+            opt(self.gflops.map(|g| format!("{g:.1}"))),
+            opt(self.ratio_vs_reference.map(|r| format!("{r:.2}"))),
+            self.stop.clone(),
+        ]
+    }
+
+    fn failed(stop: String) -> PointRow {
+        PointRow {
+            found: false,
+            steps_found: 0,
+            steps: 0,
+            search_s: 0.0,
+            max_enodes: 0,
+            program_size: None,
+            gflops: None,
+            ratio_vs_reference: None,
+            stop,
+        }
+    }
+}
+
+/// The point's text on the command line: `NAME=VALUE,..`.
+pub fn point_arg(point: &Point) -> String {
+    let pairs: Vec<String> = point.iter().map(|(n, v)| format!("{n}={v}")).collect();
+    pairs.join(",")
+}
+
+/// Reads `NAME=VALUE,..` for `sweep`'s parameters.
+pub fn parse_point(sweep: &Sweep, text: &str) -> Result<Point> {
+    let point: Point = text
+        .split(',')
+        .filter_map(|pair| pair.split_once('='))
+        .map(|(n, v)| (n.to_string(), v.to_string()))
+        .collect();
+    let names = |p: &Point| p.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+    let wanted: Vec<String> = sweep.params.iter().map(|(n, _)| n.clone()).collect();
+    if names(&point) != wanted {
+        return Err(Error::bad_input(format!(
+            "point `{text}`: expected a value for each of {}",
+            wanted.join(", ")
+        )));
+    }
+    Ok(point)
+}
+
+/// The child process of a point: instantiates, runs the guide, times the C; reports a row.
+pub fn point_main(sweep: &Path, point: &str) -> Result<()> {
+    let sweep = load(sweep)?;
+    let point = parse_point(&sweep, point)?;
+    sweep.instantiate(&point)?;
+    let guide = crate::guide::parse::load_guide(&sweep.guide)?;
+    let reports = crate::guide::run(&guide, |_, _| {}, |_, _| {})?;
+    let steps_found = reports.iter().filter(|r| r.outcome.found()).count();
+    let found = steps_found == guide.steps.len();
+    let last = reports.last().expect("a guide has steps");
+    let mut row = PointRow {
+        found,
+        steps_found,
+        steps: guide.steps.len(),
+        search_s: reports.iter().map(|r| r.seconds).sum(),
+        max_enodes: reports
+            .iter()
+            .map(|r| r.outcome.size().0)
+            .max()
+            .unwrap_or(0),
+        program_size: None,
+        gflops: None,
+        ratio_vs_reference: None,
+        stop: match found {
+            true => "found".into(),
+            false => format!("{}: {}", last.sketch, last.outcome.stop.name()),
+        },
+    };
+    if let (true, Some(size)) = (found, sweep.codegen) {
+        let term = last.term.clone().expect("found");
+        row.program_size = Some(term.operator_count());
+        let program = crate::codegen::sequential(&term);
+        let sizes = crate::codegen::sizes_of(&program, size);
+        let opts = crate::codegen::run::COptions {
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            ..Default::default()
+        };
+        let exe = crate::codegen::run::compile(&program, &sizes, &opts)?;
+        let m = super::codegen::measure(&exe, &program, &opts, 3)?;
+        row.gflops = Some(m.gflops);
+        row.ratio_vs_reference = m.reference(&exe).map(|(_, ratio)| ratio);
+    }
+    child::report(&row);
+    Ok(())
+}
+
+/// Runs a point in a child process under `caps`; a child that failed is a row that says why.
+pub fn run_child(sweep: &Path, point: &Point, caps: Caps) -> Result<PointRow> {
+    let args = [
+        "sweep-point".to_string(),
+        sweep.display().to_string(),
+        "--point".into(),
+        point_arg(point),
+    ];
+    let run = child::run(&args, caps)?;
+    Ok(match child::reports::<PointRow>(&run.stdout).last() {
+        Some(row) => row,
+        None => PointRow::failed(match run.end {
+            End::Failed(why) => format!("error: {why}"),
+            end => end.reason().to_string(),
+        }),
+    })
+}
+
+/// `sketchlog sweep FILE.sweep`: every point as a job; the rows in `DIR/NAME.csv` (the sweep
+/// file's name), rewritten as points finish; the best point printed at the end.
+pub fn sweep(
+    path: &Path,
+    dir: &Path,
+    fresh: bool,
+    cluster: Option<crate::cluster::Cluster>,
+) -> Result<()> {
+    let sweep = load(path)?;
+    let caps = CAPS;
+    let mut jobs = vec![];
+    for point in sweep.points() {
+        let task = Task::SweepPoint {
+            sweep: sweep.path.clone(),
+            point,
+            timed: sweep.codegen.is_some(),
+        };
+        jobs.push(Job::new(task, caps)?);
+    }
+    let name = path
+        .file_stem()
+        .map_or("sweep".into(), |s| s.to_string_lossy().into_owned());
+    let out = dir.join(format!("{name}.csv"));
+    let params: Vec<String> = sweep.params.iter().map(|(n, _)| n.clone()).collect();
+    let csv = out.clone();
+    let header = params.clone();
+    let all = jobs.clone();
+    let writes = cluster.as_ref().is_none_or(|c| c.writes());
+    crate::cluster::run_jobs(jobs, dir, fresh, cluster, move |store, jobs| {
+        let header: Vec<&str> = header.iter().map(String::as_str).chain(COLUMNS).collect();
+        super::matmul::write_csv(&csv, &header, &lines(store, jobs))
+    })?;
+    if !writes {
+        return Ok(());
+    }
+    let store = Store::open(&dir.join(Store::FILE))?;
+    let rows = all
+        .iter()
+        .filter_map(|j| match (&j.task, store.outcome(j)) {
+            (Task::SweepPoint { point, .. }, Some(Outcome::SweepPoint(row))) if row.found => {
+                Some((point, row))
+            }
+            _ => None,
+        });
+    let best = match sweep.codegen {
+        Some(_) => rows.max_by(|a, b| {
+            a.1.gflops
+                .unwrap_or(0.0)
+                .total_cmp(&b.1.gflops.unwrap_or(0.0))
+        }),
+        None => rows.min_by(|a, b| a.1.search_s.total_cmp(&b.1.search_s)),
+    };
+    match best {
+        Some((point, row)) => {
+            let how = match (row.gflops, row.ratio_vs_reference) {
+                (Some(g), Some(r)) => format!("{g:.1} GFLOP/s, {r:.2}x the reference GEMM"),
+                (Some(g), None) => format!("{g:.1} GFLOP/s"),
+                _ => format!("found in {:.3} s", row.search_s),
+            };
+            println!("best point: {}: {how}", point_arg(point));
+        }
+        None => println!("no point was found"),
+    }
+    println!("rows: {}", out.display());
+    Ok(())
+}
+
+fn lines(store: &Store, jobs: &[Job]) -> Vec<Vec<String>> {
+    jobs.iter()
+        .filter_map(|j| match (&j.task, store.outcome(j)) {
+            (Task::SweepPoint { point, .. }, Some(Outcome::SweepPoint(row))) => Some(
+                point
+                    .iter()
+                    .map(|(_, v)| v.clone())
+                    .chain(row.fields())
+                    .collect(),
+            ),
+            _ => None,
+        })
+        .collect()
+}
