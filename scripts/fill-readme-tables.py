@@ -79,20 +79,27 @@ def table2():
         f"| {ours(r)} | {EGG_RISE2.get(key(r), '**no**: out of memory')} "
         f"| {PAPER2.get(key(r), '**no**, >2000 MB')} |" for r in rows("table2.csv"))
 
-TVM = {
-    "baseline": "0.65", "blocking": "0.48", "vectorization": "5.67", "loop-perm": "23.4",
-    "array-packing": "21.5", "cache-blocks": "100.7", "parallel": "101.7 (168 on 2 threads)",
-}
-
 def codegen():
+    def ratio(r):
+        x = r["ratio_vs_reference"]
+        return "-" if x in ("", "NaN") else f"{x}x"
     return "\n".join(
-        f"| {r['version']} | {r['threads']} | {r['median_ms']} | {r['gflops']} | {r['max_rel_error']} "
-        f"| {r['speedup_vs_baseline']} | {TVM[r['version']]} |" for r in rows("codegen.csv"))
+        f"| {r['version']} | {r['threads']} | {r['sizes']} | {r['median_ms']} ({r['min_ms']}) "
+        f"| {r['gflops']} | {r['gbytes_s']} | {ratio(r)} | {r['compared'] or '-'} "
+        f"| {r['max_rel_error'] or '-'} |" for r in rows("codegen.csv"))
+
+def sweep():
+    def cell(x):
+        return x if x else "-"
+    return "\n".join(
+        f"| {r['tile']} | {r['width']} | {r['found']} | {r['steps_found']}/{r['steps']} "
+        f"| {r['search_s']} | {cell(r['max_enodes'])} | {cell(r['gflops'])} "
+        f"| {cell(r['ratio_vs_reference'])} | {r['stop']} |" for r in rows("tiles.csv"))
 
 readme = pathlib.Path("README.md")
 text = readme.read_text()
 for marker, body in [("table2", table2()), ("table4", table4()), ("table3", table3()), ("table5", table5()),
-                     ("codegen", codegen())]:
+                     ("codegen", codegen()), ("sweep", sweep())]:
     text = re.sub(
         rf"(<!-- {marker} -->\n).*?(<!-- /{marker} -->)",
         lambda m: m.group(1) + body + "\n" + m.group(2), text, flags=re.S)

@@ -94,7 +94,7 @@ enum Command {
         /// and fig16: 3000, or 60000 with `--paper-caps`).
         #[arg(long, value_parser = limits::memory_mb)]
         memory_mb: Option<u64>,
-        /// Time limit per row, in seconds (table2: 240; unguided rows: 240, or 7200 with
+        /// Time limit per row, in seconds (table2: 240; unguided rows: 200, or 7200 with
         /// `--paper-caps`).
         #[arg(long)]
         time_s: Option<u64>,

@@ -4,8 +4,9 @@
 //! substitution, saturation, serialized e-graphs) -> [`rules`] (rule files compiled to
 //! encodings) -> [`sketch`] (sketches as queries, sketch-satisfying extraction, `--why`) ->
 //! [`guide`] (sketch-guided search, `--explain`) -> [`codegen`] (OpenMP C) ->
-//! [`experiments`] (the paper's tables) -> [`runner`] (`sketchlog run`: egglog's command line
-//! with sketchlog's commands) -> [`cli`]. Around them: [`error`] (located errors), [`limits`]
+//! [`experiments`] (the paper's tables, sweeps) on [`cluster`] (rows as jobs on a timely
+//! dataflow, kept and reused) -> [`runner`] (`sketchlog run`: egglog's command line with
+//! sketchlog's commands) -> [`cli`]. Around them: [`error`] (located errors), [`limits`]
 //! (input limits), [`fuzz`].
 //!
 //! # A search, from program to C

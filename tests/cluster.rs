@@ -51,6 +51,8 @@ fn free_port() -> u16 {
         .port()
 }
 
+/// The efficient encoding's rows (each found) from one process with one worker, and from two
+/// processes on localhost with one worker each: the same rows.
 #[test]
 fn two_processes_on_localhost_produce_the_rows_of_one() {
     let root = std::env::current_dir().unwrap();
@@ -92,6 +94,14 @@ fn two_processes_on_localhost_produce_the_rows_of_one() {
     }
     let rows = counts(&one.path().join("table2.csv"));
     assert_eq!(rows.len(), 1 + 3);
+    for (row, goal) in rows[1..].iter().zip(["reduction", "fission", "binomial"]) {
+        assert_eq!(
+            row[..4],
+            [goal, "extraction", "debruijn", "true"],
+            "{rows:?}"
+        );
+        assert_eq!(row.last().unwrap(), "found", "{rows:?}");
+    }
     assert_eq!(rows, counts(&two.path().join("out/table2.csv")));
 }
 

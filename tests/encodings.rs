@@ -44,37 +44,6 @@ fn beta_normal_form_of_binomial_inlines_dot() {
 }
 
 #[test]
-fn reproduce_table2_writes_one_row_per_goal_from_child_processes() {
-    let dir = tempfile::tempdir().unwrap();
-    let status = std::process::Command::new(env!("CARGO_BIN_EXE_sketchlog"))
-        .args([
-            "reproduce",
-            "table2",
-            "--substitution",
-            "extraction",
-            "--binding",
-            "debruijn",
-            "--time-s",
-            "120",
-            "--dir",
-        ])
-        .arg(dir.path())
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let csv = std::fs::read_to_string(dir.path().join("table2.csv")).unwrap();
-    let rows: Vec<&str> = csv.lines().skip(1).collect();
-    assert_eq!(rows.len(), 3, "{csv}");
-    for (row, goal) in rows.iter().zip(["reduction", "fission", "binomial"]) {
-        assert!(
-            row.starts_with(&format!("{goal},extraction,debruijn,true,")),
-            "{row}"
-        );
-        assert!(row.ends_with(",found"), "{row}");
-    }
-}
-
-#[test]
 fn reduction_goal_is_found_with_explicit_substitution() {
     let out = search_goal(
         "reduction",

@@ -252,7 +252,7 @@ fn unknown_names_are_located_and_list_what_exists() {
     let (e, line) = check(p, s, "rules/table2.rules:nope");
     assert!(e.starts_with(&at(&line, "rules/table2.rules:nope")), "{e}");
     assert!(
-        e.contains("(the file has: reduction, fission, binomial)"),
+        e.contains("(the file's rulesets: reduction, fission, binomial)"),
         "{e}"
     );
     let (e, _) = check(p, "programs/fission.sketch", r);
@@ -513,8 +513,8 @@ fn a_row_over_its_memory_cap_is_recorded_as_a_memory_limit() {
     let run = sketchlog(&[
         "reproduce",
         "table2",
-        "--out",
-        out.to_str().unwrap(),
+        "--dir",
+        dir.to_str().unwrap(),
         "--memory-mb",
         "120",
         "--time-s",

@@ -44,18 +44,20 @@ pub fn run_jobs(
     tables(&store, &jobs)?;
     let finished: Vec<String> = store.all().iter().map(|f| f.job.key.clone()).collect();
     // Estimates for dispatch: the task's last wall time (even if stale), else its time cap.
-    let planned: Vec<(job::Job, f64)> = jobs
+    let estimates: Vec<(f64, bool)> = jobs
         .iter()
         .map(|j| {
             let last = store.all().iter().find(|f| f.job.task == j.task);
-            (j.clone(), last.map_or(j.time_s as f64, |f| f.seconds))
+            last.map_or((j.time_s as f64, false), |f| (f.seconds, true))
         })
         .collect();
-    let writer = Arc::new(Mutex::new(writer::Writer::new(
-        jobs,
-        store,
-        Box::new(tables),
-    )));
+    let planned = jobs
+        .iter()
+        .cloned()
+        .zip(estimates.iter().map(|e| e.0))
+        .collect();
+    let writer = writer::Writer::new(jobs, estimates, store, Box::new(tables));
+    let writer = Arc::new(Mutex::new(writer));
     let w = writer.clone();
     schedule::run(&cluster, planned, finished, move |event| {
         w.lock().expect("not poisoned").on(event)

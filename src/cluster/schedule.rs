@@ -58,8 +58,8 @@ type Done = (
     String,
 );
 
-/// Runs `jobs` whose key is not in `finished` over `cluster`, calling `on_event` in worker 0
-/// of process 0 as jobs are planned and finish. `estimates` are seconds per job, in order.
+/// Runs the `jobs` (each with its estimated seconds) whose key is not in `finished` over
+/// `cluster`, calling `on_event` in worker 0 of process 0 as jobs are planned and finish.
 pub fn run<F>(
     cluster: &Cluster,
     jobs: Vec<(Job, f64)>,

@@ -5,16 +5,19 @@ use super::job::Job;
 use super::schedule::Event;
 use super::store::Store;
 use crate::error::{Error, Result};
-use std::time::Instant;
 
 /// Rewrites the result files from the store's results for the run's jobs.
 pub type Tables = Box<dyn Fn(&Store, &[Job]) -> Result<()> + Send>;
 
 pub struct Writer {
     jobs: Vec<Job>,
+    /// Each job's estimated seconds, and whether it is a measurement (the task's last wall
+    /// time) rather than its time cap.
+    estimates: Vec<(f64, bool)>,
+    /// The jobs not finished when the run started, and not since.
+    left: Vec<bool>,
     store: Store,
     tables: Tables,
-    started: Instant,
     /// Jobs to run in the passes planned so far, and how many have finished.
     pending: usize,
     passes: usize,
@@ -25,12 +28,19 @@ pub struct Writer {
 }
 
 impl Writer {
-    pub fn new(jobs: Vec<Job>, store: Store, tables: Tables) -> Writer {
+    pub fn new(
+        jobs: Vec<Job>,
+        estimates: Vec<(f64, bool)>,
+        store: Store,
+        tables: Tables,
+    ) -> Writer {
+        let left = jobs.iter().map(|j| store.outcome(j).is_none()).collect();
         Writer {
             jobs,
+            estimates,
+            left,
             store,
             tables,
-            started: Instant::now(),
             pending: 0,
             passes: 0,
             workers: 1,
@@ -59,6 +69,7 @@ impl Writer {
             }
             Event::Finished(f) => {
                 self.done += 1;
+                self.finish(&f.job);
                 let line = format!(
                     "[{}/{}] {}: {} ({:.1} s, {}){}",
                     self.done,
@@ -80,6 +91,7 @@ impl Writer {
             }
             Event::Failed { job, error } => {
                 self.done += 1;
+                self.finish(&job);
                 let label = job.task.label();
                 eprintln!("{label}: not run: {error}");
                 self.failures
@@ -88,14 +100,29 @@ impl Writer {
         }
     }
 
-    /// The time left at the mean job's pace so far.
+    fn finish(&mut self, job: &Job) {
+        if let Some(i) = self.jobs.iter().position(|j| j.key == job.key) {
+            self.left[i] = false;
+        }
+    }
+
+    /// The time left: the jobs left's estimates over the workers; an upper bound ("at
+    /// most") while some of them are only their time caps.
     fn eta(&self) -> String {
-        let left = self.pending.saturating_sub(self.done);
-        if left == 0 {
+        let left: Vec<(f64, bool)> = (0..self.jobs.len())
+            .filter(|i| self.left[*i])
+            .map(|i| self.estimates[i])
+            .collect();
+        if left.is_empty() {
             return String::new();
         }
-        let mean = self.started.elapsed().as_secs_f64() / self.done.max(1) as f64;
-        let secs = (mean * left as f64 / self.workers.max(1) as f64).round() as u64;
-        format!("; ETA {}m{:02}s", secs / 60, secs % 60)
+        let total: f64 = left.iter().map(|(s, _)| s).sum();
+        let secs = (total / self.workers.max(1) as f64).round() as u64;
+        let bound = if left.iter().all(|(_, measured)| *measured) {
+            ""
+        } else {
+            "at most "
+        };
+        format!("; ETA {bound}{}m{:02}s", secs / 60, secs % 60)
     }
 }

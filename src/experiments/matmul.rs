@@ -226,7 +226,7 @@ pub fn run_goal(goal: &str, unguided: bool, caps: Caps) -> Result<GoalRun> {
 /// blow-up and the paper's pattern (baseline and blocking found, the copy-rule goals not).
 pub const UNGUIDED_CAPS: Caps = Caps {
     memory_mb: 3000,
-    time: Duration::from_secs(240),
+    time: Duration::from_secs(200),
 };
 
 /// The paper's caps of an unguided row: 60 GB, and time for its searches of over an hour.
