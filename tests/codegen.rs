@@ -78,7 +78,7 @@ fn found_vectorization_and_loop_perm_compile_and_compute_the_product() {
 
 #[test]
 fn found_packing_versions_compile_and_compute_the_product() {
-    for goal in ["array-packing", "cache-blocks", "parallel"] {
+    for goal in ["array-packing", "cache-blocks", "parallel", "kernel"] {
         found_program_computes_the_product(goal);
     }
 }
@@ -98,9 +98,9 @@ fn reproduce_codegen_writes_every_version_validated_beside_the_reference() {
         .skip(1)
         .map(|l| l.split(',').collect())
         .collect();
-    // 7 matrix products, 2 matrix-vector products, 2 binomial filters, on 1 and 2 threads,
-    // and the reference GEMM on each.
-    assert_eq!(rows.len(), 24, "{csv}");
+    // 7 matrix products and the register-blocked kernel, 2 matrix-vector products, 2 binomial
+    // filters, on 1 and 2 threads, and the reference GEMM on each.
+    assert_eq!(rows.len(), 26, "{csv}");
     for r in rows.iter().filter(|r| !r[0].starts_with("reference")) {
         let err: f64 = r[7].parse().unwrap();
         assert!(err < 1e-3, "{r:?}");
@@ -173,13 +173,15 @@ fn the_tolerance_is_a_checked_argument() {
 
 #[test]
 fn matrix_vector_guides_compile_to_vector_code_and_validate() {
-    for (goal, vector) in [
-        ("mv-blocking", "f32x32 acc"),
-        ("mv-parallel", "*(f32x32 *)&"),
-    ] {
+    for goal in ["mv-blocking", "mv-parallel"] {
         let p = found(goal);
         let c = program_c("mv", &p, &[256, 256]).unwrap().c;
-        assert!(c.contains(vector), "{goal}: {c}");
+        // mv-blocking accumulates 32 rows in one vector variable (its lanes read A 256 floats
+        // apart, so it is updated by the float), mv-parallel loads contiguous floats of a row.
+        match goal {
+            "mv-blocking" => assert!(c.contains("f32x32 acc"), "{c}"),
+            _ => assert!(c.contains("*(f32x"), "{c}"),
+        }
         let opts = COptions {
             threads: 2,
             ..COptions::default()
@@ -194,16 +196,69 @@ fn matrix_vector_guides_compile_to_vector_code_and_validate() {
         .contains("#pragma omp parallel for"));
 }
 
+/// The accumulators a reduction keeps in vector variables, one per machine vector of its
+/// floats (`f32x8 acc5_0, acc5_1;` with AVX): their names (`acc5`).
+fn register_accumulators(c: &str) -> Vec<String> {
+    c.lines()
+        .filter_map(|l| l.trim_start().strip_prefix("f32x"))
+        .filter_map(|l| {
+            Some(
+                l.split_whitespace()
+                    .nth(1)?
+                    .strip_suffix("_0,")?
+                    .to_string(),
+            )
+        })
+        .filter(|name| name.starts_with("acc"))
+        .collect()
+}
+
+/// Is the register accumulator `name` only ever named as vector variables (never addressed
+/// as memory, never read or written by a float)?
+fn only_in_registers(c: &str, name: &str) -> bool {
+    !c.contains(&format!("{name}["))
+}
+
 #[test]
 fn the_parallel_kernel_updates_whole_vectors_in_registers() {
     let c = program_c("mm", &found("parallel"), &[64, 64, 64])
         .unwrap()
         .c;
-    assert!(c.contains("typedef float f32x32"), "{c}");
-    // The unrolled reduction's accumulator is a vector variable updated as a whole: no lane
-    // loops are left.
-    assert!(c.contains("f32x32 acc"), "{c}");
+    // The unrolled reduction's accumulator (a 32-float tile row) is held in vector variables
+    // updated as wholes: no lane loops are left, and it is never addressed as memory.
+    let acc = register_accumulators(&c);
+    assert_eq!(acc.len(), 1, "{c}");
+    assert!(only_in_registers(&c, &acc[0]), "{c}");
     assert!(!c.contains("omp simd"), "{c}");
+}
+
+#[test]
+fn the_register_blocked_kernel_accumulates_its_tile_in_registers() {
+    let c = program_c("mm", &found("kernel"), &[64, 64, 64]).unwrap().c;
+    // One accumulator, the 4 x 16 tile (64 floats), in vector variables updated in place over
+    // all of k (`acc5_3 = ((acc5_3) + ...`), the loops over its rows unrolled to name them.
+    let acc = register_accumulators(&c);
+    assert_eq!(acc.len(), 1, "{c}");
+    let name = &acc[0];
+    assert!(only_in_registers(&c, name), "{c}");
+    let updates = c
+        .lines()
+        .filter(|l| l.trim_start().starts_with(&format!("{name}_")) && l.contains(" + "))
+        .filter(|l| l.contains(&format!("(({name}_")));
+    // One update per vector variable: the whole tile each step.
+    let declaration = c
+        .lines()
+        .find(|l| l.contains(&format!(" {name}_0,")))
+        .unwrap();
+    assert_eq!(
+        updates.count(),
+        declaration.matches(&format!("{name}_")).count(),
+        "{c}"
+    );
+    assert!(
+        !c.contains(&format!("{name}_next")),
+        "updated in place: {c}"
+    );
 }
 
 /// Compiles a program (lowered where it says nothing) and compares it with the interpreter.

@@ -47,8 +47,20 @@ pub struct Emitter {
     flops: f64,
     /// Trip counts of the loops being emitted, outermost first.
     trips: Vec<i64>,
-    /// Accumulators held in C vector variables, and their widths in floats.
+    /// Accumulators held in registers, each as C vector variables `NAME_0`, `NAME_1`, ... of
+    /// the width given here, one per machine vector of its floats.
     registers: std::collections::HashMap<String, i64>,
+    /// Register vectors referred to, in the code emitted since the innermost enclosing
+    /// reduction began, by an index that depends on a loop variable (which vector it names
+    /// is known only once that loop is unrolled).
+    unnamed: Vec<(String, Ix)>,
+    /// Register accumulators read or written, in that code, by a float rather than as whole
+    /// vectors, or by vectors that do not line up with theirs: they cannot live in vector
+    /// variables.
+    spilled: Vec<String>,
+    /// Floats in one machine vector register (see [`machine_vector_floats`]): wider vector
+    /// statements are written as several of this width.
+    machine: i64,
     /// The widths of the C vector types used (`f32x8`: 8 floats).
     widths: std::collections::BTreeSet<i64>,
     /// Every assignment emitted: what it writes and reads (for in-place accumulators).
@@ -139,6 +151,52 @@ impl Emitter {
             }
             _ => Err(unsupported(format!("`{op}` on values of different kinds"))),
         }
+    }
+
+    /// Where the emitted code ends now, to take back what follows with [`Emitter::rewind`].
+    fn mark(&self) -> Mark {
+        Mark {
+            body: self.body.len(),
+            flops: self.flops,
+            arith: self.arith,
+            accesses: self.accesses.len(),
+            unnamed: self.unnamed.len(),
+            spilled: self.spilled.len(),
+        }
+    }
+
+    fn rewind(&mut self, mark: &Mark) {
+        self.body.truncate(mark.body);
+        (self.flops, self.arith) = (mark.flops, mark.arith);
+        self.accesses.truncate(mark.accesses);
+        self.unnamed.truncate(mark.unnamed);
+        self.spilled.truncate(mark.spilled);
+    }
+
+    /// A loop of `len` iterations around `body`. When the body names a register vector by
+    /// an index that depends on the loop, the loop is unrolled here (if short), so that
+    /// every copy names its vectors by constants.
+    fn emit_loop(
+        &mut self,
+        len: i64,
+        pragma: Option<&str>,
+        mut body: impl FnMut(&mut Self, &Ix) -> Result<()>,
+    ) -> Result<()> {
+        let mark = self.mark();
+        let i = self.open_loop(len, pragma);
+        body(self, &i)?;
+        self.close_loop();
+        let var = i.to_string();
+        let named_by_i = self.unnamed[mark.unnamed..]
+            .iter()
+            .any(|(_, ix)| ix.mentions(&var));
+        if len <= MAX_UNROLLED && named_by_i {
+            self.rewind(&mark);
+            for c in 0..len {
+                body(self, &Ix::constant(c))?;
+            }
+        }
+        Ok(())
     }
 
     fn fresh(&mut self, base: &str) -> String {
@@ -492,7 +550,13 @@ impl Emitter {
             Val::Scalar(x) => match dest {
                 Val::Scalar(d) => {
                     self.line(&format!("{d} = {x};"));
-                    self.accesses.push(Access::new(&d, &x));
+                    let access = Access::new(&d, &x);
+                    for (a, _) in access.target.iter().chain(&access.reads) {
+                        if self.registers.contains_key(&**a) {
+                            self.spilled.push(a.to_string());
+                        }
+                    }
+                    self.accesses.push(access);
                     Ok(())
                 }
                 _ => Err(unsupported("writing a scalar into a non-scalar")),
@@ -508,11 +572,10 @@ impl Emitter {
                 if self.write_whole(&v, &dest, len)? {
                     return Ok(());
                 }
-                let i = self.open_loop(len, vector.then_some("omp simd"));
-                let (x, d) = (self.get(&v, &i)?, self.get(&dest, &i)?);
-                self.write(x, d)?;
-                self.close_loop();
-                Ok(())
+                self.emit_loop(len, vector.then_some("omp simd"), |em, i| {
+                    let (x, d) = (em.get(&v, i)?, em.get(&dest, i)?);
+                    em.write(x, d)
+                })
             }
             Val::Lam { .. } | Val::Prim { .. } => Err(unsupported(
                 "a function is stored as data (an under-applied primitive)",
@@ -533,60 +596,96 @@ impl Emitter {
         let l = Ix::var(&lane);
         // Lanes are evaluated once to look at them; if they cannot be one statement, what
         // that emitted is taken back (a hoisted value stays: the prologue keeps it).
-        let saved = (self.body.len(), self.flops, self.arith, self.accesses.len());
+        let mark = self.mark();
         self.trips.push(len);
         let lanes = match (self.get(v, &l), self.get(dest, &l)) {
-            (Ok(Val::Scalar(x)), Ok(Val::Scalar(d))) if self.body.len() == saved.0 => Some((x, d)),
+            (Ok(Val::Scalar(x)), Ok(Val::Scalar(d))) if self.body.len() == mark.body => {
+                Some((x, d))
+            }
             _ => None,
         };
         self.trips.pop();
-        let statement = lanes.and_then(|(x, d)| {
+        // Wider than a machine vector: one statement per machine vector of the lanes (GCC
+        // splits a wider vector type itself, but moves its halves through the stack).
+        let width = len.min(self.machine);
+        let mut statements = vec![];
+        let access = lanes.and_then(|(x, d)| {
             let Scalar::Load { array, ix } = &d else {
                 return None;
             };
-            let target = self.vector_ref(array, &ix.unit_stride_base(&lane)?, len);
-            let (value, is_vector) = self.vectorise(&x, &lane, len)?;
-            let statement = match is_vector {
-                true => format!("{target} = {value};"),
-                false => format!("{target} = (f32x{len}){{}} + {value};"),
-            };
-            Some((statement, Access::new(&d, &x)))
+            let base = ix.unit_stride_base(&lane)?;
+            for offset in (0..len).step_by(width as usize) {
+                let target = self.vector_ref(array, &base.add(&Ix::constant(offset)), width);
+                let (value, is_vector) = self.vectorise(&x, &lane, width, offset)?;
+                statements.push(match is_vector {
+                    true => format!("{target} = {value};"),
+                    false => format!("{target} = (f32x{width}){{}} + {value};"),
+                });
+            }
+            Some(Access::new(&d, &x))
         });
-        let Some((statement, access)) = statement else {
-            self.body.truncate(saved.0);
-            (self.flops, self.arith) = (saved.1, saved.2);
-            self.accesses.truncate(saved.3);
+        let Some(access) = access else {
+            self.rewind(&mark);
             return Ok(false);
         };
-        self.widths.insert(len);
-        self.line(&statement);
+        self.widths.insert(width);
+        for statement in &statements {
+            self.line(statement);
+        }
         self.accesses.push(access);
         Ok(true)
     }
 
-    /// `width` contiguous floats of `array` from `base`, as a C vector lvalue.
-    fn vector_ref(&self, array: &str, base: &Ix, width: i64) -> String {
-        if self.registers.get(array) == Some(&width) && *base == Ix::constant(0) {
-            return array.to_string();
+    /// `width` contiguous floats of `array` from `base`, as a C vector lvalue: a load or
+    /// store, or one of a register accumulator's vector variables (`acc5_3`). Such a
+    /// variable is named by a constant: an index that depends on loops is recorded in
+    /// `unnamed` (the loops are then unrolled), one that does not line up with the vectors
+    /// marks the accumulator as `spilled`.
+    fn vector_ref(&mut self, array: &str, base: &Ix, width: i64) -> String {
+        let Some(&w) = self.registers.get(array) else {
+            return format!("*(f32x{width} *)&{array}[{base}]");
+        };
+        let vector = base.div(width);
+        match vector.as_constant() {
+            Some(c) if w == width && base.rem(width) == Ix::constant(0) => format!("{array}_{c}"),
+            _ if w == width && base.rem(width) == Ix::constant(0) => {
+                self.unnamed.push((array.to_string(), vector));
+                format!("{array}_?")
+            }
+            _ => {
+                self.spilled.push(array.to_string());
+                format!("{array}_?")
+            }
         }
-        format!("*(f32x{width} *)&{array}[{base}]")
     }
 
     /// The lanes `x` (with lane variable `lane`) as one C expression, and whether it is a
     /// vector (else a scalar, the same in every lane); `None` if a lane reads elements that
     /// are not contiguous.
-    fn vectorise(&self, x: &Scalar, lane: &str, width: i64) -> Option<(String, bool)> {
+    /// `offset`: the first lane's number (a chunk of a wider statement).
+    fn vectorise(
+        &mut self,
+        x: &Scalar,
+        lane: &str,
+        width: i64,
+        offset: i64,
+    ) -> Option<(String, bool)> {
         match x {
             Scalar::Code(c) => Some((c.to_string(), false)),
             Scalar::Index(ix) => (!ix.mentions(lane)).then(|| (ix.to_string(), false)),
-            Scalar::Load { ix, .. } if !ix.mentions(lane) => Some((x.to_string(), false)),
+            Scalar::Load { array, ix } if !ix.mentions(lane) => {
+                if self.registers.contains_key(&**array) {
+                    self.spilled.push(array.to_string());
+                }
+                Some((x.to_string(), false))
+            }
             Scalar::Load { array, ix } => {
-                let base = ix.unit_stride_base(lane)?;
+                let base = ix.unit_stride_base(lane)?.add(&Ix::constant(offset));
                 Some((format!("({})", self.vector_ref(array, &base, width)), true))
             }
             Scalar::Op(op, a, b) => {
-                let (a, va) = self.vectorise(a, lane, width)?;
-                let (b, vb) = self.vectorise(b, lane, width)?;
+                let (a, va) = self.vectorise(a, lane, width, offset)?;
+                let (b, vb) = self.vectorise(b, lane, width, offset)?;
                 Some((format!("({a} {op} {b})"), va || vb))
             }
         }
@@ -609,22 +708,27 @@ impl Emitter {
         }
         match prim {
             Prim::MapSeq | Prim::MapPar => {
-                let i = self.open_loop(len, (prim == Prim::MapPar).then_some("omp parallel for"));
-                let x = self.get(&xs, &i)?;
-                let y = self.apply(args[0].clone(), x)?;
-                let d = self.get(&dest, &i)?;
-                self.write(y, d)?;
+                let pragma = (prim == Prim::MapPar).then_some("omp parallel for");
+                self.emit_loop(len, pragma, |em, i| {
+                    let x = em.get(&xs, i)?;
+                    let y = em.apply(args[0].clone(), x)?;
+                    let d = em.get(&dest, i)?;
+                    em.write(y, d)
+                })
             }
-            _ => return self.write_reduction(prim, args, &xs, ty, dest),
+            _ => self.write_reduction(prim, args, &xs, ty, dest),
         }
-        self.close_loop();
-        Ok(())
     }
 
-    /// A reduction accumulates in local memory (a register for a scalar; for an array, two
-    /// of them, the new value computed from the old into the other, then swapped, so an update
-    /// that reads the accumulator elsewhere than it writes stays right; one when the update is
-    /// element-wise), then is written to `dest`.
+    /// A reduction accumulates in local storage, then is written to `dest`. A scalar lives
+    /// in a register; a small array (up to 64 floats, a power of two: a vector, a row of a
+    /// tile, a tile of a few rows) in C vector variables, one per machine vector, when every
+    /// use of it is whole vectors named by constants (short loops around them unrolled),
+    /// else in one vector variable of its size, read and written by the float; a larger
+    /// array in memory. Arrays in memory made the update of cache-blocks' 32-float rows load
+    /// and store through the stack (91 against 100 GFLOP/s); one vector variable wider than
+    /// the machine's, or an array of machine vectors, ran the register-blocked kernel at 4
+    /// and 35 GFLOP/s against 45 with a variable per machine vector.
     fn write_reduction(
         &mut self,
         prim: Prim,
@@ -634,35 +738,86 @@ impl Emitter {
         dest: Val,
     ) -> Result<()> {
         let (shape, floats) = shape_of(ty, self)?;
-        let acc = self.fresh("acc");
-        let scalar = shape.is_empty();
-        // A small array accumulator (up to 64 floats, a power of two: a vector or a row of a
-        // tile) is a GCC vector variable, which GCC keeps in registers; its elements are still
-        // written one by one (in `omp simd` loops). Arrays in memory made the update of
-        // cache-blocks' 32-float rows load and store through the stack (91 against 100
-        // GFLOP/s).
-        let registers = !scalar && floats <= 64 && floats.count_ones() == 1;
-        let next = format!("{acc}_next");
-        let swap = if scalar {
-            self.line(&format!("float {acc};"));
-            String::new()
-        } else if registers {
-            self.widths.insert(floats);
-            self.registers.insert(acc.clone(), floats);
-            self.registers.insert(next.clone(), floats);
-            self.line(&format!("f32x{floats} {acc}, {next};"));
-            format!("{acc} = {next};")
-        } else {
-            self.line(&format!(
-                "float {acc}_a[{floats}], {acc}_b[{floats}], *{acc} = {acc}_a, *{next} = {acc}_b;"
-            ));
-            format!("{{ float *t = {acc}; {acc} = {next}; {next} = t; }}")
+        let storage = match shape.is_empty() {
+            true => Storage::Scalar,
+            false if floats > 64 || floats.count_ones() != 1 => Storage::Memory,
+            false => Storage::Registers(floats.min(self.machine)),
         };
-        let (cur, next) = match scalar {
-            true => (Scalar::code(acc.as_str()), Scalar::code(acc.as_str())),
-            false => (
-                buffer_view(&acc, &shape, false),
-                buffer_view(&next, &shape, false),
+        let mark = self.mark();
+        let acc = self.reduce_into(storage, prim, &args, xs, &shape, dest.clone())?;
+        if !matches!(storage, Storage::Registers(_)) {
+            return Ok(());
+        }
+        let next = format!("{acc}_next");
+        let mine = |a: &str| a == acc || a == next;
+        if self.unnamed.iter().any(|(a, _)| mine(a)) || self.spilled.iter().any(|a| mine(a)) {
+            self.rewind(&mark);
+            self.reduce_into(Storage::Vector(floats), prim, &args, xs, &shape, dest)?;
+        }
+        Ok(())
+    }
+
+    /// Emits a reduction accumulating in `storage` and returns the accumulator's name. An
+    /// array accumulator is updated in place when every statement that reads it reads exactly
+    /// the element it writes (element-wise updates); otherwise the new value is computed into
+    /// a second one (`NAME_next`), which is then swapped in.
+    fn reduce_into(
+        &mut self,
+        storage: Storage,
+        prim: Prim,
+        args: &[Val],
+        xs: &Val,
+        shape: &[i64],
+        dest: Val,
+    ) -> Result<String> {
+        let acc = self.fresh("acc");
+        let next = format!("{acc}_next");
+        let floats: i64 = shape.iter().product();
+        // The declaration of vector variables, rewritten without `NAME_next` when unused.
+        let mut declaration = None;
+        let swap = match storage {
+            Storage::Scalar => {
+                self.line(&format!("float {acc};"));
+                String::new()
+            }
+            Storage::Registers(width) => {
+                let vectors = |name: &str| -> Vec<String> {
+                    (0..floats / width).map(|c| format!("{name}_{c}")).collect()
+                };
+                let (a, b) = (vectors(&acc), vectors(&next));
+                let line = |vars: &[String]| format!("f32x{width} {};", vars.join(", "));
+                let both = [a.clone(), b.clone()].concat();
+                declaration = Some((self.body.len(), line(&both), line(&a)));
+                self.line(&line(&both));
+                self.widths.insert(width);
+                self.registers.insert(acc.clone(), width);
+                self.registers.insert(next.clone(), width);
+                let swap = a.iter().zip(&b).map(|(a, b)| format!("{a} = {b};"));
+                swap.collect::<Vec<_>>().join(" ")
+            }
+            Storage::Vector(floats) => {
+                self.widths.insert(floats);
+                let both = format!("f32x{floats} {acc}, {next};");
+                declaration = Some((
+                    self.body.len(),
+                    both.clone(),
+                    format!("f32x{floats} {acc};"),
+                ));
+                self.line(&both);
+                format!("{acc} = {next};")
+            }
+            Storage::Memory => {
+                self.line(&format!(
+                    "float {acc}_a[{floats}], {acc}_b[{floats}], *{acc} = {acc}_a, *{next} = {acc}_b;"
+                ));
+                format!("{{ float *t = {acc}; {acc} = {next}; {next} = t; }}")
+            }
+        };
+        let (cur, next) = match storage {
+            Storage::Scalar => (Scalar::code(acc.as_str()), Scalar::code(acc.as_str())),
+            _ => (
+                buffer_view(&acc, shape, false),
+                buffer_view(&next, shape, false),
             ),
         };
         self.write(args[1].clone(), cur.clone())?;
@@ -671,20 +826,58 @@ impl Emitter {
         let x = self.get(xs, &i)?;
         let step = self.apply(args[0].clone(), cur.clone())?;
         let y = self.apply(step, x)?;
-        // In place when every statement that reads the accumulator reads exactly the element
-        // it writes (element-wise updates); otherwise into the other array, then swapped.
-        let (mark, flops, accesses) = (self.body.len(), self.flops, self.accesses.len());
+        let mark = self.mark();
         self.write(y.clone(), cur.clone())?;
-        if !scalar && !in_place(&self.accesses[accesses..], &acc) {
-            self.body.truncate(mark);
-            self.flops = flops;
-            self.accesses.truncate(accesses);
+        if storage != Storage::Scalar && !in_place(&self.accesses[mark.accesses..], &acc) {
+            self.rewind(&mark);
             self.write(y, next)?;
             self.line(&swap);
+        } else if let Some((at, both, one)) = declaration {
+            let at = at + self.body[at..].find(&both).expect("the declaration stays");
+            self.body.replace_range(at..at + both.len(), &one);
         }
         self.close_loop();
-        self.write(cur, dest)
+        self.write(cur, dest)?;
+        Ok(acc)
     }
+}
+
+/// Where a reduction's accumulator lives: a scalar variable, vector variables of this many
+/// floats each, one vector variable of this many floats, or an array in memory.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Storage {
+    Scalar,
+    Registers(i64),
+    Vector(i64),
+    Memory,
+}
+
+/// A point in the emitted code (see [`Emitter::mark`]).
+struct Mark {
+    body: usize,
+    flops: f64,
+    arith: usize,
+    accesses: usize,
+    unnamed: usize,
+    spilled: usize,
+}
+
+/// The most iterations of a loop unrolled to name register vectors by constants.
+const MAX_UNROLLED: i64 = 64;
+
+/// Floats in one vector register of this machine, for which the generated C is compiled
+/// (`-march=native`): 16 with AVX-512, 8 with AVX, else 4 (SSE, NEON).
+fn machine_vector_floats() -> i64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            return 16;
+        }
+        if std::arch::is_x86_feature_detected!("avx") {
+            return 8;
+        }
+    }
+    4
 }
 
 /// Can the assignments `code`, which update the accumulator array `acc`, run in place? Yes
@@ -756,6 +949,9 @@ fn signature(program: &Rc<Term>, sizes: &[i64]) -> Result<Signature> {
         flops: 0.0,
         trips: vec![],
         registers: Default::default(),
+        unnamed: vec![],
+        spilled: vec![],
+        machine: machine_vector_floats(),
         widths: Default::default(),
         accesses: vec![],
     };

@@ -118,6 +118,11 @@ impl Ix {
         self
     }
 
+    /// The index's value when it mentions no variable.
+    pub fn as_constant(&self) -> Option<i64> {
+        self.terms.is_empty().then_some(self.constant)
+    }
+
     /// The coefficient of the variable `name` outside divisions and remainders.
     pub fn coefficient(&self, name: &str) -> i64 {
         self.terms
