@@ -10,6 +10,11 @@
 //! the generator never fuses or recomputes what the program computes separately (it takes no
 //! implementation decision of its own). `toMem` stores a value in a buffer of its own; a
 //! high-level `map` or `reduce` left in the program is an error naming the subterm.
+//!
+//! What it does decide is how C expresses what the program says: short arrays whose lanes are
+//! contiguous become statements on GCC vector types of the machine's vector width, and a
+//! small reduction accumulator becomes C vector variables (the short loops that select them
+//! unrolled), so that GCC keeps it in registers.
 
 use crate::error::{Error, Result};
 use crate::rise::nat::{Nat, NatAtom};
@@ -584,10 +589,10 @@ impl Emitter {
     }
 
     /// Writes a short array (4 to 64 elements, a power of two: a Rise vector, or a row held
-    /// in a vector register) as one C vector statement when its lanes are contiguous in the
-    /// destination and each lane reads either the same scalar or contiguous elements:
-    /// `*(f32x32 *)&out[b] = acc + a[i] * *(f32x32 *)&p[c];`. Otherwise nothing is emitted
-    /// and the caller writes lane by lane.
+    /// in vector registers) as C vector statements, one per machine vector of its lanes, when
+    /// its lanes are contiguous in the destination and each lane reads either the same scalar
+    /// or contiguous elements: `*(f32x8 *)&out[b] = acc5_0 + a[i] * *(f32x8 *)&p[c];`.
+    /// Otherwise nothing is emitted and the caller writes lane by lane.
     fn write_whole(&mut self, v: &Val, dest: &Val, len: i64) -> Result<bool> {
         if !(4..=64).contains(&len) || len.count_ones() != 1 {
             return Ok(false);
