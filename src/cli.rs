@@ -31,7 +31,8 @@ pub struct JobArgs {
     /// Directory of the result files and of the finished jobs (`runs.jsonl`).
     #[arg(long, default_value = "results")]
     dir: PathBuf,
-    /// Run every job again, ignoring the finished ones on disk.
+    /// Run every job asked for again, ignoring their finished results on disk (the store
+    /// keeps those of other tasks).
     #[arg(long)]
     fresh: bool,
     /// Worker threads in this process, each running one job at a time (default: as many

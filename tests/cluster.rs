@@ -139,9 +139,27 @@ fn changing_one_input_reruns_only_the_rows_that_depend_on_it() {
     let rules = run();
     assert!(rules.contains("3 jobs: 0 reused"), "{rules}");
     // The store keeps one result per row, the latest.
-    let store = std::fs::read_to_string(at.join("results/runs.jsonl")).unwrap();
+    let path = at.join("results/runs.jsonl");
+    let store = std::fs::read_to_string(&path).unwrap();
     assert_eq!(store.lines().count(), 3);
     assert_eq!(counts(&at.join("results/table2.csv")).len(), 1 + 3);
+
+    // `--fresh` runs these rows again and keeps what the store holds of other tasks (here a
+    // row of another encoding).
+    let mut other: serde_json::Value = serde_json::from_str(store.lines().next().unwrap()).unwrap();
+    other["job"]["task"]["Table2"]["binding"] = "names".into();
+    other["job"]["key"] = "0123456789abcdef".into();
+    let other = other.to_string();
+    std::fs::write(&path, format!("{store}{other}\n")).unwrap();
+    let fresh = finished(
+        sketchlog(at, &[FAST_ROWS, &["--fresh"]].concat())
+            .output()
+            .unwrap(),
+    );
+    assert!(fresh.contains("3 jobs: 0 reused"), "{fresh}");
+    let store = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(store.lines().count(), 4, "{store}");
+    assert!(store.lines().any(|l| l == other), "{store}");
 }
 
 #[test]

@@ -17,7 +17,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 /// Runs `jobs` on `cluster` (by default this machine, with [`default_workers`] at the jobs'
-/// largest memory cap), reusing the finished jobs of `dir`'s store unless `fresh`. `tables`
+/// largest memory cap), reusing the finished jobs of `dir`'s store unless `fresh` (then they
+/// all run again, and the store keeps only its records of other tasks). `tables`
 /// rewrites the result files from the store: at the start (reused results) and after every
 /// finished job. A process other than 0 only runs the jobs it is given.
 pub fn run_jobs(
@@ -37,10 +38,12 @@ pub fn run_jobs(
     }
     crate::error::check_writable_dir(dir)?;
     let path = dir.join(store::Store::FILE);
-    let store = match fresh {
-        true => store::Store::empty(&path),
-        false => store::Store::open(&path)?,
-    };
+    let mut store = store::Store::open(&path)?;
+    if fresh {
+        // These jobs run again; what the store holds of other tasks (another table, a sweep)
+        // stays in it.
+        store.forget(|task| jobs.iter().any(|j| &j.task == task));
+    }
     tables(&store, &jobs)?;
     let finished: Vec<String> = store.all().iter().map(|f| f.job.key.clone()).collect();
     // Estimates for dispatch: the task's last wall time (even if stale), else its time cap.

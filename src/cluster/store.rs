@@ -2,7 +2,7 @@
 //! key, task, caps and outcome), rewritten atomically as each job finishes. The tables are
 //! views of it; a rerun reads it and runs only the jobs whose key it does not hold.
 
-use super::job::{Job, Outcome};
+use super::job::{Job, Outcome, Task};
 use crate::error::{read_source, write_atomically, Error, Result, Span};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -52,12 +52,10 @@ impl Store {
         })
     }
 
-    /// A store that forgets what is on disk (the file is replaced at the first record).
-    pub fn empty(path: &Path) -> Store {
-        Store {
-            path: path.to_path_buf(),
-            finished: vec![],
-        }
+    /// Forgets the finished jobs of the tasks `which` selects (the file keeps them until the
+    /// next record rewrites it).
+    pub fn forget(&mut self, which: impl Fn(&Task) -> bool) {
+        self.finished.retain(|f| !which(&f.job.task));
     }
 
     pub fn path(&self) -> &Path {
