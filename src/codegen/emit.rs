@@ -651,17 +651,13 @@ impl Emitter {
             return format!("*(f32x{width} *)&{array}[{base}]");
         };
         let vector = base.div(width);
+        let aligned = w == width && base.rem(width) == Ix::constant(0);
         match vector.as_constant() {
-            Some(c) if w == width && base.rem(width) == Ix::constant(0) => format!("{array}_{c}"),
-            _ if w == width && base.rem(width) == Ix::constant(0) => {
-                self.unnamed.push((array.to_string(), vector));
-                format!("{array}_?")
-            }
-            _ => {
-                self.spilled.push(array.to_string());
-                format!("{array}_?")
-            }
+            Some(c) if aligned => return format!("{array}_{c}"),
+            _ if aligned => self.unnamed.push((array.to_string(), vector)),
+            _ => self.spilled.push(array.to_string()),
         }
+        format!("{array}_?")
     }
 
     /// The lanes `x` (with lane variable `lane`) as one C expression, and whether it is a
@@ -746,18 +742,18 @@ impl Emitter {
         let storage = match shape.is_empty() {
             true => Storage::Scalar,
             false if floats > 64 || floats.count_ones() != 1 => Storage::Memory,
-            false => Storage::Registers(floats.min(self.machine)),
+            false => Storage::Registers,
         };
         let mark = self.mark();
         let acc = self.reduce_into(storage, prim, &args, xs, &shape, dest.clone())?;
-        if !matches!(storage, Storage::Registers(_)) {
+        if storage != Storage::Registers {
             return Ok(());
         }
-        let next = format!("{acc}_next");
+        let next = next_of(&acc);
         let mine = |a: &str| a == acc || a == next;
         if self.unnamed.iter().any(|(a, _)| mine(a)) || self.spilled.iter().any(|a| mine(a)) {
             self.rewind(&mark);
-            self.reduce_into(Storage::Vector(floats), prim, &args, xs, &shape, dest)?;
+            self.reduce_into(Storage::Vector, prim, &args, xs, &shape, dest)?;
         }
         Ok(())
     }
@@ -776,7 +772,7 @@ impl Emitter {
         dest: Val,
     ) -> Result<String> {
         let acc = self.fresh("acc");
-        let next = format!("{acc}_next");
+        let next = next_of(&acc);
         let floats: i64 = shape.iter().product();
         // The declaration of vector variables, rewritten without `NAME_next` when unused.
         let mut declaration = None;
@@ -785,9 +781,19 @@ impl Emitter {
                 self.line(&format!("float {acc};"));
                 String::new()
             }
-            Storage::Registers(width) => {
+            Storage::Registers | Storage::Vector => {
+                // Registers: `acc_0, acc_1, ...`, one per machine vector; Vector: `acc`.
+                let width = match storage {
+                    Storage::Registers => floats.min(self.machine),
+                    _ => floats,
+                };
                 let vectors = |name: &str| -> Vec<String> {
-                    (0..floats / width).map(|c| format!("{name}_{c}")).collect()
+                    match storage {
+                        Storage::Registers => {
+                            (0..floats / width).map(|c| format!("{name}_{c}")).collect()
+                        }
+                        _ => vec![name.to_string()],
+                    }
                 };
                 let (a, b) = (vectors(&acc), vectors(&next));
                 let line = |vars: &[String]| format!("f32x{width} {};", vars.join(", "));
@@ -795,21 +801,12 @@ impl Emitter {
                 declaration = Some((self.body.len(), line(&both), line(&a)));
                 self.line(&line(&both));
                 self.widths.insert(width);
-                self.registers.insert(acc.clone(), width);
-                self.registers.insert(next.clone(), width);
+                if storage == Storage::Registers {
+                    self.registers.insert(acc.clone(), width);
+                    self.registers.insert(next.clone(), width);
+                }
                 let swap = a.iter().zip(&b).map(|(a, b)| format!("{a} = {b};"));
                 swap.collect::<Vec<_>>().join(" ")
-            }
-            Storage::Vector(floats) => {
-                self.widths.insert(floats);
-                let both = format!("f32x{floats} {acc}, {next};");
-                declaration = Some((
-                    self.body.len(),
-                    both.clone(),
-                    format!("f32x{floats} {acc};"),
-                ));
-                self.line(&both);
-                format!("{acc} = {next};")
             }
             Storage::Memory => {
                 self.line(&format!(
@@ -847,14 +844,19 @@ impl Emitter {
     }
 }
 
-/// Where a reduction's accumulator lives: a scalar variable, vector variables of this many
-/// floats each, one vector variable of this many floats, or an array in memory.
+/// Where a reduction's accumulator lives: a scalar variable, vector variables of the
+/// machine's vector width, one vector variable of its size, or an array in memory.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Storage {
     Scalar,
-    Registers(i64),
-    Vector(i64),
+    Registers,
+    Vector,
     Memory,
+}
+
+/// The name of the accumulator `acc`'s second copy (the next value, when not in place).
+fn next_of(acc: &str) -> String {
+    format!("{acc}_next")
 }
 
 /// A point in the emitted code (see [`Emitter::mark`]).
