@@ -253,6 +253,10 @@ enum Command {
         #[arg(long, default_value = "debruijn")]
         binding: String,
     },
+    /// Print the Rise schema every e-graph starts with: sizes and types
+    /// (`schemas/types.egg`), the term constructors declared from sketchlog's table, and the
+    /// free-variable analyses (`schemas/free.egg`).
+    Schema,
     /// Load a definition into an e-graph and extract it back: `FILE.rise:NAME`.
     Show {
         /// `FILE.rise:NAME` (NAME may be omitted when the file has one definition).
@@ -625,6 +629,10 @@ fn dispatch(cli: Cli) -> Result<()> {
             ..
         } => print_rules(&rules, &substitution, &binding),
         Command::Check(args) => check(&args),
+        Command::Schema => {
+            print!("{}", egraph::schema_text());
+            Ok(())
+        }
         Command::Guide {
             file,
             stats,
@@ -804,12 +812,13 @@ fn bench_c(
         exe.flops,
         4.0 * floats as f64 / 1e6
     );
+    let expected = crate::codegen::run::Expected::of(&exe, &p)?;
     for &t in threads {
         let opts = COptions {
             threads: t,
             ..opts.clone()
         };
-        let m = crate::experiments::codegen::measure(&exe, &p, &opts, rounds)?;
+        let m = crate::experiments::codegen::measure(&exe, &expected, &opts, rounds)?;
         let compared = match m.check.compared == m.check.output.len() {
             true => format!("all {} output elements", m.check.compared),
             false => format!("{} sampled output elements", m.check.compared),

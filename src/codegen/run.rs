@@ -239,8 +239,6 @@ pub struct Validation {
     pub max_rel_error: f64,
     /// Output elements compared with the interpreter: all of them, or a sample.
     pub compared: usize,
-    /// The inputs the run used (row-major), for comparing a reference on the same data.
-    pub inputs: Vec<Vec<f32>>,
     /// The run's output.
     pub output: Vec<f32>,
 }
@@ -250,35 +248,64 @@ pub struct Validation {
 const INTERPRET_WHOLE: f64 = (1u64 << 22) as f64;
 const SAMPLES: usize = 96;
 
+/// The program's meaning on random inputs, what every run of its compiled form is checked
+/// against: the interpreter's value of every output element for a small program, else of a
+/// sample (the first and last element and random ones). Computed once and shared by the runs
+/// with each thread count.
+pub struct Expected {
+    /// The inputs (row-major), uniform in [-1, 1), from a fixed seed.
+    pub inputs: Vec<Vec<f32>>,
+    /// The output elements compared (row-major positions).
+    positions: Vec<usize>,
+    /// The interpreter's value at each position.
+    values: Vec<f32>,
+}
+
+impl Expected {
+    /// The interpreter's output elements for `exe`'s program on fresh random inputs.
+    pub fn of(exe: &Compiled, program: &Rc<Term>) -> Result<Expected> {
+        let mut rng = fastrand::Rng::with_seed(0x9e37_79b9_7f4a_7c15);
+        let inputs: Vec<Vec<f32>> = exe
+            .inputs
+            .iter()
+            .map(|n| (0..*n).map(|_| rng.f32() * 2.0 - 1.0).collect())
+            .collect();
+        let positions: Vec<usize> = if exe.flops <= INTERPRET_WHOLE {
+            (0..exe.output).collect()
+        } else {
+            let mut p = vec![0, exe.output - 1];
+            p.extend((0..SAMPLES - 2).map(|_| rng.usize(..exe.output)));
+            p
+        };
+        let values = interpreted(program, &exe.sizes, &inputs, &positions)?;
+        Ok(Expected {
+            inputs,
+            positions,
+            values,
+        })
+    }
+}
+
 /// Runs `exe` on random inputs and compares its output with the program's meaning, the
-/// interpreter's, at the size it ran: every element for a small program, else a sample
-/// (the first and last element and random ones). A max relative error above the tolerance
-/// is an error (exit 1) naming the worst element.
+/// interpreter's, at the size it ran ([`Expected`]). A max relative error above the
+/// tolerance is an error (exit 1) naming the worst element.
 pub fn validate(exe: &Compiled, program: &Rc<Term>, opts: &COptions) -> Result<Validation> {
-    let mut rng = fastrand::Rng::with_seed(0x9e37_79b9_7f4a_7c15);
-    let inputs: Vec<Vec<f32>> = exe
-        .inputs
-        .iter()
-        .map(|n| (0..*n).map(|_| rng.f32() * 2.0 - 1.0).collect())
-        .collect();
-    let (output, mut times) = exe.run(&inputs, opts)?;
-    let positions: Vec<usize> = if exe.flops <= INTERPRET_WHOLE {
-        (0..output.len()).collect()
-    } else {
-        let mut p = vec![0, output.len() - 1];
-        p.extend((0..SAMPLES - 2).map(|_| rng.usize(..output.len())));
-        p
-    };
-    let meaning = interpreted(program, &exe.sizes, &inputs, &positions)?;
+    check(exe, &Expected::of(exe, program)?, opts)
+}
+
+/// Runs `exe` on `expected`'s inputs and compares its output with `expected`'s values.
+pub fn check(exe: &Compiled, expected: &Expected, opts: &COptions) -> Result<Validation> {
+    let (output, mut times) = exe.run(&expected.inputs, opts)?;
     let (mut worst, mut max_rel_error) = (0, 0.0f64);
-    for (&p, &r) in positions.iter().zip(&meaning) {
+    for (&p, &r) in expected.positions.iter().zip(&expected.values) {
         let e = ((output[p] - r).abs() / r.abs().max(1.0)) as f64;
         if e > max_rel_error || e.is_nan() {
             (worst, max_rel_error) = (p, if e.is_nan() { f64::INFINITY } else { e });
         }
     }
     if max_rel_error > opts.tolerance {
-        let r = meaning[positions.iter().position(|&p| p == worst).unwrap_or(0)];
+        let at = expected.positions.iter().position(|&p| p == worst);
+        let r = expected.values[at.unwrap_or(0)];
         return Err(Error::check_failed(format!(
             "the compiled program's output differs from the program's meaning: out{} is {} where the interpreter gives {r} (relative error {max_rel_error:.2e}, above the tolerance {:e})",
             index_of(worst, &exe.output_shape),
@@ -295,8 +322,7 @@ pub fn validate(exe: &Compiled, program: &Rc<Term>, opts: &COptions) -> Result<V
         gbytes: bytes / (median_ms * 1e6),
         times_ms: times,
         max_rel_error,
-        compared: positions.len(),
-        inputs,
+        compared: expected.positions.len(),
         output,
     })
 }

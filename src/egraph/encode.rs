@@ -1,9 +1,10 @@
-//! Typed De Bruijn terms <-> egglog values, following `schemas/rise.egg`.
+//! Typed De Bruijn terms <-> egglog values, following the Rise schema (`schema`).
 //!
 //! Loading adds every subterm (hash-consed by egglog) and sets its `ty`. Decoding reads the
 //! Nat and Type constructor tables back into Rust values.
 
 use super::engine;
+use crate::egraph::schema::Con;
 use crate::error::{Error, Result};
 use crate::rise::nat::{Nat, NatAtom, Ratio};
 use crate::rise::term::{Node, Term};
@@ -175,32 +176,34 @@ fn add_term<'a, 'db: 'a>(
     let ty = add_type(fs, &t.ty, Some(memo))?;
     let add_term = |fs: &mut _, t, memo: &mut _| add_term(fs, t, memo, names);
     let v = match (&t.node, names) {
-        (Node::Var(i), Some(depth)) => add(fs, "NamedVar", (binder_name(depth - 1 - i), ty)),
+        (Node::Var(i), Some(depth)) => {
+            add(fs, Con::NamedVar.name(), (binder_name(depth - 1 - i), ty))
+        }
         (Node::Lam(b), Some(depth)) => {
             let b = self::add_term(fs, b, memo, Some(depth + 1))?;
-            add(fs, "NamedLam", (binder_name(depth), b, ty))
+            add(fs, Con::NamedLam.name(), (binder_name(depth), b, ty))
         }
-        (Node::Var(i), None) => add(fs, "Var", (*i as i64, ty)),
-        (Node::Prim(p), _) => add(fs, "Prim", (p.name(), ty)),
-        (Node::F32(x), _) => add(fs, "F32", (x.0 as f64, ty)),
-        (Node::Int(i), _) => add(fs, "Int", (*i, ty)),
+        (Node::Var(i), None) => add(fs, Con::Var.name(), (*i as i64, ty)),
+        (Node::Prim(p), _) => add(fs, Con::Prim.name(), (p.name(), ty)),
+        (Node::F32(x), _) => add(fs, Con::F32.name(), (x.0 as f64, ty)),
+        (Node::Int(i), _) => add(fs, Con::Int.name(), (*i, ty)),
         (Node::App(f, x), _) => {
             let f = add_term(fs, f, memo)?;
             let x = add_term(fs, x, memo)?;
-            add(fs, "App", (f, x, ty))
+            add(fs, Con::App.name(), (f, x, ty))
         }
         (Node::Lam(b), None) => {
             let b = add_term(fs, b, memo)?;
-            add(fs, "Lam", (b, ty))
+            add(fs, Con::Lam.name(), (b, ty))
         }
         (Node::NatLam(b), _) => {
             let b = add_term(fs, b, memo)?;
-            add(fs, "NatLam", (b, ty))
+            add(fs, Con::NatLam.name(), (b, ty))
         }
         (Node::NatApp(f, n), _) => {
             let f = add_term(fs, f, memo)?;
             let n = add_nat(fs, n)?;
-            add(fs, "NatApp", (f, n, ty))
+            add(fs, Con::NatApp.name(), (f, n, ty))
         }
     };
     fs.set("ty", (v,), ty).map_err(engine)?;

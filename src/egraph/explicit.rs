@@ -9,6 +9,7 @@
 
 use super::sort;
 use super::subst::{add_eta, union_if, Builder, SharedSnapshot};
+use crate::egraph::schema::Con;
 use crate::error::{Error, Result};
 use egglog::EGraph;
 
@@ -70,7 +71,7 @@ pub fn add_explicit_substitution(
                         // A variable of another type comes from a term of another context.
                         let xt = snap.class_type_value(v[3]).filter(|xt| *xt == vt)?;
                         let (d, k) = (b.base(i), b.base(0i64));
-                        Some(b.add("Phi", vec![d, k, v[3]], xt))
+                        Some(b.add(Con::Phi, vec![d, k, v[3]], xt))
                     }
                 }
             });
@@ -112,7 +113,7 @@ pub fn add_explicit_substitution(
     add_eta(eg, "eta-explicit", ruleset, snap, |b, f| {
         let ft = b.snap().class_type_value(f)?;
         let (d, k) = (b.base(-1i64), b.base(1i64));
-        Some(b.add("Phi", vec![d, k, f], ft))
+        Some(b.add(Con::Phi, vec![d, k, f], ft))
     })?;
     Ok(())
 }

@@ -8,6 +8,7 @@
 use super::costs::{cheapest, CostedNodes};
 use super::encode::TypeTable;
 use super::engine;
+use crate::egraph::schema::Con;
 use crate::error::{Error, Result};
 use crate::rise::primitives::Prim;
 use crate::rise::syntax::Float;
@@ -37,8 +38,8 @@ impl ExprGraph {
         let mut bad = None;
         eg.read(|rs| -> std::result::Result<(), egglog::Error> {
             // Every Expr constructor has its type as the last field.
-            let mut scan = |name: &str, f: &mut dyn FnMut(&[Value]) -> Option<ENode>| {
-                rs.constructor_enodes(name, |e| {
+            let mut scan = |con: Con, f: &mut dyn FnMut(&[Value]) -> Option<ENode>| {
+                rs.constructor_enodes(con.name(), |e| {
                     if e.subsumed {
                         return;
                     }
@@ -48,28 +49,28 @@ impl ExprGraph {
                             classes.entry(e.eclass).or_default().push(n);
                             type_values.entry(e.eclass).or_insert(tv);
                         }
-                        _ => bad = Some(name.to_string()),
+                        _ => bad = Some(con.name()),
                     }
                 })
             };
-            scan("Var", &mut |c| {
+            scan(Con::Var, &mut |c| {
                 Some(Node::Var(rs.value_to_base::<i64>(c[0]) as u32))
             })?;
-            scan("Int", &mut |c| {
+            scan(Con::Int, &mut |c| {
                 Some(Node::Int(rs.value_to_base::<i64>(c[0])))
             })?;
-            scan("F32", &mut |c| {
+            scan(Con::F32, &mut |c| {
                 let x = rs.value_to_base::<egglog::sort::F>(c[0]);
                 Some(Node::F32(Float(x.0 .0 as f32)))
             })?;
-            scan("Prim", &mut |c| {
+            scan(Con::Prim, &mut |c| {
                 let s = rs.value_to_base::<egglog::sort::S>(c[0]);
                 Prim::from_name(&s.0).map(Node::Prim)
             })?;
-            scan("App", &mut |c| Some(Node::App(c[0], c[1])))?;
-            scan("Lam", &mut |c| Some(Node::Lam(c[0])))?;
-            scan("NatLam", &mut |c| Some(Node::NatLam(c[0])))?;
-            scan("NatApp", &mut |c| {
+            scan(Con::App, &mut |c| Some(Node::App(c[0], c[1])))?;
+            scan(Con::Lam, &mut |c| Some(Node::Lam(c[0])))?;
+            scan(Con::NatLam, &mut |c| Some(Node::NatLam(c[0])))?;
+            scan(Con::NatApp, &mut |c| {
                 table.nat(c[1]).map(|n| Node::NatApp(c[0], n.clone()))
             })?;
             Ok(())

@@ -70,11 +70,13 @@ impl Filter {
         // subsume them by. Every term constructor's key has at most three fields.
         let mut nodes = CostedNodes::default();
         let mut keys: Vec<(&str, [Value; 3], usize)> = vec![];
-        for (name, kids) in TERM_CHILDREN {
+        for con in super::schema::rise() {
+            let kids: Vec<usize> = con.children().collect();
+            let name = con.name();
             eg.constructor_enodes(name, |e| {
                 if !e.subsumed {
                     let mut k = [Value::new_const(0); 2];
-                    for (slot, i) in k.iter_mut().zip(kids) {
+                    for (slot, i) in k.iter_mut().zip(&kids) {
                         *slot = e.children[*i];
                     }
                     nodes.push(e.eclass, &k[..kids.len()], 1);
@@ -127,15 +129,3 @@ impl Filter {
         Ok(doomed.len())
     }
 }
-
-/// Term constructors and the positions of their term children.
-const TERM_CHILDREN: [(&str, &[usize]); 8] = [
-    ("App", &[0, 1]),
-    ("Lam", &[0]),
-    ("NatApp", &[0]),
-    ("NatLam", &[0]),
-    ("Var", &[]),
-    ("Prim", &[]),
-    ("F32", &[]),
-    ("Int", &[]),
-];

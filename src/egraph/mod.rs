@@ -1,4 +1,5 @@
-//! Rise in egglog: the schema (`schemas/rise.egg`), loading typed terms into an e-graph
+//! Rise in egglog: the schema (`schema`: the term constructors, defined once, between
+//! `schemas/types.egg` and `schemas/free.egg`), loading typed terms into an e-graph
 //! (`encode`), extracting them back (`extract`), extraction-based substitution as Rust rules
 //! (`subst`, registered by `rust_rule`), and the saturation driver with its limits and
 //! "found" query (`saturate`; the e-node cap inside an iteration: `budget`), and serialized
@@ -13,20 +14,27 @@ pub mod filter;
 pub mod names;
 pub mod rust_rule;
 pub mod saturate;
+pub mod schema;
 pub mod serialize;
 pub mod subst;
 
 use crate::error::{Error, Result};
 use egglog::EGraph;
 
-/// The Rise schema, loaded into every sketchlog e-graph.
-pub const SCHEMA: &str = include_str!("../../schemas/rise.egg");
+/// The Rise schema's egglog text, loaded into every sketchlog e-graph: sizes and types
+/// (`schemas/types.egg`), the term constructors ([`schema::declarations`]) and the
+/// free-variable analyses (`schemas/free.egg`).
+pub fn schema_text() -> String {
+    const TYPES: &str = include_str!("../../schemas/types.egg");
+    const FREE: &str = include_str!("../../schemas/free.egg");
+    format!("{TYPES}\n{}\n{FREE}", schema::declarations())
+}
 
 /// Adds the Rise schema to an e-graph.
 pub fn add_schema(eg: &mut EGraph) -> Result<()> {
-    eg.parse_and_run_program(Some("schemas/rise.egg".into()), SCHEMA)
+    eg.parse_and_run_program(Some("rise schema".into()), &schema_text())
         .map(|_| ())
-        .map_err(|e| Error::bad_input(format!("loading the Rise schema: {e}")))
+        .map_err(|e| Error::internal(format!("loading the Rise schema: {e}")))
 }
 
 /// Adds plain egglog rules, written with the ruleset `RS`, to `ruleset` (created if needed).

@@ -15,6 +15,7 @@
 use super::saturate::{find_in, find_named_term, find_nat, find_type};
 use super::subst::{scan, union_if, Builder, Raw, SharedSnapshot};
 use super::{engine, sort};
+use crate::egraph::schema::Con;
 use crate::error::{Error, Result};
 use crate::rise::term::{Node, Term};
 use egglog::{EGraph, Value};
@@ -182,11 +183,11 @@ fn substitute(
         Raw::App(f, x) => {
             let f = substitute(b, f, env, memo)?;
             let x = substitute(b, x, env, memo)?;
-            b.add("App", vec![f, x], ty)
+            b.add(Con::App, vec![f, x], ty)
         }
         Raw::NatApp(f, n) => {
             let f = substitute(b, f, env, memo)?;
-            b.add("NatApp", vec![f, n], ty)
+            b.add(Con::NatApp, vec![f, n], ty)
         }
         Raw::NamedLam(y, body) => {
             let mut inner: Vec<Replace> = env.iter().filter(|r| r.name != y).copied().collect();
@@ -198,7 +199,7 @@ fn substitute(
                     return None;
                 };
                 let param = b.type_value(param)?;
-                let var = b.add("NamedVar", vec![binder], param);
+                let var = b.add(Con::NamedVar, vec![binder], param);
                 inner.push(Replace {
                     name: y,
                     by: var,
@@ -206,7 +207,7 @@ fn substitute(
                 });
             }
             let body = substitute(b, body, &inner, &mut HashMap::default())?;
-            b.add("NamedLam", vec![binder, body], ty)
+            b.add(Con::NamedLam, vec![binder, body], ty)
         }
         Raw::Leaf(..) => class,
         Raw::Var(_) | Raw::Lam(_) | Raw::NatLam(_) => return None,
@@ -342,16 +343,16 @@ pub fn add_explicit_substitution(
             let [e, name, a, w, body, p, r, t] = v.try_into().expect("eight variables");
             let mut b = Builder::new(&snap, &mut ws);
             let rewritten = if !snap.may_have_free_name(a, w) {
-                let inner = b.add("Let", vec![name, a, body], r);
-                Some(b.add("NamedLam", vec![w, inner], t))
+                let inner = b.add(Con::Let, vec![name, a, body], r);
+                Some(b.add(Con::NamedLam, vec![w, inner], t))
             } else {
                 let f = b.base(format!("_{}", class_number(e)));
                 let clash = snap.may_have_free_name(a, f) || snap.may_have_free_name(body, f);
                 (!clash).then(|| {
-                    let var = b.add("NamedVar", vec![f], p);
-                    let renamed = b.add("Let", vec![w, var, body], r);
-                    let inner = b.add("Let", vec![name, a, renamed], r);
-                    b.add("NamedLam", vec![f, inner], t)
+                    let var = b.add(Con::NamedVar, vec![f], p);
+                    let renamed = b.add(Con::Let, vec![w, var, body], r);
+                    let inner = b.add(Con::Let, vec![name, a, renamed], r);
+                    b.add(Con::NamedLam, vec![f, inner], t)
                 })
             };
             union_if(&mut ws, e, rewritten)

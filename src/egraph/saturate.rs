@@ -7,6 +7,7 @@
 use super::budget::Rewriter;
 use super::engine;
 use super::subst::{SharedSnapshot, Snapshot};
+use crate::egraph::schema::Con;
 use crate::error::{Error, Result};
 use crate::rise::term::{Node, Term};
 use egglog::{EGraph, Read, Value};
@@ -166,18 +167,12 @@ impl Outcome {
     }
 }
 
-/// Every term constructor, the explicit-substitution ones included.
-const EXPR_CONSTRUCTORS: [&str; 13] = [
-    "Var", "App", "Lam", "NatApp", "NatLam", "Prim", "F32", "Int", "Sig", "Phi", "NamedVar",
-    "NamedLam", "Let",
-];
-
 /// (e-nodes, e-classes) of Rise terms.
 pub fn expr_size(eg: &EGraph) -> Result<(usize, usize)> {
     let mut nodes = 0;
     let mut classes = std::collections::HashSet::new();
-    for c in EXPR_CONSTRUCTORS {
-        eg.constructor_enodes(c, |e| {
+    for c in Con::ALL {
+        eg.constructor_enodes(c.name(), |e| {
             nodes += 1;
             classes.insert(e.eclass);
         })
@@ -409,23 +404,25 @@ pub(crate) fn find_in<'a, 'db: 'a>(
     let find_in = |t| find_in(rs, t, names);
     match (&t.node, names) {
         (Node::Var(i), Some(d)) => rs
-            .eclass_of("NamedVar", (binder_name(d - 1 - i), ty))
+            .eclass_of(Con::NamedVar.name(), (binder_name(d - 1 - i), ty))
             .ok()?,
         (Node::Lam(b), Some(d)) => rs
             .eclass_of(
-                "NamedLam",
+                Con::NamedLam.name(),
                 (binder_name(d), self::find_in(rs, b, Some(d + 1))?, ty),
             )
             .ok()?,
-        (Node::Var(i), None) => rs.eclass_of("Var", (*i as i64, ty)).ok()?,
-        (Node::Int(i), _) => rs.eclass_of("Int", (*i, ty)).ok()?,
-        (Node::F32(x), _) => rs.eclass_of("F32", (x.0 as f64, ty)).ok()?,
-        (Node::Prim(p), _) => rs.eclass_of("Prim", (p.name(), ty)).ok()?,
-        (Node::App(f, x), _) => rs.eclass_of("App", (find_in(f)?, find_in(x)?, ty)).ok()?,
-        (Node::Lam(b), None) => rs.eclass_of("Lam", (find_in(b)?, ty)).ok()?,
-        (Node::NatLam(b), _) => rs.eclass_of("NatLam", (find_in(b)?, ty)).ok()?,
+        (Node::Var(i), None) => rs.eclass_of(Con::Var.name(), (*i as i64, ty)).ok()?,
+        (Node::Int(i), _) => rs.eclass_of(Con::Int.name(), (*i, ty)).ok()?,
+        (Node::F32(x), _) => rs.eclass_of(Con::F32.name(), (x.0 as f64, ty)).ok()?,
+        (Node::Prim(p), _) => rs.eclass_of(Con::Prim.name(), (p.name(), ty)).ok()?,
+        (Node::App(f, x), _) => rs
+            .eclass_of(Con::App.name(), (find_in(f)?, find_in(x)?, ty))
+            .ok()?,
+        (Node::Lam(b), None) => rs.eclass_of(Con::Lam.name(), (find_in(b)?, ty)).ok()?,
+        (Node::NatLam(b), _) => rs.eclass_of(Con::NatLam.name(), (find_in(b)?, ty)).ok()?,
         (Node::NatApp(f, n), _) => rs
-            .eclass_of("NatApp", (find_in(f)?, find_nat(rs, n)?, ty))
+            .eclass_of(Con::NatApp.name(), (find_in(f)?, find_nat(rs, n)?, ty))
             .ok()?,
     }
 }

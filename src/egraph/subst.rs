@@ -12,6 +12,7 @@ use super::costs::{cheapest, CostedNodes};
 use super::encode::{self, TypeTable};
 use super::engine;
 use super::extract::redexes_then_size;
+use crate::egraph::schema::Con;
 use crate::error::{Error, Result};
 use crate::rise::nat::Nat;
 use crate::rise::types::Type;
@@ -31,7 +32,7 @@ pub enum Raw {
     NatLam(Value),
     /// Primitives and literals (constructor and payload): closed, never rewritten by
     /// substitution.
-    Leaf(&'static str, Value),
+    Leaf(Con, Value),
     /// A named variable and a named lambda (the named encodings; the name is a string value).
     NamedVar(Value),
     NamedLam(Value, Value),
@@ -63,21 +64,21 @@ pub struct Snapshot {
 pub fn scan(eg: &EGraph) -> Result<Vec<(Value, Raw, Value)>> {
     let mut out = vec![];
     eg.read(|rs| -> std::result::Result<(), egglog::Error> {
-        let mut each = |name: &str, f: &dyn Fn(&[Value]) -> Raw| {
-            rs.constructor_enodes(name, |e| {
+        let mut each = |con: Con, f: &dyn Fn(&[Value]) -> Raw| {
+            rs.constructor_enodes(con.name(), |e| {
                 if !e.subsumed {
                     out.push((e.eclass, f(e.children), *e.children.last().unwrap()));
                 }
             })
         };
-        each("Var", &|c| Raw::Var(rs.value_to_base::<i64>(c[0])))?;
-        each("App", &|c| Raw::App(c[0], c[1]))?;
-        each("Lam", &|c| Raw::Lam(c[0]))?;
-        each("NatApp", &|c| Raw::NatApp(c[0], c[1]))?;
-        each("NatLam", &|c| Raw::NatLam(c[0]))?;
-        each("NamedVar", &|c| Raw::NamedVar(c[0]))?;
-        each("NamedLam", &|c| Raw::NamedLam(c[0], c[1]))?;
-        for leaf in ["Prim", "F32", "Int"] {
+        each(Con::Var, &|c| Raw::Var(rs.value_to_base::<i64>(c[0])))?;
+        each(Con::App, &|c| Raw::App(c[0], c[1]))?;
+        each(Con::Lam, &|c| Raw::Lam(c[0]))?;
+        each(Con::NatApp, &|c| Raw::NatApp(c[0], c[1]))?;
+        each(Con::NatLam, &|c| Raw::NatLam(c[0]))?;
+        each(Con::NamedVar, &|c| Raw::NamedVar(c[0]))?;
+        each(Con::NamedLam, &|c| Raw::NamedLam(c[0], c[1]))?;
+        for leaf in [Con::Prim, Con::F32, Con::Int] {
             each(leaf, &|c| Raw::Leaf(leaf, c[0]))?;
         }
         Ok(())
@@ -272,17 +273,17 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
 
     /// Adds an e-node (with its type as the last field). Its class's `ty` is set by the
     /// schema's `rise-types` rules, which the driver runs after every iteration.
-    pub fn add(&mut self, name: &str, inputs: Vec<Value>, ty: Value) -> Value {
+    pub fn add(&mut self, con: Con, inputs: Vec<Value>, ty: Value) -> Value {
         let mut row = inputs;
         row.push(ty);
         self.ws
-            .add(name, egglog::RawValues(row))
+            .add(con.name(), egglog::RawValues(row))
             .expect("schema constructor")
     }
 
     pub fn var(&mut self, i: u32, ty: Value) -> Value {
         let iv = self.ws.base_to_value::<i64>(i as i64);
-        self.add("Var", vec![iv], ty)
+        self.add(Con::Var, vec![iv], ty)
     }
 
     /// Shifts free variables >= `cutoff` of `class`'s representative by `by`.
@@ -371,27 +372,27 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
             Raw::App(f, x) => {
                 let f = self.vectorize_under(f, n, depth, memo)?;
                 let x = self.vectorize_under(x, n, depth, memo)?;
-                self.add("App", vec![f, x], ty)
+                self.add(Con::App, vec![f, x], ty)
             }
             Raw::Lam(b) => {
                 let b = self.vectorize_under(b, n, depth + 1, memo)?;
-                self.add("Lam", vec![b], ty)
+                self.add(Con::Lam, vec![b], ty)
             }
-            Raw::Leaf("Prim", p) => {
+            Raw::Leaf(Con::Prim, p) => {
                 let lifts = ["add", "mul", "fst", "snd", "makePair"];
                 if !lifts.iter().any(|name| self.base(*name) == p) {
                     return None;
                 }
-                self.add("Prim", vec![p], ty)
+                self.add(Con::Prim, vec![p], ty)
             }
-            Raw::Leaf("F32", _) => {
+            Raw::Leaf(Con::F32, _) => {
                 let broadcast = self.type_value(&crate::rise::types::fun(
                     scalar_ty,
                     vectorized(&Type::F32, n),
                 ))?;
                 let prim = self.base("vectorFromScalar");
-                let f = self.add("Prim", vec![prim], broadcast);
-                self.add("App", vec![f, class], ty)
+                let f = self.add(Con::Prim, vec![prim], broadcast);
+                self.add(Con::App, vec![f, class], ty)
             }
             _ => return None,
         };
@@ -422,15 +423,15 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
             Raw::App(f, x) => {
                 let f = self.map_vars(f, depth, on_var, memo)?;
                 let x = self.map_vars(x, depth, on_var, memo)?;
-                self.add("App", vec![f, x], rep.ty)
+                self.add(Con::App, vec![f, x], rep.ty)
             }
             Raw::Lam(b) => {
                 let b = self.map_vars(b, depth + 1, on_var, memo)?;
-                self.add("Lam", vec![b], rep.ty)
+                self.add(Con::Lam, vec![b], rep.ty)
             }
             Raw::NatApp(f, n) => {
                 let f = self.map_vars(f, depth, on_var, memo)?;
-                self.add("NatApp", vec![f, n], rep.ty)
+                self.add(Con::NatApp, vec![f, n], rep.ty)
             }
             Raw::NatLam(_) | Raw::Leaf(..) | Raw::NamedVar(_) | Raw::NamedLam(..) => return None,
         };

@@ -7,11 +7,9 @@
 
 use super::matmul::GOALS;
 use crate::codegen::reference;
-use crate::codegen::run::{compile, validate, COptions, Compiled, Validation};
+use crate::codegen::run::{check, compile, COptions, Compiled, Expected, Validation};
 use crate::error::{Error, Result};
-use crate::rise::term::Term;
 use std::path::Path;
-use std::rc::Rc;
 
 /// A program's validated, timed runs and, where it computes the reference's product, the
 /// reference's times on the same inputs.
@@ -40,24 +38,24 @@ impl Measured {
     }
 }
 
-/// Validates `exe` (compiled from `program`), then times it and the reference in `rounds`
-/// interleaved rounds of `opts.runs` runs each.
+/// Checks `exe` against its program's meaning (`expected`), then times it and the reference
+/// in `rounds` interleaved rounds of `opts.runs` runs each.
 pub fn measure(
     exe: &Compiled,
-    program: &Rc<Term>,
+    expected: &Expected,
     opts: &COptions,
     rounds: usize,
 ) -> Result<Measured> {
-    let check = validate(exe, program, opts)?;
-    let product = as_product(exe, &check, opts.tolerance);
+    let check = check(exe, expected, opts)?;
+    let product = as_product(exe, expected, &check, opts.tolerance);
     let mut times_ms = check.times_ms.clone();
     let mut reference_ms = product.map(|_| vec![]);
     for round in 0..rounds.max(1) {
         if round > 0 {
-            times_ms.extend(exe.run(&check.inputs, opts)?.1);
+            times_ms.extend(exe.run(&expected.inputs, opts)?.1);
         }
         if let (Some(sizes), Some(times)) = (product, reference_ms.as_mut()) {
-            let (a, b) = (&check.inputs[0], &check.inputs[1]);
+            let (a, b) = (&expected.inputs[0], &expected.inputs[1]);
             times.extend(reference::time(a, b, sizes, opts.threads, opts.runs));
         }
     }
@@ -74,7 +72,12 @@ pub fn measure(
 /// The sizes (m, n, k) when the program's output is the product of its two inputs (an
 /// m x k matrix and a k x n one, n = 1 for a vector): decided by computing the reference's
 /// product on the run's inputs, not by the program's shape alone.
-fn as_product(exe: &Compiled, check: &Validation, tolerance: f64) -> Option<(usize, usize, usize)> {
+fn as_product(
+    exe: &Compiled,
+    expected: &Expected,
+    check: &Validation,
+    tolerance: f64,
+) -> Option<(usize, usize, usize)> {
     let (inputs, output) = exe.shapes();
     let [a, b] = inputs else { return None };
     let [m, k] = a.as_slice() else { return None };
@@ -85,7 +88,7 @@ fn as_product(exe: &Compiled, check: &Validation, tolerance: f64) -> Option<(usi
     if k == 0 || n * k != b_len as usize || out_len != m * n {
         return None;
     }
-    let c = reference::product(&check.inputs[0], &check.inputs[1], (m, n, k), 1);
+    let c = reference::product(&expected.inputs[0], &expected.inputs[1], (m, n, k), 1);
     let agrees = c
         .iter()
         .zip(&check.output)
@@ -193,12 +196,13 @@ pub fn rows(size: i64, threads: &[usize], runs: usize, rounds: usize) -> Result<
         eprintln!("{label} at {sizes:?} ...");
         let program = crate::codegen::load_program(&spec)?;
         let exe = compile(&program, &sizes, &opts)?;
+        let expected = Expected::of(&exe, &program)?;
         for (i, &t) in threads.iter().enumerate() {
             let opts = COptions {
                 threads: t,
                 ..opts.clone()
             };
-            let m = measure(&exe, &program, &opts, rounds)?;
+            let m = measure(&exe, &expected, &opts, rounds)?;
             if label == "baseline" {
                 baseline_ms.push(m.median_ms());
             }

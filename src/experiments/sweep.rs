@@ -363,7 +363,8 @@ pub fn point_main(sweep: &Path, point: &str) -> Result<()> {
             ..Default::default()
         };
         let exe = crate::codegen::run::compile(&program, &sizes, &opts)?;
-        let m = super::codegen::measure(&exe, &program, &opts, 3)?;
+        let expected = crate::codegen::run::Expected::of(&exe, &program)?;
+        let m = super::codegen::measure(&exe, &expected, &opts, 3)?;
         row.gflops = Some(m.gflops);
         row.ratio_vs_reference = m.reference(&exe).map(|(_, ratio)| ratio);
     }

@@ -16,6 +16,7 @@
 
 use crate::egraph::filter::Filter;
 use crate::egraph::names::{class_number, Binding};
+use crate::egraph::schema::Con;
 use crate::egraph::subst::{union_if, Builder, SharedSnapshot, Snapshot};
 use crate::error::{Error, Result, Span};
 use crate::rise::infer::{type_rule, Matcher};
@@ -713,7 +714,7 @@ impl CompiledRule {
                         }
                         let (dv, kv) = (b.base(d), b.base(k as i64));
                         let ty = b.snap().class_type_value(class)?;
-                        Some(b.add("Phi", vec![dv, kv, class], ty))
+                        Some(b.add(Con::Phi, vec![dv, kv, class], ty))
                     }
                 }
             }
@@ -724,7 +725,7 @@ impl CompiledRule {
                     Binding::Names => {
                         let binders = m.binders.borrow();
                         let name = binders[binders.len() - 1 - *i as usize].1;
-                        Some(b.add("NamedVar", vec![name], ty))
+                        Some(b.add(Con::NamedVar, vec![name], ty))
                     }
                 }
             }
@@ -734,25 +735,25 @@ impl CompiledRule {
             }
             Tmpl::Node(n, slot) => {
                 let (name, inputs) = match n {
-                    Node::App(f, x) => ("App", vec![self.build(f, b, m)?, self.build(x, b, m)?]),
+                    Node::App(f, x) => (Con::App, vec![self.build(f, b, m)?, self.build(x, b, m)?]),
                     Node::Lam(body) if self.encoding.binding == Binding::Names => {
                         let x = self.rhs_binders[m.next_binder.get()].clone();
                         let name = self.rhs_binder(b, m);
                         m.binders.borrow_mut().push((x, name));
                         let body = self.build(body, b, m);
                         m.binders.borrow_mut().pop();
-                        ("NamedLam", vec![name, body?])
+                        (Con::NamedLam, vec![name, body?])
                     }
-                    Node::Lam(body) => ("Lam", vec![self.build(body, b, m)?]),
-                    Node::NatLam(body) => ("NatLam", vec![self.build(body, b, m)?]),
+                    Node::Lam(body) => (Con::Lam, vec![self.build(body, b, m)?]),
+                    Node::NatLam(body) => (Con::NatLam, vec![self.build(body, b, m)?]),
                     Node::NatApp(f, _) => {
                         // Sizes are used in pre-order: this one before those inside `f`.
                         let n = m.typing.nats[Match::next(&m.next_nat)];
-                        ("NatApp", vec![self.build(f, b, m)?, n])
+                        (Con::NatApp, vec![self.build(f, b, m)?, n])
                     }
-                    Node::Prim(p) => ("Prim", vec![b.base(p.name())]),
-                    Node::F32(x) => ("F32", vec![b.base(x.0 as f64)]),
-                    Node::Int(i) => ("Int", vec![b.base(*i)]),
+                    Node::Prim(p) => (Con::Prim, vec![b.base(p.name())]),
+                    Node::F32(x) => (Con::F32, vec![b.base(x.0 as f64)]),
+                    Node::Int(i) => (Con::Int, vec![b.base(*i)]),
                     Node::Var(_) => unreachable!("variables are holes or bound"),
                 };
                 Some(b.add(name, inputs, m.typing.slots[*slot].0))

@@ -48,18 +48,20 @@ fn ensure_schema(eg: &mut EGraph) -> Result<()> {
 
 /// Prints a term as an egglog expression over the schema's constructors.
 pub fn to_sexpr(t: &Term) -> String {
+    use crate::egraph::schema::Con;
     use crate::rise::term::Node;
-    let ty = type_sexpr(&t.ty);
-    match &t.node {
-        Node::Var(i) => format!("(Var {i} {ty})"),
-        Node::Prim(p) => format!("(Prim \"{}\" {ty})", p.name()),
-        Node::F32(x) => format!("(F32 {:?} {ty})", x.0 as f64),
-        Node::Int(i) => format!("(Int {i} {ty})"),
-        Node::App(f, x) => format!("(App {} {} {ty})", to_sexpr(f), to_sexpr(x)),
-        Node::Lam(b) => format!("(Lam {} {ty})", to_sexpr(b)),
-        Node::NatLam(b) => format!("(NatLam {} {ty})", to_sexpr(b)),
-        Node::NatApp(f, n) => format!("(NatApp {} {} {ty})", to_sexpr(f), nat_sexpr(n)),
-    }
+    let (con, mut args) = match &t.node {
+        Node::Var(i) => (Con::Var, vec![i.to_string()]),
+        Node::Prim(p) => (Con::Prim, vec![format!("\"{}\"", p.name())]),
+        Node::F32(x) => (Con::F32, vec![format!("{:?}", x.0 as f64)]),
+        Node::Int(i) => (Con::Int, vec![i.to_string()]),
+        Node::App(f, x) => (Con::App, vec![to_sexpr(f), to_sexpr(x)]),
+        Node::Lam(b) => (Con::Lam, vec![to_sexpr(b)]),
+        Node::NatLam(b) => (Con::NatLam, vec![to_sexpr(b)]),
+        Node::NatApp(f, n) => (Con::NatApp, vec![to_sexpr(f), nat_sexpr(n)]),
+    };
+    args.push(type_sexpr(&t.ty));
+    con.apply(&args)
 }
 
 /// Prints a type as an egglog expression.

@@ -13,33 +13,19 @@ use super::query::Def;
 use super::{type_matches, Op};
 use crate::egraph::costs::{adjacency, Dense};
 use crate::egraph::encode::TypeTable;
+use crate::egraph::schema::{Con, Family};
 use crate::error::{Error, Result};
 use crate::rise::primitives::Prim;
 use crate::rise::types::Type;
 use egglog::{EGraph, Value};
 use rustc_hash::FxHashMap as HashMap;
 
-/// What a scanned e-node is, for matching node sketches.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Kind {
-    App,
-    Lam,
-    NatApp,
-    NatLam,
-    Var,
-    Prim,
-    F32,
-    Int,
-    /// The other encodings' constructors: of no interest to sketches.
-    Leaf,
-}
-
 /// One e-node: its class, kind, term children (dense class numbers) and payload (the size
 /// of a `NatApp`, the name of a `Prim`).
 #[derive(Clone, Copy)]
 struct Scanned {
     class: u32,
-    kind: Kind,
+    kind: Con,
     kids: [u32; 2],
     arity: u8,
     payload: Value,
@@ -57,7 +43,7 @@ struct Scan {
 /// An e-node as egglog stores it: class, kind, term children, payload and type value.
 pub(super) struct RawNode {
     pub class: Value,
-    pub kind: Kind,
+    pub kind: Con,
     pub kids: [Value; 2],
     pub arity: usize,
     pub payload: Value,
@@ -66,31 +52,21 @@ pub(super) struct RawNode {
 
 /// Visits every Rise e-node that is not subsumed (pruned by the term-size filter).
 pub(super) fn scan_nodes(eg: &EGraph, mut visit: impl FnMut(RawNode)) -> Result<()> {
-    const CONSTRUCTORS: [(&str, Kind, usize); 13] = [
-        ("App", Kind::App, 2),
-        ("Lam", Kind::Lam, 1),
-        ("NatApp", Kind::NatApp, 1),
-        ("NatLam", Kind::NatLam, 1),
-        ("Var", Kind::Var, 0),
-        ("Prim", Kind::Prim, 0),
-        ("F32", Kind::F32, 0),
-        ("Int", Kind::Int, 0),
-        ("NamedVar", Kind::Leaf, 0),
-        ("NamedLam", Kind::Leaf, 0),
-        ("Sig", Kind::Leaf, 0),
-        ("Phi", Kind::Leaf, 0),
-        ("Let", Kind::Leaf, 0),
-    ];
-    for (name, kind, arity) in CONSTRUCTORS {
-        eg.constructor_enodes(name, |e| {
+    for kind in Con::ALL {
+        // The other encodings' constructors count as leaves: of no interest to sketches.
+        let rise = kind.family() == Family::Rise;
+        let children: Vec<usize> = kind.children().filter(|_| rise).collect();
+        let arity = children.len();
+        eg.constructor_enodes(kind.name(), |e| {
             if e.subsumed {
                 return;
             }
             let mut kids = [Value::new_const(0); 2];
-            kids[..arity].copy_from_slice(&e.children[..arity]);
-            let payload = match kind {
-                Kind::NatApp => e.children[1],
-                Kind::Prim | Kind::Var | Kind::F32 | Kind::Int => e.children[0],
+            for (k, &i) in kids.iter_mut().zip(&children) {
+                *k = e.children[i];
+            }
+            let payload = match kind.payload() {
+                Some(i) if rise => e.children[i],
                 _ => Value::new_const(0),
             };
             visit(RawNode {
@@ -259,20 +235,20 @@ impl Evaluator {
 
     /// Does an e-node of this kind and payload have the sketch's operator (and size, or
     /// primitive)?
-    pub(super) fn has_op(&mut self, eg: &EGraph, op: &Op, kind: Kind, payload: Value) -> bool {
+    pub(super) fn has_op(&mut self, eg: &EGraph, op: &Op, kind: Con, payload: Value) -> bool {
         match (op, kind) {
-            (Op::App, Kind::App) | (Op::Lam, Kind::Lam) => true,
-            (Op::NatLam, Kind::NatLam) | (Op::Var(None), Kind::Var) => true,
-            (Op::Var(Some(i)), Kind::Var) => eg.value_to_base::<i64>(payload) == i64::from(*i),
-            (Op::Int(i), Kind::Int) => eg.value_to_base::<i64>(payload) == *i,
-            (Op::F32(x), Kind::F32) => {
+            (Op::App, Con::App) | (Op::Lam, Con::Lam) => true,
+            (Op::NatLam, Con::NatLam) | (Op::Var(None), Con::Var) => true,
+            (Op::Var(Some(i)), Con::Var) => eg.value_to_base::<i64>(payload) == i64::from(*i),
+            (Op::Int(i), Con::Int) => eg.value_to_base::<i64>(payload) == *i,
+            (Op::F32(x), Con::F32) => {
                 let v = eg.value_to_base::<egglog::sort::F>(payload);
                 v.0 .0 == f64::from(x.0)
             }
-            (Op::NatApp(size), Kind::NatApp) => {
+            (Op::NatApp(size), Con::NatApp) => {
                 size.as_meta().is_some() || self.table.nat(payload) == Some(size)
             }
-            (Op::Prim(p), Kind::Prim) => {
+            (Op::Prim(p), Con::Prim) => {
                 let name = *self.prims.entry(payload).or_insert_with(|| {
                     Prim::from_name(&eg.value_to_base::<egglog::sort::S>(payload).0)
                 });

@@ -14,6 +14,7 @@ use super::dataflow::Dataflow;
 use super::eval::{Evaluator, Satisfying};
 use super::{Op, Sketch};
 use crate::egraph::encode::{nat_term, type_sexpr_with};
+use crate::egraph::schema::{self, Con};
 use crate::error::{Error, Result};
 use crate::rise::nat::Nat;
 use crate::rise::types::Type;
@@ -162,14 +163,6 @@ struct Compiler {
     program: String,
 }
 
-/// Term constructors and their term children (the ones `contains` looks through).
-const CHILDREN: [(&str, &[usize]); 4] = [
-    ("(App c0 c1 t)", &[0, 1]),
-    ("(Lam c0 t)", &[0]),
-    ("(NatApp c0 n t)", &[0]),
-    ("(NatLam c0 t)", &[0]),
-];
-
 impl Compiler {
     /// A new relation. Its name ends in a letter: egglog names its internal variables after
     /// a relation with a counter appended (`r`, `r1`, `r2`, ...), so a name ending in a digit
@@ -232,15 +225,15 @@ impl Compiler {
                     .map(|k| self.relation(k))
                     .collect::<Result<Vec<_>>>()?;
                 let node = match op {
-                    Op::App => "(App c0 c1 t)".to_string(),
-                    Op::Lam => "(Lam c0 t)".to_string(),
-                    Op::NatLam => "(NatLam c0 t)".to_string(),
-                    Op::NatApp(n) => format!("(NatApp c0 {} t)", nat_pattern(n, &Cell::new(0))?),
-                    Op::Var(None) => "(Var i t)".to_string(),
-                    Op::Var(Some(i)) => format!("(Var {i} t)"),
-                    Op::Prim(p) => format!("(Prim \"{}\" t)", p.name()),
-                    Op::F32(x) => format!("(F32 {:?} t)", x.0 as f64),
-                    Op::Int(i) => format!("(Int {i} t)"),
+                    Op::App => Con::App.pattern(""),
+                    Op::Lam => Con::Lam.pattern(""),
+                    Op::NatLam => Con::NatLam.pattern(""),
+                    Op::NatApp(n) => Con::NatApp.pattern(&nat_pattern(n, &Cell::new(0))?),
+                    Op::Var(None) => Con::Var.pattern("i"),
+                    Op::Var(Some(i)) => Con::Var.pattern(&i.to_string()),
+                    Op::Prim(p) => Con::Prim.pattern(&format!("\"{}\"", p.name())),
+                    Op::F32(x) => Con::F32.pattern(&format!("{:?}", x.0 as f64)),
+                    Op::Int(i) => Con::Int.pattern(&i.to_string()),
                 };
                 let mut body = format!("(= e {node})");
                 for (i, k) in kids.iter().enumerate() {
@@ -262,8 +255,10 @@ impl Compiler {
                 let body = format!("({} e)", self.name(inner));
                 let (r, name) = self.fresh(Def::Contains(inner));
                 self.rule(&body, &name);
-                for (node, kids) in CHILDREN {
-                    for k in kids {
+                // One rule per term child of each constructor (`c0`, `c1`, ...).
+                for con in schema::rise() {
+                    let node = con.pattern("n");
+                    for k in 0..con.children().count() {
                         self.rule(&format!("(= e {node}) ({name} c{k})"), &name);
                     }
                 }
