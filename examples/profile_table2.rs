@@ -4,14 +4,14 @@ use sketchlog::egraph::saturate::Limits;
 
 fn main() {
     let goal = std::env::args().nth(1).unwrap_or("binomial".into());
-    use sketchlog::rules::debruijn::{Encoding, Substitution};
+    use sketchlog::egraph::encoding::{Binding, Encoding, Substitution};
     let substitution = match std::env::args().nth(2).as_deref() {
         Some("explicit") => Substitution::Explicit,
         _ => Substitution::Extraction,
     };
     let binding = match std::env::args().nth(3).as_deref() {
-        Some("names") => sketchlog::egraph::names::Binding::Names,
-        _ => sketchlog::egraph::names::Binding::DeBruijn,
+        Some("names") => Binding::Names,
+        _ => Binding::DeBruijn,
     };
     let subst = Encoding {
         substitution,

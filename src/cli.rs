@@ -3,6 +3,7 @@
 //! Exit codes: 0 success, 1 a `check` that failed, 2 bad input (syntax, types, unknown
 //! names, missing files), 3 an internal error. Errors print as `file:line:column: error: ...`.
 
+use crate::egraph::encoding::{Binding, Encoding, Substitution};
 use crate::egraph::serialize::Dump;
 use crate::egraph::{self, encode, extract};
 use crate::error::{Error, Result};
@@ -103,12 +104,12 @@ enum Command {
         /// machines (`--hostfile`), hours long.
         #[arg(long)]
         paper_caps: bool,
-        /// table2: only the rows of one substitution encoding (`explicit` or `extraction`).
-        #[arg(long)]
-        substitution: Option<String>,
-        /// table2: only the rows of one binding encoding (`names` or `debruijn`).
-        #[arg(long)]
-        binding: Option<String>,
+        /// table2: only the rows of one substitution encoding.
+        #[arg(long, value_enum)]
+        substitution: Option<Substitution>,
+        /// table2: only the rows of one binding encoding.
+        #[arg(long, value_enum)]
+        binding: Option<Binding>,
         /// table3/4/5: only these goals (comma-separated; default all seven).
         #[arg(long, value_delimiter = ',')]
         goals: Vec<String>,
@@ -141,10 +142,10 @@ enum Command {
     #[command(hide = true)]
     Table2Row {
         goal: String,
-        #[arg(long, default_value = "extraction")]
-        substitution: String,
-        #[arg(long, default_value = "debruijn")]
-        binding: String,
+        #[arg(long, value_enum, default_value_t = Substitution::Extraction)]
+        substitution: Substitution,
+        #[arg(long, value_enum, default_value_t = Binding::DeBruijn)]
+        binding: Binding,
         #[arg(long, default_value_t = 240)]
         time_s: u64,
     },
@@ -246,12 +247,12 @@ enum Command {
         /// The rule sets and each rule as written in the file, instead of compiled.
         #[arg(long)]
         written: bool,
-        /// `extraction` or `explicit`.
-        #[arg(long, default_value = "extraction")]
-        substitution: String,
-        /// `debruijn` or `names`.
-        #[arg(long, default_value = "debruijn")]
-        binding: String,
+        /// How substitution is done.
+        #[arg(long, value_enum, default_value_t = Substitution::Extraction)]
+        substitution: Substitution,
+        /// How variables are bound.
+        #[arg(long, value_enum, default_value_t = Binding::DeBruijn)]
+        binding: Binding,
     },
     /// Print the Rise schema every e-graph starts with: sizes and types
     /// (`schemas/types.egg`), the term constructors declared from sketchlog's table, and the
@@ -484,13 +485,13 @@ fn print_written_rules(spec: &str) -> Result<()> {
     Ok(())
 }
 
-fn print_rules(spec: &str, substitution: &str, binding: &str) -> Result<()> {
-    let encoding = crate::experiments::table2::encoding(substitution, binding)?;
+fn print_rules(spec: &str, substitution: Substitution, binding: Binding) -> Result<()> {
+    let encoding = Encoding::new(substitution, binding);
     let rules = at_argument(spec, crate::rules::load_selection(spec))?;
     println!(";; Encoding: {substitution} substitution, {binding} binding.");
-    println!("{}", crate::rules::debruijn::substitution_rules(encoding));
+    println!("{}", encoding.rules_text());
     for r in &rules {
-        let c = crate::rules::debruijn::compile_for(r, encoding)?;
+        let c = crate::rules::compile::compile_for(r, encoding)?;
         println!(";; {} (right-hand side built in Rust)", c.name);
         println!("(rule ({}) (({}-rhs root ...)))", c.query, c.name);
     }
@@ -575,7 +576,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             time_s,
         } => crate::experiments::table2::row_main(
             &goal,
-            (&substitution, &binding),
+            Encoding::new(substitution, binding),
             std::time::Duration::from_secs(time_s),
         ),
         Command::CodegenRow { size } => crate::experiments::codegen::row_main(size),
@@ -627,7 +628,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             substitution,
             binding,
             ..
-        } => print_rules(&rules, &substitution, &binding),
+        } => print_rules(&rules, substitution, binding),
         Command::Check(args) => check(&args),
         Command::Schema => {
             print!("{}", egraph::schema_text());

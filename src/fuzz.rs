@@ -495,9 +495,8 @@ pub fn run_input(kind: Kind, text: &str, dir: &Path) -> Result<()> {
         Kind::Rules => {
             let file = crate::rise::parse::parse_rule_file(&src)?;
             for r in &file.rules {
-                for (subst, binding) in crate::experiments::table2::ENCODINGS {
-                    let encoding = crate::experiments::table2::encoding(subst, binding)?;
-                    crate::rules::debruijn::compile_for(r, encoding)?;
+                for encoding in crate::egraph::encoding::Encoding::ALL {
+                    crate::rules::compile::compile_for(r, encoding)?;
                 }
             }
             for set in &file.rulesets {

@@ -2,10 +2,9 @@
 
 mod common;
 use common::*;
-use sketchlog::egraph::names::Binding;
+use sketchlog::egraph::encoding::{Binding, Encoding, Substitution};
 use sketchlog::egraph::saturate::{normalise, Limits, StopReason};
 use sketchlog::experiments::table2::search_goal;
-use sketchlog::rules::debruijn::{Encoding, Substitution};
 
 #[test]
 fn extraction_based_search_finds_every_table2_goal() {

@@ -14,7 +14,7 @@ use sketchlog::guide;
 use sketchlog::rise::interp::{run, Value};
 use sketchlog::rise::syntax::RuleDecl;
 use sketchlog::rise::term::Term;
-use sketchlog::rules::{debruijn::install, load_rule_file, select};
+use sketchlog::rules::{install::install, load_rule_file, select};
 use std::collections::HashSet;
 use std::rc::Rc;
 

@@ -8,7 +8,7 @@ use sketchlog::error::Source;
 use sketchlog::rise::interp::{run, Value};
 use sketchlog::rise::parse::parse_rule_file;
 
-use sketchlog::rules::debruijn::compile;
+use sketchlog::rules::compile::compile;
 
 fn compile_src(src: &str) -> Result<(), String> {
     let file = parse_rule_file(&Source::new("test.rules", src)).map_err(|e| e.to_string())?;

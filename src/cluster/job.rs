@@ -1,6 +1,7 @@
 //! A job: one experiment row (or, for the timed C, one table) that a worker runs in a child
 //! process under caps, keyed by everything that determines its result.
 
+use crate::egraph::encoding::{Binding, Encoding, Substitution};
 use crate::error::{Error, Result};
 use crate::experiments::child::Caps;
 use crate::experiments::{codegen, matmul, sweep, table2};
@@ -15,8 +16,8 @@ pub enum Task {
     /// A row of Table 2: one goal with one encoding.
     Table2 {
         goal: String,
-        substitution: String,
-        binding: String,
+        substitution: Substitution,
+        binding: Binding,
     },
     /// A matrix multiplication goal, guided (Tables 4 and 5) or not (Table 3); Figure 16
     /// reads both.
@@ -163,7 +164,10 @@ impl Job {
                 goal,
                 substitution,
                 binding,
-            } => Outcome::Table2(table2::run_child(goal, (substitution, binding), caps)?),
+            } => {
+                let encoding = Encoding::new(*substitution, *binding);
+                Outcome::Table2(table2::run_child(goal, encoding, caps)?)
+            }
             Task::Matmul { goal, unguided } => {
                 Outcome::Matmul(matmul::run_goal(goal, *unguided, caps)?)
             }

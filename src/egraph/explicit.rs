@@ -7,10 +7,9 @@
 //! representative (a Rust rule reading the snapshot): plain egglog rules would also fire on
 //! the other terms of the class, some of which come from other contexts.
 
-use super::sort;
-use super::subst::{add_eta, union_if, Builder, SharedSnapshot};
+use super::subst::{add_eta, add_snapshot_rule, SharedSnapshot};
 use crate::egraph::schema::Con;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use egglog::EGraph;
 
 /// The structural rules, over every term of a class. Types: `Sig`/`Phi` have the type of the
@@ -38,76 +37,51 @@ pub fn add_explicit_substitution(
     ruleset: &str,
     snap: &SharedSnapshot,
 ) -> Result<()> {
-    use crate::egraph::rust_rule::rust_rule;
-    use egglog::prelude::*;
-    let engine = |e: egglog::Error| Error::bad_input(format!("explicit substitution rules: {e}"));
     super::add_rule_text(eg, ruleset, STRUCTURAL)?;
-    let (expr, ty, int) = (sort(eg, "Expr"), sort(eg, "Type"), sort(eg, "i64"));
 
     // sigma(i, a, x) where a's representative is a variable or a constant.
-    let s = snap.clone();
-    rust_rule(
-        eg,
-        "sig-var-const",
-        ruleset,
-        &[
-            ("e", expr.clone()),
-            ("i", int.clone()),
-            ("a", expr.clone()),
-            ("x", expr.clone()),
-            ("t", ty.clone()),
-        ],
-        facts![(= e (Sig i a x t))],
-        move |mut ws, v| {
-            let snap = s.read().unwrap();
-            let i = ws.value_to_base::<i64>(v[1]);
-            let r = snap.leaf(v[2]).and_then(|leaf| {
-                let mut b = Builder::new(&snap, &mut ws);
-                match leaf {
-                    None => Some(v[2]),
-                    Some((var, vt)) if var > i => Some(b.var((var - 1) as u32, vt)),
-                    Some((var, _)) if var < i => Some(v[2]),
-                    Some((_, vt)) => {
-                        // A variable of another type comes from a term of another context.
-                        let xt = snap.class_type_value(v[3]).filter(|xt| *xt == vt)?;
-                        let (d, k) = (b.base(i), b.base(0i64));
-                        Some(b.add(Con::Phi, vec![d, k, v[3]], xt))
-                    }
-                }
-            });
-            union_if(&mut ws, v[0], r)
-        },
-    )
-    .map_err(engine)?;
+    let vars = [
+        ("e", "Expr"),
+        ("i", "i64"),
+        ("a", "Expr"),
+        ("x", "Expr"),
+        ("t", "Type"),
+    ];
+    let query = "(= e (Sig i a x t))";
+    add_snapshot_rule(eg, "sig-var-const", ruleset, snap, &vars, query, |b, v| {
+        let i = b.int(v[1]);
+        match b.snap().leaf(v[2])? {
+            None => Some(v[2]),
+            Some((var, vt)) if var > i => Some(b.var((var - 1) as u32, vt)),
+            Some((var, _)) if var < i => Some(v[2]),
+            Some((_, vt)) => {
+                // A variable of another type comes from a term of another context.
+                let xt = b.snap().class_type_value(v[3]).filter(|xt| *xt == vt)?;
+                let (d, k) = (b.base(i), b.base(0i64));
+                Some(b.add(Con::Phi, vec![d, k, v[3]], xt))
+            }
+        }
+    })?;
 
     // phi(d, k, a) where a's representative is a variable or a constant.
-    let s = snap.clone();
-    rust_rule(
-        eg,
-        "phi-var-const",
-        ruleset,
-        &[
-            ("e", expr.clone()),
-            ("d", int.clone()),
-            ("k", int),
-            ("a", expr.clone()),
-            ("t", ty.clone()),
-        ],
-        facts![(= e (Phi d k a t))],
-        move |mut ws, v| {
-            let snap = s.read().unwrap();
-            let (d, k) = (ws.value_to_base::<i64>(v[1]), ws.value_to_base::<i64>(v[2]));
-            let r = snap.leaf(v[3]).and_then(|leaf| match leaf {
-                Some((var, vt)) if var >= k => {
-                    let shifted = u32::try_from(var + d).ok()?;
-                    Some(Builder::new(&snap, &mut ws).var(shifted, vt))
-                }
-                _ => Some(v[3]),
-            });
-            union_if(&mut ws, v[0], r)
-        },
-    )
-    .map_err(engine)?;
+    let vars = [
+        ("e", "Expr"),
+        ("d", "i64"),
+        ("k", "i64"),
+        ("a", "Expr"),
+        ("t", "Type"),
+    ];
+    let query = "(= e (Phi d k a t))";
+    add_snapshot_rule(eg, "phi-var-const", ruleset, snap, &vars, query, |b, v| {
+        let (d, k) = (b.int(v[1]), b.int(v[2]));
+        match b.snap().leaf(v[3])? {
+            Some((var, vt)) if var >= k => {
+                let shifted = u32::try_from(var + d).ok()?;
+                Some(b.var(shifted, vt))
+            }
+            _ => Some(v[3]),
+        }
+    })?;
 
     // eta: λ. f %0 => phi(-1, 1, f), when %0 is not free in f.
     add_eta(eg, "eta-explicit", ruleset, snap, |b, f| {

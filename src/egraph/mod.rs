@@ -8,6 +8,7 @@
 pub mod budget;
 pub mod costs;
 pub mod encode;
+pub mod encoding;
 pub mod explicit;
 pub mod extract;
 pub mod filter;

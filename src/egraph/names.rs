@@ -13,33 +13,12 @@
 //! Freshness reads the schema's `nfree` relation: a name free in some term of the class.
 
 use super::saturate::{find_in, find_named_term, find_nat, find_type};
-use super::subst::{scan, union_if, Builder, Raw, SharedSnapshot};
-use super::{engine, sort};
+use super::subst::{add_snapshot_rule, scan, Builder, Raw, SharedSnapshot};
 use crate::egraph::schema::Con;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::rise::term::{Node, Term};
 use egglog::{EGraph, Value};
 use rustc_hash::FxHashMap as HashMap;
-
-/// How variables are bound in the e-graph.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Binding {
-    DeBruijn,
-    Names,
-}
-
-impl Binding {
-    /// `debruijn` or `names`.
-    pub fn parse(s: &str) -> Result<Binding> {
-        match s {
-            "debruijn" => Ok(Binding::DeBruijn),
-            "names" => Ok(Binding::Names),
-            other => Err(Error::bad_input(format!(
-                "unknown binding `{other}` (debruijn, names)"
-            ))),
-        }
-    }
-}
 
 /// The name a loaded term gives the binder with `depth` binders around it.
 pub fn binder_name(depth: u32) -> String {
@@ -228,60 +207,40 @@ pub fn substitute_name(b: &mut Builder, body: Value, x: Value, by: Value) -> Opt
 
 /// Eta, `fun x => f x` to `f` when `x` is not free in `f`.
 fn add_eta(eg: &mut EGraph, ruleset: &str, snap: &SharedSnapshot) -> Result<()> {
-    use crate::egraph::rust_rule::rust_rule;
-    use egglog::prelude::*;
-    let (expr, ty, string) = (sort(eg, "Expr"), sort(eg, "Type"), sort(eg, "String"));
-    let s = snap.clone();
-    rust_rule(
-        eg,
-        "eta-names",
-        ruleset,
-        &[
-            ("e", expr.clone()),
-            ("x", string),
-            ("f", expr),
-            ("vt", ty.clone()),
-            ("at", ty),
-        ],
-        facts![(= e (NamedLam x (App f (NamedVar x vt) at) (TFun vt at)))],
-        move |mut ws, v| {
-            let snap = s.read().unwrap();
-            let fresh = !snap.may_have_free_name(v[2], v[1]);
-            union_if(&mut ws, v[0], fresh.then_some(v[2]))
-        },
-    )
-    .map_err(engine)?;
-    Ok(())
+    let vars = [
+        ("e", "Expr"),
+        ("x", "String"),
+        ("f", "Expr"),
+        ("vt", "Type"),
+        ("at", "Type"),
+    ];
+    let query = "(= e (NamedLam x (App f (NamedVar x vt) at) (TFun vt at)))";
+    add_snapshot_rule(eg, "eta-names", ruleset, snap, &vars, query, |b, v| {
+        (!b.snap().may_have_free_name(v[2], v[1])).then_some(v[2])
+    })
 }
 
 /// Adds extraction-based beta and eta for named terms to `ruleset`.
 pub fn add_beta_eta(eg: &mut EGraph, ruleset: &str, snap: &SharedSnapshot) -> Result<()> {
-    use crate::egraph::rust_rule::rust_rule;
-    use egglog::prelude::*;
-    let _ = add_ruleset(eg, ruleset);
-    let (expr, ty, string) = (sort(eg, "Expr"), sort(eg, "Type"), sort(eg, "String"));
-    let s = snap.clone();
-    rust_rule(
+    let _ = egglog::prelude::add_ruleset(eg, ruleset);
+    let vars = [
+        ("e", "Expr"),
+        ("x", "String"),
+        ("body", "Expr"),
+        ("arg", "Expr"),
+        ("lt", "Type"),
+        ("at", "Type"),
+    ];
+    let query = "(= e (App (NamedLam x body lt) arg at))";
+    add_snapshot_rule(
         eg,
         "beta-extract-names",
         ruleset,
-        &[
-            ("e", expr.clone()),
-            ("x", string),
-            ("body", expr.clone()),
-            ("arg", expr),
-            ("lt", ty.clone()),
-            ("at", ty),
-        ],
-        facts![(= e (App (NamedLam x body lt) arg at))],
-        move |mut ws, v| {
-            let snap = s.read().unwrap();
-            let mut b = Builder::new(&snap, &mut ws);
-            let r = substitute_name(&mut b, v[2], v[1], v[3]);
-            union_if(&mut ws, v[0], r)
-        },
-    )
-    .map_err(engine)?;
+        snap,
+        &vars,
+        query,
+        |b, v| substitute_name(b, v[2], v[1], v[3]),
+    )?;
     add_eta(eg, ruleset, snap)
 }
 
@@ -313,52 +272,36 @@ pub fn add_explicit_substitution(
     ruleset: &str,
     snap: &SharedSnapshot,
 ) -> Result<()> {
-    use crate::egraph::rust_rule::rust_rule;
     super::add_rule_text(eg, ruleset, LET_RULES)?;
-    let (expr, ty, string) = (sort(eg, "Expr"), sort(eg, "Type"), sort(eg, "String"));
     // let v a (fun w => b), w != v: fun w => let v a b when w is not free in a; otherwise
     // w is renamed to a name derived from the matched class, f: fun f => let v a (let w f b).
-    let s = snap.clone();
-    let facts = crate::rules::debruijn::parse_facts(
-        eg,
-        "(= e (Let v a (NamedLam w body (TFun p r)) t)) (!= v w)",
-    )?;
-    rust_rule(
-        eg,
-        "let-lam-other",
-        ruleset,
-        &[
-            ("e", expr.clone()),
-            ("v", string.clone()),
-            ("a", expr.clone()),
-            ("w", string),
-            ("body", expr),
-            ("p", ty.clone()),
-            ("r", ty.clone()),
-            ("t", ty),
-        ],
-        facts,
-        move |mut ws, v| {
-            let snap = s.read().unwrap();
-            let [e, name, a, w, body, p, r, t] = v.try_into().expect("eight variables");
-            let mut b = Builder::new(&snap, &mut ws);
-            let rewritten = if !snap.may_have_free_name(a, w) {
-                let inner = b.add(Con::Let, vec![name, a, body], r);
-                Some(b.add(Con::NamedLam, vec![w, inner], t))
-            } else {
-                let f = b.base(format!("_{}", class_number(e)));
-                let clash = snap.may_have_free_name(a, f) || snap.may_have_free_name(body, f);
-                (!clash).then(|| {
-                    let var = b.add(Con::NamedVar, vec![f], p);
-                    let renamed = b.add(Con::Let, vec![w, var, body], r);
-                    let inner = b.add(Con::Let, vec![name, a, renamed], r);
-                    b.add(Con::NamedLam, vec![f, inner], t)
-                })
-            };
-            union_if(&mut ws, e, rewritten)
-        },
-    )
-    .map_err(engine)?;
+    let vars = [
+        ("e", "Expr"),
+        ("v", "String"),
+        ("a", "Expr"),
+        ("w", "String"),
+        ("body", "Expr"),
+        ("p", "Type"),
+        ("r", "Type"),
+        ("t", "Type"),
+    ];
+    let query = "(= e (Let v a (NamedLam w body (TFun p r)) t)) (!= v w)";
+    add_snapshot_rule(eg, "let-lam-other", ruleset, snap, &vars, query, |b, v| {
+        let [e, name, a, w, body, p, r, t] = v.try_into().expect("eight variables");
+        let snap = b.snap();
+        if !snap.may_have_free_name(a, w) {
+            let inner = b.add(Con::Let, vec![name, a, body], r);
+            return Some(b.add(Con::NamedLam, vec![w, inner], t));
+        }
+        let f = b.base(format!("_{}", class_number(e)));
+        if snap.may_have_free_name(a, f) || snap.may_have_free_name(body, f) {
+            return None;
+        }
+        let var = b.add(Con::NamedVar, vec![f], p);
+        let renamed = b.add(Con::Let, vec![w, var, body], r);
+        let inner = b.add(Con::Let, vec![name, a, renamed], r);
+        Some(b.add(Con::NamedLam, vec![f, inner], t))
+    })?;
     add_eta(eg, ruleset, snap)
 }
 

@@ -86,6 +86,24 @@ pub fn rust_rule(
     eg.run_program(vec![Command::Rule { rule }])
 }
 
+/// Parses egglog facts text into the AST `rust_rule` takes.
+pub(crate) fn parse_facts(
+    eg: &mut EGraph,
+    text: &str,
+) -> crate::error::Result<Facts<String, String>> {
+    let cmds = eg
+        .parse_program(None, &format!("(rule ({text}) ())"))
+        .map_err(|e| {
+            crate::error::Error::internal(format!("compiled query does not parse: {e}"))
+        })?;
+    match cmds.into_iter().next() {
+        Some(Command::Rule { rule, .. }) => Ok(Facts(rule.body)),
+        _ => Err(crate::error::Error::internal(
+            "compiled query is not a rule",
+        )),
+    }
+}
+
 /// A name no primitive or rule of the e-graph has yet.
 fn fresh_name(eg: &mut EGraph, base: &str) -> String {
     let n = eg.extension_state_or_default::<Names>();

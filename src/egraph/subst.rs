@@ -267,6 +267,11 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
     }
 
     /// A base value (index, string, float) as an e-graph value.
+    /// The integer an `i64` value holds.
+    pub fn int(&self, v: Value) -> i64 {
+        self.ws.value_to_base::<i64>(v)
+    }
+
     pub fn base<T: egglog::IntoValue>(&self, x: T) -> Value {
         x.into_value(self.ws.base_values())
     }
@@ -454,11 +459,37 @@ fn vectorized(t: &Type, n: &Nat) -> Type {
 
 /// Unions `class` with the rewritten term, if the rewrite applied. Always `Some`: a Rust
 /// rule's `None` would abort the whole run.
-pub fn union_if(ws: &mut WriteState, class: Value, rewritten: Option<Value>) -> Option<()> {
+fn union_if(ws: &mut WriteState, class: Value, rewritten: Option<Value>) -> Option<()> {
     if let Some(r) = rewritten {
         ws.union(class, r).ok()?;
     }
     Some(())
+}
+
+/// Adds a rule whose right-hand side is built on the snapshot to `ruleset`: `vars` are the
+/// query's variables with their sorts, the first the matched class; on every new match of
+/// `query` (egglog facts), `rewrite` gets a [`Builder`] and the variables' values, and what
+/// it returns is unioned with the matched class. A match that does not fit returns `None`.
+pub fn add_snapshot_rule(
+    eg: &mut EGraph,
+    name: &str,
+    ruleset: &str,
+    snap: &SharedSnapshot,
+    vars: &[(&str, &str)],
+    query: &str,
+    rewrite: impl Fn(&mut Builder, &[Value]) -> Option<Value> + Clone + Send + Sync + 'static,
+) -> Result<()> {
+    let vars: Vec<(&str, egglog::ArcSort)> =
+        vars.iter().map(|(v, s)| (*v, super::sort(eg, s))).collect();
+    let facts = super::rust_rule::parse_facts(eg, query)?;
+    let s = snap.clone();
+    super::rust_rule::rust_rule(eg, name, ruleset, &vars, facts, move |mut ws, v| {
+        let snap = s.read().unwrap();
+        let r = rewrite(&mut Builder::new(&snap, &mut ws), v);
+        union_if(&mut ws, v[0], r)
+    })
+    .map_err(|e| Error::bad_input(format!("rule {name}: {e}")))?;
+    Ok(())
 }
 
 /// Adds eta, `λ. f %0 => rewrite(f)` when `%0` is not free in `f`, to `ruleset`. The
@@ -470,33 +501,15 @@ pub fn add_eta(
     snap: &SharedSnapshot,
     rewrite: impl Fn(&mut Builder, Value) -> Option<Value> + Clone + Send + Sync + 'static,
 ) -> Result<()> {
-    use crate::egraph::rust_rule::rust_rule;
-    use egglog::prelude::*;
-    let (expr, ty) = (super::sort(eg, "Expr"), super::sort(eg, "Type"));
-    let s = snap.clone();
-    rust_rule(
-        eg,
-        name,
-        ruleset,
-        &[
-            ("e", expr.clone()),
-            ("f", expr),
-            ("vt", ty.clone()),
-            ("at", ty),
-        ],
-        // The variable must be this lambda's own parameter: an e-class can also hold terms
-        // from other contexts, where index 0 is another variable (of another type).
-        facts![(= e (Lam (App f (Var 0 vt) at) (TFun vt at)))],
-        move |mut ws, v| {
-            let snap = s.read().unwrap();
-            let r = (!snap.may_be_free(v[1], 0))
-                .then(|| rewrite(&mut Builder::new(&snap, &mut ws), v[1]))
-                .flatten();
-            union_if(&mut ws, v[0], r)
-        },
-    )
-    .map_err(engine)?;
-    Ok(())
+    let vars = [("e", "Expr"), ("f", "Expr"), ("vt", "Type"), ("at", "Type")];
+    // The variable must be this lambda's own parameter: an e-class can also hold terms
+    // from other contexts, where index 0 is another variable (of another type).
+    let query = "(= e (Lam (App f (Var 0 vt) at) (TFun vt at)))";
+    add_snapshot_rule(eg, name, ruleset, snap, &vars, query, move |b, v| {
+        (!b.snap().may_be_free(v[1], 0))
+            .then(|| rewrite(b, v[1]))
+            .flatten()
+    })
 }
 
 /// The snapshot shared by the Rust rules and the driver that refreshes it.
@@ -504,38 +517,20 @@ pub type SharedSnapshot = Arc<RwLock<Snapshot>>;
 
 /// Adds extraction-based beta and eta (De Bruijn) to `ruleset` (created if needed).
 pub fn add_beta_eta(eg: &mut EGraph, ruleset: &str, snap: &SharedSnapshot) -> Result<()> {
-    use crate::egraph::rust_rule::rust_rule;
-    use egglog::prelude::*;
-    let expr = eg
-        .get_sort_by_name("Expr")
-        .ok_or_else(|| Error::bad_input("the Rise schema is not loaded"))?
-        .clone();
-    let ty = eg.get_sort_by_name("Type").unwrap().clone();
-    if add_ruleset(eg, ruleset).is_err() {
-        // The ruleset exists already: the rules are added to it.
-    }
-    let s = snap.clone();
-    rust_rule(
-        eg,
-        "beta-extract",
-        ruleset,
-        &[
-            ("e", expr.clone()),
-            ("body", expr.clone()),
-            ("arg", expr.clone()),
-            ("lt", ty.clone()),
-            ("at", ty.clone()),
-        ],
-        facts![(= e (App (Lam body lt) arg at))],
-        move |mut ws, v| {
-            let snap = s.read().unwrap();
-            let r = Builder::new(&snap, &mut ws).substitute(v[1], 0, v[2], &mut HashMap::default());
-            union_if(&mut ws, v[0], r)
-        },
-    )
-    .map_err(engine)?;
+    // The ruleset may exist already: the rules are added to it.
+    let _ = egglog::prelude::add_ruleset(eg, ruleset);
+    let vars = [
+        ("e", "Expr"),
+        ("body", "Expr"),
+        ("arg", "Expr"),
+        ("lt", "Type"),
+        ("at", "Type"),
+    ];
+    let query = "(= e (App (Lam body lt) arg at))";
+    add_snapshot_rule(eg, "beta-extract", ruleset, snap, &vars, query, |b, v| {
+        b.substitute(v[1], 0, v[2], &mut HashMap::default())
+    })?;
     add_eta(eg, "eta-extract", ruleset, snap, |b, f| {
         b.shift(f, 0, -1, &mut HashMap::default())
-    })?;
-    Ok(())
+    })
 }

@@ -7,6 +7,7 @@ use super::{codegen, matmul, table2};
 use crate::cluster::job::{Job, Outcome, Task};
 use crate::cluster::store::Store;
 use crate::cluster::Cluster;
+use crate::egraph::encoding::{Binding, Substitution};
 use crate::error::{Error, Result};
 use std::path::PathBuf;
 
@@ -21,8 +22,8 @@ pub struct Settings {
     /// Table 2's rows' caps.
     pub table2: Caps,
     /// Table 2: only one substitution, one binding.
-    pub substitution: Option<String>,
-    pub binding: Option<String>,
+    pub substitution: Option<Substitution>,
+    pub binding: Option<Binding>,
     /// Caps of the unguided matmul rows.
     pub unguided: Caps,
     /// The matmul goals of Tables 3 to 5.
@@ -51,8 +52,7 @@ impl Settings {
         for table in &self.tables {
             match table.as_str() {
                 "table2" => {
-                    let (s, b) = (self.substitution.as_deref(), self.binding.as_deref());
-                    for task in table2::tasks(s, b)? {
+                    for task in table2::tasks(self.substitution, self.binding) {
                         add(task, self.table2)?;
                     }
                 }

@@ -9,36 +9,19 @@
 
 use super::child::{self, Caps, End};
 use crate::cluster::job::Task;
-use crate::egraph::names::{self, Binding};
+use crate::egraph::encoding::{Binding, Encoding, Substitution};
+use crate::egraph::names;
 use crate::egraph::saturate::{normalise, same_class, saturate, Limits, Outcome};
 use crate::egraph::subst::SharedSnapshot;
-use crate::egraph::{encode, explicit, rise_egraph, subst};
+use crate::egraph::{encode, rise_egraph};
 use crate::error::{Error, Result};
 use crate::rise::infer::elaborate_def;
-use crate::rules::debruijn::{self, Encoding, Substitution};
+use crate::rules::install::install_for;
 use crate::rules::{load_rule_file, select};
 use std::path::Path;
 use std::time::Duration;
 
 pub const GOALS: [&str; 3] = ["reduction", "fission", "binomial"];
-/// (substitution, binding) encodings, in the paper's order.
-pub const ENCODINGS: [(&str, &str); 4] = [
-    ("explicit", "names"),
-    ("explicit", "debruijn"),
-    ("extraction", "names"),
-    ("extraction", "debruijn"),
-];
-
-fn substitution(name: &str) -> Result<Substitution> {
-    match name {
-        "extraction" => Ok(Substitution::Extraction),
-        "explicit" => Ok(Substitution::Explicit),
-        other => Err(Error::bad_input(format!(
-            "unknown substitution `{other}` (explicit, extraction)"
-        ))),
-    }
-}
-
 pub const COLUMNS: [&str; 12] = [
     "goal",
     "substitution",
@@ -53,14 +36,6 @@ pub const COLUMNS: [&str; 12] = [
     "eclasses",
     "stop_reason",
 ];
-
-/// The encoding named by a substitution (`explicit`, `extraction`) and a binding.
-pub fn encoding(subst: &str, binding: &str) -> Result<Encoding> {
-    Ok(Encoding {
-        substitution: substitution(subst)?,
-        binding: Binding::parse(binding)?,
-    })
-}
 
 /// Searches for one goal with one encoding, calling `on_iteration` with each iteration's
 /// figures: start and goal from `programs/GOAL.rise`, rules from `rules/table2.rules`.
@@ -86,24 +61,13 @@ pub fn search_goal(
     )?;
     let mut eg = rise_egraph()?;
     let snap = SharedSnapshot::default();
-    let (rw, subst) = ("rw", encoding.substitution);
+    let rw = "rw";
     match encoding.binding {
-        Binding::DeBruijn => {
-            encode::load_term(&mut eg, &start)?;
-            match subst {
-                Substitution::Extraction => subst::add_beta_eta(&mut eg, rw, &snap)?,
-                Substitution::Explicit => explicit::add_explicit_substitution(&mut eg, rw, &snap)?,
-            }
-        }
-        Binding::Names => {
-            encode::load_named_term(&mut eg, &start)?;
-            match subst {
-                Substitution::Extraction => names::add_beta_eta(&mut eg, rw, &snap)?,
-                Substitution::Explicit => names::add_explicit_substitution(&mut eg, rw, &snap)?,
-            }
-        }
-    }
-    debruijn::install_for(&mut eg, rw, &rules, &snap, encoding, &Default::default())?;
+        Binding::DeBruijn => encode::load_term(&mut eg, &start)?,
+        Binding::Names => encode::load_named_term(&mut eg, &start)?,
+    };
+    encoding.install(&mut eg, rw, &snap)?;
+    install_for(&mut eg, rw, &rules, &snap, encoding, &Default::default())?;
     let found = |eg: &mut egglog::EGraph| -> Result<bool> {
         match encoding.binding {
             Binding::DeBruijn => Ok(same_class(eg, &start, &target)),
@@ -177,19 +141,17 @@ impl Row {
 }
 
 /// One row, run in a child process under `caps`.
-pub fn run_child(goal: &str, (subst, bind): (&str, &str), caps: Caps) -> Result<Row> {
-    let time = caps.time.as_secs().to_string();
+pub fn run_child(goal: &str, encoding: Encoding, caps: Caps) -> Result<Row> {
     let args = [
-        "table2-row",
-        goal,
-        "--substitution",
-        subst,
-        "--binding",
-        bind,
-        "--time-s",
-        &time,
+        "table2-row".to_string(),
+        goal.to_string(),
+        "--substitution".into(),
+        encoding.substitution.to_string(),
+        "--binding".into(),
+        encoding.binding.to_string(),
+        "--time-s".into(),
+        caps.time.as_secs().to_string(),
     ]
-    .map(String::from)
     .to_vec();
     let run = child::run(&args, caps)?;
     let (mut row, mut progress) = (None, None);
@@ -242,24 +204,18 @@ pub fn run_child(goal: &str, (subst, bind): (&str, &str), caps: Caps) -> Result<
 
 /// The rows `reproduce table2` runs: every goal with every encoding, or those of one
 /// substitution or binding.
-pub fn tasks(substitution: Option<&str>, binding: Option<&str>) -> Result<Vec<Task>> {
-    if let Some(s) = substitution {
-        self::substitution(s)?;
-    }
-    if let Some(b) = binding {
-        Binding::parse(b)?;
-    }
-    let keep = |filter: Option<&str>, x: &str| filter.is_none_or(|f| f == x);
-    Ok(GOALS
+pub fn tasks(substitution: Option<Substitution>, binding: Option<Binding>) -> Vec<Task> {
+    GOALS
         .iter()
-        .flat_map(|goal| ENCODINGS.iter().map(move |e| (goal, e)))
-        .filter(|(_, (s, b))| keep(substitution, s) && keep(binding, b))
-        .map(|(goal, (s, b))| Task::Table2 {
+        .flat_map(|goal| Encoding::ALL.map(move |e| (goal, e)))
+        .filter(|(_, e)| substitution.is_none_or(|s| s == e.substitution))
+        .filter(|(_, e)| binding.is_none_or(|b| b == e.binding))
+        .map(|(goal, e)| Task::Table2 {
             goal: goal.to_string(),
-            substitution: s.to_string(),
-            binding: b.to_string(),
+            substitution: e.substitution,
+            binding: e.binding,
         })
-        .collect())
+        .collect()
 }
 
 /// The table's lines: each task with its row.
@@ -270,8 +226,7 @@ pub fn lines<'a>(rows: impl Iterator<Item = (&'a Task, &'a Row)>) -> Vec<Vec<Str
             substitution,
             binding,
         } => Some(
-            [goal, substitution, binding]
-                .map(String::clone)
+            [goal.clone(), substitution.to_string(), binding.to_string()]
                 .into_iter()
                 .chain(row.fields())
                 .collect(),
@@ -297,7 +252,7 @@ pub fn bench(caps: Caps, runs: usize) -> Result<()> {
         let mut times = vec![];
         let mut rss = vec![];
         for _ in 0..runs.max(1) {
-            let row = run_child(goal, ("extraction", "debruijn"), caps)?;
+            let row = run_child(goal, Encoding::EFFICIENT, caps)?;
             if !row.found {
                 let stop = row.stop_reason;
                 return Err(Error::bad_input(format!("{goal} was not found ({stop})")));
@@ -318,7 +273,7 @@ pub fn bench(caps: Caps, runs: usize) -> Result<()> {
 }
 
 /// The child process of a row: searches, reporting each iteration, then the row.
-pub fn row_main(goal: &str, (subst, binding): (&str, &str), time: Duration) -> Result<()> {
+pub fn row_main(goal: &str, encoding: Encoding, time: Duration) -> Result<()> {
     if !GOALS.contains(&goal) {
         return Err(Error::bad_input(format!(
             "unknown goal `{goal}` (reduction, fission, binomial)"
@@ -329,7 +284,7 @@ pub fn row_main(goal: &str, (subst, binding): (&str, &str), time: Duration) -> R
         ..Limits::default()
     };
     let mut rules_applied = 0;
-    let out = search_goal(goal, encoding(subst, binding)?, &limits, |s| {
+    let out = search_goal(goal, encoding, &limits, |s| {
         rules_applied += s.rules_applied;
         child::report(&Report::Progress {
             iteration: s.iteration,

@@ -24,10 +24,11 @@ use crate::egraph::saturate::{find_term, normalise, saturate, Check, Limits};
 use crate::egraph::subst::SharedSnapshot;
 use crate::egraph::{encode, rise_egraph};
 
+use crate::egraph::encoding::Encoding;
 use crate::error::{Error, Result};
 use crate::rise::syntax::RuleDecl;
 use crate::rise::term::{Node, Term};
-use crate::rules::debruijn::{install_for, Encoding};
+use crate::rules::install::install_for;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::rc::Rc;
 

@@ -10,6 +10,7 @@ pub mod explain;
 pub mod parse;
 pub mod report;
 
+use crate::egraph::encoding::Encoding;
 use crate::egraph::extract::{AstSize, CostModel, ENode, ExprGraph, Weighted};
 use crate::egraph::filter::Filter;
 use crate::egraph::saturate::{
@@ -21,7 +22,7 @@ use crate::egraph::{encode, rise_egraph};
 use crate::error::{Error, Result};
 use crate::rise::syntax::RuleDecl;
 use crate::rise::term::Term;
-use crate::rules::debruijn::{install_for, Encoding};
+use crate::rules::install::install_for;
 use crate::sketch::extract::SketchExtractor;
 use crate::sketch::query::{Engine, SketchQuery};
 use crate::sketch::SketchDecl;

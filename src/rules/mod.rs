@@ -1,4 +1,6 @@
-//! Rewrite rules written with names (`rules/*.rules`), and their compilation to encodings.
+//! Rewrite rules written with names (`rules/*.rules`), and their compilation to encodings:
+//! `compile` (left-hand side to an egglog query, right-hand side to a template), `rhs` (the
+//! right-hand side built in Rust on each match), `install` (rules into an e-graph).
 //!
 //! ```text
 //! rule map-fusion = map f (map g a) => map (fun x => f (g x)) a
@@ -8,7 +10,9 @@
 //! Free identifiers that are not primitives are pattern variables; free size names in `<..>`
 //! are size pattern variables. Both sides are type-checked together when the file is loaded.
 
-pub mod debruijn;
+pub mod compile;
+pub mod install;
+mod rhs;
 
 use crate::error::{read_source, Error, Result};
 use crate::rise::parse::parse_rule_file;

@@ -14,24 +14,23 @@
 //! new binder is named after the matched e-class id (`y_42`); a pattern variable placed
 //! under a binder whose name it may have free does not fire (it would be captured).
 
+use super::rhs::Typing;
+use crate::egraph::encoding::{Binding, Encoding};
 use crate::egraph::filter::Filter;
-use crate::egraph::names::{class_number, Binding};
-use crate::egraph::schema::Con;
-use crate::egraph::subst::{union_if, Builder, SharedSnapshot, Snapshot};
 use crate::error::{Error, Result, Span};
-use crate::rise::infer::{type_rule, Matcher};
+use crate::rise::infer::type_rule;
 use crate::rise::nat::{Nat, NatAtom};
 use crate::rise::primitives::Prim;
 use crate::rise::syntax::{Expr, ExprKind, RuleDecl};
 use crate::rise::term::{Node, Term};
 use crate::rise::types::Type;
-use egglog::{EGraph, Value};
+use egglog::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 
 /// A right-hand side template. Each typed node has a `slot` in the list of the RHS's types.
 #[derive(Debug, Clone)]
-enum Tmpl {
+pub(super) enum Tmpl {
     /// Pattern variable `var`, under the RHS binders `ctx` (outermost first).
     Hole {
         var: usize,
@@ -43,64 +42,42 @@ enum Tmpl {
     Vectorize(Box<Tmpl>, usize),
 }
 
-/// How substitution is done: on representatives in Rust, or with `Sig`/`Phi` e-nodes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Substitution {
-    Extraction,
-    Explicit,
-}
-
-/// A lambda-calculus encoding: how substitution is done and how variables are bound.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Encoding {
-    pub substitution: Substitution,
-    pub binding: Binding,
-}
-
-impl Encoding {
-    /// Extraction-based substitution with De Bruijn indices: the one searches use.
-    pub const EFFICIENT: Encoding = Encoding {
-        substitution: Substitution::Extraction,
-        binding: Binding::DeBruijn,
-    };
-}
-
 /// A rule compiled for an encoding.
 #[derive(Debug)]
 pub struct CompiledRule {
     pub name: String,
     /// With explicit substitution and De Bruijn indices, a pattern variable moved between
     /// binders becomes a `Phi`.
-    encoding: Encoding,
+    pub(super) encoding: Encoding,
     /// The egglog query (facts), binding `root`, the pattern variables and size variables.
     pub query: String,
     /// The left-hand side is one (typed) pattern variable: it is `root`.
-    lone: bool,
+    pub(super) lone: bool,
     /// Callback variables: `root`, pattern variables `v0..`, size variables `n_<name>..`,
     /// then the query's type variables.
-    vars: Vec<(String, &'static str)>,
-    var_types: Vec<Type>,
-    root_type: Type,
+    pub(super) vars: Vec<(String, &'static str)>,
+    pub(super) var_types: Vec<Type>,
+    pub(super) root_type: Type,
     /// The LHS binders around each pattern variable (outermost first).
-    lhs_ctx: Vec<Vec<String>>,
+    pub(super) lhs_ctx: Vec<Vec<String>>,
     /// (pattern variable, free index in its LHS context) that must not be free.
-    not_free: Vec<(usize, u32)>,
+    pub(super) not_free: Vec<(usize, u32)>,
     /// With names: each LHS binder's name in the rule and the callback variable holding the
     /// matched name.
-    lhs_binders: Vec<(String, usize)>,
+    pub(super) lhs_binders: Vec<(String, usize)>,
     /// With names: the rule's names of the RHS binders, in pre-order.
-    rhs_binders: Vec<String>,
-    nat_vars: Vec<String>,
-    rhs: Tmpl,
+    pub(super) rhs_binders: Vec<String>,
+    pub(super) nat_vars: Vec<String>,
+    pub(super) rhs: Tmpl,
     /// The sizes of the RHS's size applications, in the pre-order `build` uses them.
-    rhs_nats: Vec<Nat>,
+    pub(super) rhs_nats: Vec<Nat>,
     /// The type of each RHS slot, with the rule's metavariables.
-    slot_types: Vec<Type>,
+    pub(super) slot_types: Vec<Type>,
     /// Matched types (root, pattern variables) and sizes -> the RHS slots' type values, or
     /// `None` when the rule's types do not fit. Types are hash-consed, so this is exact.
-    typings: std::sync::Mutex<HashMap<Vec<Value>, Option<Arc<Typing>>>>,
+    pub(super) typings: std::sync::Mutex<HashMap<Vec<Value>, Option<Arc<Typing>>>>,
     /// New e-nodes whose types fail the filter are not built (the rewrite does not fire).
-    filter: Filter,
+    pub(super) filter: Filter,
 }
 
 fn strip(e: &Expr) -> &Expr {
@@ -295,62 +272,6 @@ fn rhs_template(
     }
 }
 
-/// The encoding's own rules (beta, eta, substitution), as egglog text for the plain egglog
-/// rules and as comments for the Rust ones, for `sketchlog rules`.
-pub fn substitution_rules(encoding: Encoding) -> String {
-    use crate::egraph::{explicit, names};
-    let rust = |rules: &[(&str, &str)]| {
-        rules
-            .iter()
-            .map(|(name, query)| format!(";; {name} (Rust): {query}\n"))
-            .collect::<String>()
-    };
-    let eta_db = (
-        "eta",
-        "(= e (Lam (App f (Var 0 vt) at) (TFun vt at))), 0 not free in f",
-    );
-    let eta_names = (
-        "eta-names",
-        "(= e (NamedLam x (App f (NamedVar x vt) at) (TFun vt at))), x not free in f",
-    );
-    match (encoding.substitution, encoding.binding) {
-        (Substitution::Extraction, Binding::DeBruijn) => {
-            rust(&[("beta-extract", "(= e (App (Lam body lt) arg at))"), eta_db])
-        }
-        (Substitution::Extraction, Binding::Names) => rust(&[
-            (
-                "beta-extract-names",
-                "(= e (App (NamedLam x body lt) arg at))",
-            ),
-            eta_names,
-        ]),
-        (Substitution::Explicit, Binding::DeBruijn) => {
-            explicit::STRUCTURAL.replace("RS", "rw")
-                + &rust(&[
-                    (
-                        "sig-var-const",
-                        "(= e (Sig i a x t)), a's representative a variable or constant",
-                    ),
-                    (
-                        "phi-var-const",
-                        "(= e (Phi d k a t)), a's representative a variable or constant",
-                    ),
-                    eta_db,
-                ])
-        }
-        (Substitution::Explicit, Binding::Names) => {
-            names::LET_RULES.replace("RS", "rw")
-                + &rust(&[
-                    (
-                        "let-lam-other",
-                        "(= e (Let v a (NamedLam w body (TFun p r)) t)) (!= v w)",
-                    ),
-                    eta_names,
-                ])
-        }
-    }
-}
-
 /// Compiles one rule (type-checking it) for the efficient encoding.
 pub fn compile(rule: &RuleDecl) -> Result<CompiledRule> {
     compile_for(rule, Encoding::EFFICIENT)
@@ -373,8 +294,9 @@ pub fn compile_for(rule: &RuleDecl, encoding: Encoding) -> Result<CompiledRule> 
     };
     let pattern = lc.pattern(&rule.lhs, &typing.lhs, &mut vec![])?;
     // A lone pattern variable (`(e : ?n.f32) => ...`) matches every class of its type: the
-    // query is on the class's type, and the variable is the matched class itself.
-    let lone = !pattern.starts_with('(');
+    // query is on the class's type, and the variable is the matched class itself. (A variable
+    // at the top of the left-hand side, under no binder, is a pattern variable.)
+    let lone = matches!(typing.lhs.node, Node::Var(_));
     let mut type_query_vars = vec![];
     let query = if lone {
         if !matches!(rule.lhs.kind, ExprKind::Annot(..)) {
@@ -527,241 +449,6 @@ fn check_holes(
     }
 }
 
-/// What the RHS needs from one typing of a match (cached by the matched types and sizes).
-#[derive(Debug)]
-struct Typing {
-    /// The type of each RHS slot, as an e-graph value, with the width of its first vector
-    /// type (what `vectorize` needs; decoded types are large).
-    slots: Vec<(Value, Option<Nat>)>,
-    /// The size of each RHS size application, in pre-order, as e-graph values.
-    nats: Vec<Value>,
-}
-
-/// What building a right-hand side needs from a match.
-struct Match<'m> {
-    values: &'m [Value],
-    typing: Arc<Typing>,
-    /// The next of `typing.nats` to use.
-    next_nat: std::cell::Cell<usize>,
-    /// With names: the next of the rule's `rhs_binders`, and the (rule name, name value) of
-    /// the RHS binders around the node being built, innermost last.
-    next_binder: std::cell::Cell<usize>,
-    binders: std::cell::RefCell<Vec<(String, Value)>>,
-}
-
-impl Match<'_> {
-    fn next(counter: &std::cell::Cell<usize>) -> usize {
-        counter.replace(counter.get() + 1)
-    }
-}
-
-impl CompiledRule {
-    fn with_nats(&self, t: &Type, nats: &[Nat]) -> Type {
-        if self.nat_vars.is_empty() {
-            return t.clone();
-        }
-        t.map_nats(0, &mut |n, _| self.subst_nats(n, nats))
-    }
-
-    fn subst_nats(&self, n: &Nat, nats: &[Nat]) -> Nat {
-        n.substitute(&mut |a| match a {
-            NatAtom::Var(v) => self
-                .nat_vars
-                .iter()
-                .position(|x| x == v)
-                .map(|i| nats[i].clone()),
-            _ => None,
-        })
-    }
-
-    /// Unifies the rule's types with the matched ones and returns the RHS slots' types.
-    fn type_rhs(
-        &self,
-        b: &mut Builder,
-        snap: &Snapshot,
-        values: &[Value],
-        nats: &[Nat],
-    ) -> Option<Arc<Typing>> {
-        let mut m = Matcher::default();
-        for (k, t) in self.var_types.iter().enumerate() {
-            let actual = snap.class_type(values[1 + k])?;
-            if !m.unify(&self.with_nats(t, nats), actual) {
-                return None;
-            }
-        }
-        let root_ty = snap.class_type(values[0])?;
-        if !m.unify(&self.with_nats(&self.root_type, nats), root_ty) || !m.solve() {
-            return None;
-        }
-        let slots = self
-            .slot_types
-            .iter()
-            .map(|t| {
-                let t = m.resolve(&self.with_nats(t, nats));
-                if t.has_metas() || !self.filter.admits(&t) {
-                    return None;
-                }
-                Some((b.type_value(&t)?, vector_width(&t).cloned()))
-            })
-            .collect::<Option<_>>()?;
-        let nats = self
-            .rhs_nats
-            .iter()
-            .map(|n| b.nat_value(&self.subst_nats(n, nats)))
-            .collect::<Option<_>>()?;
-        Some(Arc::new(Typing { slots, nats }))
-    }
-
-    /// Fires on one match: checks types and conditions, builds the RHS.
-    fn apply(&self, b: &mut Builder, snap: &Snapshot, values: &[Value]) -> Option<Value> {
-        for (k, j) in &self.not_free {
-            let free = match self.encoding.binding {
-                Binding::DeBruijn => snap.may_be_free(values[1 + k], *j),
-                Binding::Names => {
-                    let lhs = &self.lhs_ctx[*k];
-                    let binder = &lhs[lhs.len() - 1 - *j as usize];
-                    snap.may_have_free_name(values[1 + k], self.lhs_binder(binder, values)?)
-                }
-            };
-            if free {
-                return None;
-            }
-        }
-        let nvars = self.var_types.len();
-        let nat_values = &values[1 + nvars..1 + nvars + self.nat_vars.len()];
-        let mut key: Vec<Value> = (0..=nvars)
-            .map(|k| snap.class_type_value(values[k]))
-            .collect::<Option<_>>()?;
-        key.extend_from_slice(nat_values);
-        let mut typings = self.typings.lock().unwrap();
-        let typing = match typings.get(&key) {
-            Some(t) => t.clone()?,
-            None => {
-                let nats: Vec<Nat> = nat_values
-                    .iter()
-                    .map(|v| snap.nat(*v).cloned())
-                    .collect::<Option<_>>()?;
-                let t = self.type_rhs(b, snap, values, &nats);
-                typings.insert(key, t.clone());
-                t?
-            }
-        };
-        drop(typings);
-        let m = Match {
-            values,
-            typing,
-            next_nat: Default::default(),
-            next_binder: Default::default(),
-            binders: Default::default(),
-        };
-        self.build(&self.rhs, b, &m)
-    }
-
-    /// The matched name of the LHS binder the rule calls `x`.
-    fn lhs_binder(&self, x: &str, values: &[Value]) -> Option<Value> {
-        let (_, k) = self.lhs_binders.iter().find(|(n, _)| n == x)?;
-        Some(values[*k])
-    }
-
-    /// With names, a pattern variable's class used as it is: it must not have free the name
-    /// of an RHS binder around it that was not around it on the left (it would be captured).
-    fn named_hole(&self, class: Value, var: usize, snap: &Snapshot, m: &Match) -> Option<Value> {
-        let lhs = &self.lhs_ctx[var];
-        let captures = m
-            .binders
-            .borrow()
-            .iter()
-            .any(|(x, v)| !lhs.contains(x) && snap.may_have_free_name(class, *v));
-        (!captures).then_some(class)
-    }
-
-    /// The name value of the next RHS binder: the matched name of the LHS binder of the same
-    /// name, or a name derived from the matched root class.
-    fn rhs_binder(&self, b: &mut Builder, m: &Match) -> Value {
-        let x = &self.rhs_binders[Match::next(&m.next_binder)];
-        self.lhs_binder(x, m.values)
-            .unwrap_or_else(|| b.base(format!("{x}_{}", class_number(m.values[0]))))
-    }
-
-    fn build(&self, t: &Tmpl, b: &mut Builder, m: &Match) -> Option<Value> {
-        match t {
-            Tmpl::Hole { var, ctx } => {
-                let class = m.values[1 + var];
-                if self.encoding.binding == Binding::Names {
-                    return self.named_hole(class, *var, b.snap(), m);
-                }
-                let lhs = &self.lhs_ctx[*var];
-                if lhs == ctx {
-                    return Some(class);
-                }
-                let map = |j: u32| -> Option<u32> {
-                    let j = j as usize;
-                    if j < lhs.len() {
-                        let name = &lhs[lhs.len() - 1 - j];
-                        ctx.iter()
-                            .rposition(|c| c == name)
-                            .map(|p| (ctx.len() - 1 - p) as u32)
-                    } else {
-                        Some((j - lhs.len() + ctx.len()) as u32)
-                    }
-                };
-                match self.encoding.substitution {
-                    Substitution::Extraction => b.reindex(class, 0, &map, &mut Default::default()),
-                    Substitution::Explicit => {
-                        let (d, k) = as_shift(&map, lhs.len())?;
-                        if d == 0 {
-                            return Some(class);
-                        }
-                        let (dv, kv) = (b.base(d), b.base(k as i64));
-                        let ty = b.snap().class_type_value(class)?;
-                        Some(b.add(Con::Phi, vec![dv, kv, class], ty))
-                    }
-                }
-            }
-            Tmpl::Bound(i, slot) => {
-                let ty = m.typing.slots[*slot].0;
-                match self.encoding.binding {
-                    Binding::DeBruijn => Some(b.var(*i, ty)),
-                    Binding::Names => {
-                        let binders = m.binders.borrow();
-                        let name = binders[binders.len() - 1 - *i as usize].1;
-                        Some(b.add(Con::NamedVar, vec![name], ty))
-                    }
-                }
-            }
-            Tmpl::Vectorize(f, slot) => {
-                let f = self.build(f, b, m)?;
-                b.vectorize(f, m.typing.slots[*slot].1.as_ref()?)
-            }
-            Tmpl::Node(n, slot) => {
-                let (name, inputs) = match n {
-                    Node::App(f, x) => (Con::App, vec![self.build(f, b, m)?, self.build(x, b, m)?]),
-                    Node::Lam(body) if self.encoding.binding == Binding::Names => {
-                        let x = self.rhs_binders[m.next_binder.get()].clone();
-                        let name = self.rhs_binder(b, m);
-                        m.binders.borrow_mut().push((x, name));
-                        let body = self.build(body, b, m);
-                        m.binders.borrow_mut().pop();
-                        (Con::NamedLam, vec![name, body?])
-                    }
-                    Node::Lam(body) => (Con::Lam, vec![self.build(body, b, m)?]),
-                    Node::NatLam(body) => (Con::NatLam, vec![self.build(body, b, m)?]),
-                    Node::NatApp(f, _) => {
-                        // Sizes are used in pre-order: this one before those inside `f`.
-                        let n = m.typing.nats[Match::next(&m.next_nat)];
-                        (Con::NatApp, vec![self.build(f, b, m)?, n])
-                    }
-                    Node::Prim(p) => (Con::Prim, vec![b.base(p.name())]),
-                    Node::F32(x) => (Con::F32, vec![b.base(x.0 as f64)]),
-                    Node::Int(i) => (Con::Int, vec![b.base(*i)]),
-                    Node::Var(_) => unreachable!("variables are holes or bound"),
-                };
-                Some(b.add(name, inputs, m.typing.slots[*slot].0))
-            }
-        }
-    }
-}
-
 /// The sizes of the template's size applications, in pre-order.
 fn pre_order_nats<'t>(t: &'t Tmpl, out: &mut Vec<&'t Nat>) {
     match t {
@@ -792,124 +479,4 @@ fn pre_order_binders(e: &Expr, out: &mut Vec<String>) {
         }
         ExprKind::Var(_) | ExprKind::F32(_) | ExprKind::Int(_) => {}
     }
-}
-
-/// The width of the first vector type in `t` (the type of a `vectorize` result).
-fn vector_width(t: &Type) -> Option<&Nat> {
-    match t {
-        Type::Vector(_, n) => Some(n),
-        Type::Arr(_, e) => vector_width(e),
-        Type::Pair(a, b) | Type::Fun(a, b) => vector_width(a).or_else(|| vector_width(b)),
-        _ => None,
-    }
-}
-
-/// Writes a re-indexing of a pattern variable's free variables (`map`, over a context of
-/// `bound` binders) as a shift `phi(d, k)`: indices below `k` stay (or are unused), those from
-/// `k` on move by `d`. `None` if it is not a shift.
-fn as_shift(map: &dyn Fn(u32) -> Option<u32>, bound: usize) -> Option<(i64, u32)> {
-    let d = map(bound as u32)? as i64 - bound as i64;
-    (0..=bound as u32).find_map(|k| {
-        let fits = (0..bound as u32).all(|j| match map(j) {
-            None => true,
-            Some(m) if j < k => m == j,
-            Some(m) => m as i64 == j as i64 + d,
-        });
-        fits.then_some((d, k))
-    })
-}
-
-/// Adds compiled rules to `ruleset` as Rust rules reading `snapshot`; their new e-nodes
-/// must pass `filter`'s type conditions.
-pub fn add_rules(
-    eg: &mut EGraph,
-    ruleset: &str,
-    rules: Vec<CompiledRule>,
-    snapshot: &SharedSnapshot,
-    filter: &Filter,
-) -> Result<()> {
-    use crate::egraph::rust_rule::rust_rule;
-    use egglog::prelude::*;
-    let _ = add_ruleset(eg, ruleset);
-    for mut rule in rules {
-        rule.filter = filter.clone();
-        let sorts: Vec<(String, egglog::ArcSort)> = rule
-            .vars
-            .iter()
-            .map(|(n, s)| (n.clone(), crate::egraph::sort(eg, s)))
-            .collect();
-        let vars: Vec<(&str, egglog::ArcSort)> =
-            sorts.iter().map(|(n, s)| (n.as_str(), s.clone())).collect();
-        let facts = parse_facts(eg, &rule.query)?;
-        let rule = Arc::new(rule);
-        let snap = snapshot.clone();
-        let r = rule.clone();
-        // A callback's `None` would abort the run: a match that does not fit returns `Some`.
-        rust_rule(
-            eg,
-            &rule.name,
-            ruleset,
-            &vars,
-            facts,
-            move |mut ws, values| {
-                let snap = snap.read().unwrap();
-                let mut b = Builder::new(&snap, &mut ws);
-                let rhs = if r.lone {
-                    r.apply(&mut b, &snap, &[values[0], values[0]])
-                } else {
-                    r.apply(&mut b, &snap, values)
-                };
-                union_if(&mut ws, values[0], rhs)
-            },
-        )
-        .map_err(|e| Error::bad_input(format!("rule {}: {e}", rule.name)))?;
-    }
-    Ok(())
-}
-
-/// Parses egglog facts text into the AST `rust_rule` takes.
-pub(crate) fn parse_facts(
-    eg: &mut EGraph,
-    text: &str,
-) -> Result<egglog::ast::Facts<String, String>> {
-    let cmds = eg
-        .parse_program(None, &format!("(rule ({text}) ())"))
-        .map_err(|e| Error::internal(format!("compiled query does not parse: {e}")))?;
-    match cmds.into_iter().next() {
-        Some(egglog::ast::Command::Rule { rule, .. }) => Ok(egglog::ast::Facts(rule.body)),
-        _ => Err(Error::internal("compiled query is not a rule")),
-    }
-}
-
-/// Compiles and adds rules; a rule that does not type-check is an error at its location.
-pub fn install(
-    eg: &mut EGraph,
-    ruleset: &str,
-    rules: &[RuleDecl],
-    snapshot: &SharedSnapshot,
-) -> Result<()> {
-    install_for(
-        eg,
-        ruleset,
-        rules,
-        snapshot,
-        Encoding::EFFICIENT,
-        &Filter::default(),
-    )
-}
-
-/// [`install`] for the given encoding.
-pub fn install_for(
-    eg: &mut EGraph,
-    ruleset: &str,
-    rules: &[RuleDecl],
-    snapshot: &SharedSnapshot,
-    encoding: Encoding,
-    filter: &Filter,
-) -> Result<()> {
-    let compiled = rules
-        .iter()
-        .map(|r| compile_for(r, encoding))
-        .collect::<Result<Vec<_>>>()?;
-    add_rules(eg, ruleset, compiled, snapshot, filter)
 }

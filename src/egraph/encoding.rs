@@ -1,0 +1,176 @@
+//! The four lambda-calculus encodings of Table 2, as one type: how substitution is done
+//! ([`Substitution`]) times how variables are bound ([`Binding`]). Chosen on the command line
+//! by name (`--substitution extraction --binding debruijn`), kept in job keys by the same
+//! names, and installed by [`Encoding::install`].
+
+use crate::error::Result;
+use egglog::EGraph;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+use super::subst::SharedSnapshot;
+
+// Variants in the alphabetical order of their names, so that jobs sort as they did when
+// these were strings.
+
+/// How substitution is done: on representatives in Rust, or with `Sig`/`Phi` (or `Let`)
+/// e-nodes pushed through the term by rewrite rules.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    clap::ValueEnum,
+    Serialize,
+    Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Substitution {
+    Explicit,
+    Extraction,
+}
+
+/// How variables are bound in the e-graph: De Bruijn indices or names.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    clap::ValueEnum,
+    Serialize,
+    Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Binding {
+    #[value(name = "debruijn")]
+    DeBruijn,
+    Names,
+}
+
+/// A lambda-calculus encoding: how substitution is done and how variables are bound.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Encoding {
+    pub substitution: Substitution,
+    pub binding: Binding,
+}
+
+impl Encoding {
+    /// Extraction-based substitution with De Bruijn indices: the one searches use.
+    pub const EFFICIENT: Encoding = Encoding {
+        substitution: Substitution::Extraction,
+        binding: Binding::DeBruijn,
+    };
+
+    /// All four, in the paper's order (Table 2's columns).
+    pub const ALL: [Encoding; 4] = [
+        Encoding::new(Substitution::Explicit, Binding::Names),
+        Encoding::new(Substitution::Explicit, Binding::DeBruijn),
+        Encoding::new(Substitution::Extraction, Binding::Names),
+        Encoding::new(Substitution::Extraction, Binding::DeBruijn),
+    ];
+
+    pub const fn new(substitution: Substitution, binding: Binding) -> Encoding {
+        Encoding {
+            substitution,
+            binding,
+        }
+    }
+
+    /// The encoding's own rules (beta, eta, substitution), as egglog text for the plain egglog
+    /// rules and as comments for the Rust ones, for `sketchlog rules`.
+    pub fn rules_text(self) -> String {
+        use crate::egraph::{explicit, names};
+        let rust = |rules: &[(&str, &str)]| {
+            rules
+                .iter()
+                .map(|(name, query)| format!(";; {name} (Rust): {query}\n"))
+                .collect::<String>()
+        };
+        let eta_db = (
+            "eta",
+            "(= e (Lam (App f (Var 0 vt) at) (TFun vt at))), 0 not free in f",
+        );
+        let eta_names = (
+            "eta-names",
+            "(= e (NamedLam x (App f (NamedVar x vt) at) (TFun vt at))), x not free in f",
+        );
+        match (self.substitution, self.binding) {
+            (Substitution::Extraction, Binding::DeBruijn) => {
+                rust(&[("beta-extract", "(= e (App (Lam body lt) arg at))"), eta_db])
+            }
+            (Substitution::Extraction, Binding::Names) => rust(&[
+                (
+                    "beta-extract-names",
+                    "(= e (App (NamedLam x body lt) arg at))",
+                ),
+                eta_names,
+            ]),
+            (Substitution::Explicit, Binding::DeBruijn) => {
+                explicit::STRUCTURAL.replace("RS", "rw")
+                    + &rust(&[
+                        (
+                            "sig-var-const",
+                            "(= e (Sig i a x t)), a's representative a variable or constant",
+                        ),
+                        (
+                            "phi-var-const",
+                            "(= e (Phi d k a t)), a's representative a variable or constant",
+                        ),
+                        eta_db,
+                    ])
+            }
+            (Substitution::Explicit, Binding::Names) => {
+                names::LET_RULES.replace("RS", "rw")
+                    + &rust(&[
+                        (
+                            "let-lam-other",
+                            "(= e (Let v a (NamedLam w body (TFun p r)) t)) (!= v w)",
+                        ),
+                        eta_names,
+                    ])
+            }
+        }
+    }
+
+    /// Adds the encoding's own rules (beta, eta and, for explicit substitution, the rules
+    /// that push substitutions through terms) to `ruleset`.
+    pub fn install(self, eg: &mut EGraph, ruleset: &str, snap: &SharedSnapshot) -> Result<()> {
+        use super::{explicit, names, subst};
+        match (self.binding, self.substitution) {
+            (Binding::DeBruijn, Substitution::Extraction) => subst::add_beta_eta(eg, ruleset, snap),
+            (Binding::DeBruijn, Substitution::Explicit) => {
+                explicit::add_explicit_substitution(eg, ruleset, snap)
+            }
+            (Binding::Names, Substitution::Extraction) => names::add_beta_eta(eg, ruleset, snap),
+            (Binding::Names, Substitution::Explicit) => {
+                names::add_explicit_substitution(eg, ruleset, snap)
+            }
+        }
+    }
+}
+
+impl fmt::Display for Substitution {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Substitution::Extraction => "extraction",
+            Substitution::Explicit => "explicit",
+        })
+    }
+}
+
+impl fmt::Display for Binding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Binding::DeBruijn => "debruijn",
+            Binding::Names => "names",
+        })
+    }
+}
