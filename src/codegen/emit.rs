@@ -14,7 +14,9 @@
 //! What it does decide is how C expresses what the program says: short arrays whose lanes are
 //! contiguous become statements on GCC vector types of the machine's vector width, and a
 //! small reduction accumulator becomes C vector variables (the short loops that select them
-//! unrolled), so that GCC keeps it in registers.
+//! unrolled), so that GCC keeps it in registers; the arrays it declares are cache-line
+//! aligned, and a vector access into one at a multiple of its width uses an aligned vector
+//! type (which GCC does not split, as it splits unaligned 256-bit stores for AMD Zen).
 
 use crate::error::{Error, Result};
 use crate::rise::nat::{Nat, NatAtom};
@@ -29,6 +31,11 @@ use super::value::{
     array_len, buffer_view, is_deferred, join_view, split_view, transpose_view, view, Reshape,
     Scalar, Val,
 };
+
+/// The alignment in bytes of the arrays the generated code declares (a cache line, and at
+/// least the widest machine vector).
+const ALIGN: i64 = 64;
+const ALIGNED: &str = "__attribute__((aligned(64)))";
 
 /// The C code of one program, built statement by statement.
 pub struct Emitter {
@@ -68,6 +75,11 @@ pub struct Emitter {
     machine: i64,
     /// The widths of the C vector types used (`f32x8`: 8 floats).
     widths: std::collections::BTreeSet<i64>,
+    /// The widths of the aligned C vector types used (`f32x8a`).
+    aligned_widths: std::collections::BTreeSet<i64>,
+    /// The arrays this code declares, [`ALIGN`]-byte aligned (buffers and accumulators):
+    /// a vector access at a multiple of its width into one of them is aligned.
+    aligned: std::collections::HashSet<String>,
     /// Every assignment emitted: what it writes and reads (for in-place accumulators).
     accesses: Vec<Access>,
 }
@@ -533,9 +545,11 @@ impl Emitter {
         if floats == 1 && shape.is_empty() {
             self.line(&format!("float {name};"));
         } else if floats <= 65536 {
-            self.line(&format!("float {name}[{floats}];"));
+            self.line(&format!("float {name}[{floats}] {ALIGNED};"));
+            self.aligned.insert(name.clone());
         } else {
             self.buffers.push((name.clone(), floats));
+            self.aligned.insert(name.clone());
         }
         let dest = buffer_view(&name, &shape, floats == 1 && shape.is_empty());
         self.write(v, dest.clone())?;
@@ -648,6 +662,13 @@ impl Emitter {
     /// marks the accumulator as `spilled`.
     fn vector_ref(&mut self, array: &str, base: &Ix, width: i64) -> String {
         let Some(&w) = self.registers.get(array) else {
+            // GCC splits unaligned 256-bit stores in two for some CPUs (AMD Zen's
+            // `-mavx256-split-unaligned-store`); aligned ones it does not.
+            let aligned = self.aligned.contains(array) && 4 * width <= ALIGN;
+            if aligned && base.rem(width) == Ix::constant(0) {
+                self.aligned_widths.insert(width);
+                return format!("*(f32x{width}a *)&{array}[{base}]");
+            }
             return format!("*(f32x{width} *)&{array}[{base}]");
         };
         let vector = base.div(width);
@@ -810,8 +831,10 @@ impl Emitter {
             }
             Storage::Memory => {
                 self.line(&format!(
-                    "float {acc}_a[{floats}], {acc}_b[{floats}], *{acc} = {acc}_a, *{next} = {acc}_b;"
+                    "float {acc}_a[{floats}] {ALIGNED}, {acc}_b[{floats}] {ALIGNED}, *{acc} = {acc}_a, *{next} = {acc}_b;"
                 ));
+                self.aligned.insert(acc.clone());
+                self.aligned.insert(next.clone());
                 format!("{{ float *t = {acc}; {acc} = {next}; {next} = t; }}")
             }
         };
@@ -960,6 +983,8 @@ fn signature(program: &Rc<Term>, sizes: &[i64]) -> Result<Signature> {
         spilled: vec![],
         machine: machine_vector_floats(),
         widths: Default::default(),
+        aligned_widths: Default::default(),
+        aligned: Default::default(),
         accesses: vec![],
     };
     let mut t = program.clone();
@@ -1018,11 +1043,18 @@ pub fn program_c(name: &str, program: &Rc<Term>, sizes: &[i64]) -> Result<Genera
             4 * w
         );
     }
+    for w in &em.aligned_widths {
+        let _ = writeln!(
+            c,
+            "typedef float f32x{w}a __attribute__((vector_size({0}), aligned({0}), may_alias));",
+            4 * w
+        );
+    }
     if !em.widths.is_empty() {
         c.push('\n');
     }
     for (b, n) in &em.buffers {
-        let _ = writeln!(c, "static float {b}[{n}];");
+        let _ = writeln!(c, "static float {b}[{n}] {ALIGNED};");
     }
     params.push("float *restrict out".into());
     let _ = writeln!(c, "void {name}({}) {{\n{body}}}", params.join(", "));
