@@ -87,54 +87,36 @@ impl Encoding {
     /// The encoding's own rules (beta, eta, substitution), as egglog text for the plain egglog
     /// rules and as comments for the Rust ones, for `sketchlog rules`.
     pub fn rules_text(self) -> String {
-        use crate::egraph::{explicit, names};
-        let rust = |rules: &[(&str, &str)]| {
-            rules
-                .iter()
-                .map(|(name, query)| format!(";; {name} (Rust): {query}\n"))
-                .collect::<String>()
+        use super::{explicit, names, subst};
+        let rust = |rules: &[(&str, &str, &str)]| {
+            let line = |(name, query, condition): &(&str, &str, &str)| {
+                format!(";; {name} (Rust): {query}{condition}\n")
+            };
+            rules.iter().map(line).collect::<String>()
         };
-        let eta_db = (
-            "eta",
-            "(= e (Lam (App f (Var 0 vt) at) (TFun vt at))), 0 not free in f",
-        );
-        let eta_names = (
-            "eta-names",
-            "(= e (NamedLam x (App f (NamedVar x vt) at) (TFun vt at))), x not free in f",
-        );
+        let rep = ", a's representative a variable or constant";
         match (self.substitution, self.binding) {
-            (Substitution::Extraction, Binding::DeBruijn) => {
-                rust(&[("beta-extract", "(= e (App (Lam body lt) arg at))"), eta_db])
-            }
+            (Substitution::Extraction, Binding::DeBruijn) => rust(&[
+                ("beta-extract", subst::BETA_QUERY, ""),
+                ("eta", subst::ETA_QUERY, ", 0 not free in f"),
+            ]),
             (Substitution::Extraction, Binding::Names) => rust(&[
-                (
-                    "beta-extract-names",
-                    "(= e (App (NamedLam x body lt) arg at))",
-                ),
-                eta_names,
+                ("beta-extract-names", names::BETA_QUERY, ""),
+                ("eta-names", names::ETA_QUERY, ", x not free in f"),
             ]),
             (Substitution::Explicit, Binding::DeBruijn) => {
                 explicit::STRUCTURAL.replace("RS", "rw")
                     + &rust(&[
-                        (
-                            "sig-var-const",
-                            "(= e (Sig i a x t)), a's representative a variable or constant",
-                        ),
-                        (
-                            "phi-var-const",
-                            "(= e (Phi d k a t)), a's representative a variable or constant",
-                        ),
-                        eta_db,
+                        ("sig-var-const", explicit::SIG_QUERY, rep),
+                        ("phi-var-const", explicit::PHI_QUERY, rep),
+                        ("eta", subst::ETA_QUERY, ", 0 not free in f"),
                     ])
             }
             (Substitution::Explicit, Binding::Names) => {
                 names::LET_RULES.replace("RS", "rw")
                     + &rust(&[
-                        (
-                            "let-lam-other",
-                            "(= e (Let v a (NamedLam w body (TFun p r)) t)) (!= v w)",
-                        ),
-                        eta_names,
+                        ("let-lam-other", names::LET_LAM_QUERY, ""),
+                        ("eta-names", names::ETA_QUERY, ", x not free in f"),
                     ])
             }
         }

@@ -31,6 +31,10 @@ pub const STRUCTURAL: &str = r#"
       ((union e (NatApp (Phi d k f ft) n nt))) :ruleset RS :name "phi-natapp")
 "#;
 
+/// The queries of the Rust rules for sigma and phi over a variable or a constant.
+pub const SIG_QUERY: &str = "(= e (Sig i a x t))";
+pub const PHI_QUERY: &str = "(= e (Phi d k a t))";
+
 /// Adds explicit-substitution beta, eta and the sigma/phi rules to `ruleset`.
 pub fn add_explicit_substitution(
     eg: &mut EGraph,
@@ -47,7 +51,7 @@ pub fn add_explicit_substitution(
         ("x", "Expr"),
         ("t", "Type"),
     ];
-    let query = "(= e (Sig i a x t))";
+    let query = SIG_QUERY;
     add_snapshot_rule(eg, "sig-var-const", ruleset, snap, &vars, query, |b, v| {
         let i = b.int(v[1]);
         match b.snap().leaf(v[2])? {
@@ -71,7 +75,7 @@ pub fn add_explicit_substitution(
         ("a", "Expr"),
         ("t", "Type"),
     ];
-    let query = "(= e (Phi d k a t))";
+    let query = PHI_QUERY;
     add_snapshot_rule(eg, "phi-var-const", ruleset, snap, &vars, query, |b, v| {
         let (d, k) = (b.int(v[1]), b.int(v[2]));
         match b.snap().leaf(v[3])? {

@@ -205,6 +205,12 @@ pub fn substitute_name(b: &mut Builder, body: Value, x: Value, by: Value) -> Opt
     substitute(b, body, &env, &mut HashMap::default())
 }
 
+/// The queries of the Rust rules for named terms: eta, beta, and `let` over a lambda that
+/// binds another name.
+pub const ETA_QUERY: &str = "(= e (NamedLam x (App f (NamedVar x vt) at) (TFun vt at)))";
+pub const BETA_QUERY: &str = "(= e (App (NamedLam x body lt) arg at))";
+pub const LET_LAM_QUERY: &str = "(= e (Let v a (NamedLam w body (TFun p r)) t)) (!= v w)";
+
 /// Eta, `fun x => f x` to `f` when `x` is not free in `f`.
 fn add_eta(eg: &mut EGraph, ruleset: &str, snap: &SharedSnapshot) -> Result<()> {
     let vars = [
@@ -214,7 +220,7 @@ fn add_eta(eg: &mut EGraph, ruleset: &str, snap: &SharedSnapshot) -> Result<()> 
         ("vt", "Type"),
         ("at", "Type"),
     ];
-    let query = "(= e (NamedLam x (App f (NamedVar x vt) at) (TFun vt at)))";
+    let query = ETA_QUERY;
     add_snapshot_rule(eg, "eta-names", ruleset, snap, &vars, query, |b, v| {
         (!b.snap().may_have_free_name(v[2], v[1])).then_some(v[2])
     })
@@ -231,7 +237,7 @@ pub fn add_beta_eta(eg: &mut EGraph, ruleset: &str, snap: &SharedSnapshot) -> Re
         ("lt", "Type"),
         ("at", "Type"),
     ];
-    let query = "(= e (App (NamedLam x body lt) arg at))";
+    let query = BETA_QUERY;
     add_snapshot_rule(
         eg,
         "beta-extract-names",
@@ -285,7 +291,7 @@ pub fn add_explicit_substitution(
         ("r", "Type"),
         ("t", "Type"),
     ];
-    let query = "(= e (Let v a (NamedLam w body (TFun p r)) t)) (!= v w)";
+    let query = LET_LAM_QUERY;
     add_snapshot_rule(eg, "let-lam-other", ruleset, snap, &vars, query, |b, v| {
         let [e, name, a, w, body, p, r, t] = v.try_into().expect("eight variables");
         let snap = b.snap();

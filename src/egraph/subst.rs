@@ -492,6 +492,12 @@ pub fn add_snapshot_rule(
     Ok(())
 }
 
+/// The queries of eta and beta with De Bruijn indices. Eta's variable must be the lambda's
+/// own parameter: an e-class can also hold terms from other contexts, where index 0 is another
+/// variable (of another type).
+pub const ETA_QUERY: &str = "(= e (Lam (App f (Var 0 vt) at) (TFun vt at)))";
+pub const BETA_QUERY: &str = "(= e (App (Lam body lt) arg at))";
+
 /// Adds eta, `λ. f %0 => rewrite(f)` when `%0` is not free in `f`, to `ruleset`. The
 /// encodings differ only in `rewrite` (a shifted copy, or a `Phi` node).
 pub fn add_eta(
@@ -502,9 +508,7 @@ pub fn add_eta(
     rewrite: impl Fn(&mut Builder, Value) -> Option<Value> + Clone + Send + Sync + 'static,
 ) -> Result<()> {
     let vars = [("e", "Expr"), ("f", "Expr"), ("vt", "Type"), ("at", "Type")];
-    // The variable must be this lambda's own parameter: an e-class can also hold terms
-    // from other contexts, where index 0 is another variable (of another type).
-    let query = "(= e (Lam (App f (Var 0 vt) at) (TFun vt at)))";
+    let query = ETA_QUERY;
     add_snapshot_rule(eg, name, ruleset, snap, &vars, query, move |b, v| {
         (!b.snap().may_be_free(v[1], 0))
             .then(|| rewrite(b, v[1]))
@@ -526,7 +530,7 @@ pub fn add_beta_eta(eg: &mut EGraph, ruleset: &str, snap: &SharedSnapshot) -> Re
         ("lt", "Type"),
         ("at", "Type"),
     ];
-    let query = "(= e (App (Lam body lt) arg at))";
+    let query = BETA_QUERY;
     add_snapshot_rule(eg, "beta-extract", ruleset, snap, &vars, query, |b, v| {
         b.substitute(v[1], 0, v[2], &mut HashMap::default())
     })?;
