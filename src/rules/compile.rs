@@ -2,12 +2,13 @@
 //! extraction-based or explicit substitution. The efficient encoding (De Bruijn,
 //! extraction) is the one sketchlog searches with; the others exist for Table 2.
 //!
-//! The left-hand side becomes an egglog query over the schema's constructors. The
-//! right-hand side is built by a semi-naive Rust rule: pattern variables are re-indexed on
-//! their classes' representatives when they move between binders (`map-fusion`'s `f` goes
-//! under a new lambda), `notin` conditions are checked on the free-variable analysis, and the
-//! types of the new e-nodes come from unifying the rule's typed sides with the types of the
-//! matched e-classes (a rule whose types do not fit a match does not fire).
+//! The left-hand side becomes an egglog query over the schema's constructors; the
+//! right-hand side a template ([`CompiledRule`]) that a semi-naive Rust rule builds on each
+//! match (`rhs`): pattern variables are re-indexed on their classes' representatives when they
+//! move between binders (`map-fusion`'s `f` goes under a new lambda), `notin` conditions are
+//! checked on the free-variable analysis, and the types of the new e-nodes come from unifying
+//! the rule's typed sides with the types of the matched e-classes (a rule whose types do not
+//! fit a match does not fire).
 //!
 //! With names, binders on the left-hand side match any name (a query variable), a
 //! right-hand side binder that shares a left-hand one's name reuses the matched name, and a
