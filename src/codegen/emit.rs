@@ -35,7 +35,11 @@ use super::value::{
 /// The alignment in bytes of the arrays the generated code declares (a cache line, and at
 /// least the widest machine vector).
 const ALIGN: i64 = 64;
-const ALIGNED: &str = "__attribute__((aligned(64)))";
+
+/// The attribute that aligns a declared array to [`ALIGN`] bytes.
+fn aligned() -> String {
+    format!("__attribute__((aligned({ALIGN})))")
+}
 
 /// The C code of one program, built statement by statement.
 pub struct Emitter {
@@ -545,7 +549,7 @@ impl Emitter {
         if floats == 1 && shape.is_empty() {
             self.line(&format!("float {name};"));
         } else if floats <= 65536 {
-            self.line(&format!("float {name}[{floats}] {ALIGNED};"));
+            self.line(&format!("float {name}[{floats}] {};", aligned()));
             self.aligned.insert(name.clone());
         } else {
             self.buffers.push((name.clone(), floats));
@@ -831,7 +835,8 @@ impl Emitter {
             }
             Storage::Memory => {
                 self.line(&format!(
-                    "float {acc}_a[{floats}] {ALIGNED}, {acc}_b[{floats}] {ALIGNED}, *{acc} = {acc}_a, *{next} = {acc}_b;"
+                    "float {acc}_a[{floats}] {a}, {acc}_b[{floats}] {a}, *{acc} = {acc}_a, *{next} = {acc}_b;",
+                    a = aligned()
                 ));
                 self.aligned.insert(acc.clone());
                 self.aligned.insert(next.clone());
@@ -1054,7 +1059,7 @@ pub fn program_c(name: &str, program: &Rc<Term>, sizes: &[i64]) -> Result<Genera
         c.push('\n');
     }
     for (b, n) in &em.buffers {
-        let _ = writeln!(c, "static float {b}[{n}] {ALIGNED};");
+        let _ = writeln!(c, "static float {b}[{n}] {};", aligned());
     }
     params.push("float *restrict out".into());
     let _ = writeln!(c, "void {name}({}) {{\n{body}}}", params.join(", "));

@@ -139,20 +139,22 @@ impl Encoding {
     }
 }
 
+/// Writes the name a value is chosen by on the command line (clap's `ValueEnum`), as the
+/// CSV columns and child processes' arguments show it; serde's lowercase names in job keys
+/// are the same.
+fn write_name(v: &impl clap::ValueEnum, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    let value = v.to_possible_value().expect("no variant is skipped");
+    f.write_str(value.get_name())
+}
+
 impl fmt::Display for Substitution {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Substitution::Extraction => "extraction",
-            Substitution::Explicit => "explicit",
-        })
+        write_name(self, f)
     }
 }
 
 impl fmt::Display for Binding {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Binding::DeBruijn => "debruijn",
-            Binding::Names => "names",
-        })
+        write_name(self, f)
     }
 }

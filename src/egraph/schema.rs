@@ -179,11 +179,14 @@ impl Con {
     /// A query pattern: term children `c0`, `c1`, ..., the payload as given, any other field
     /// `p<position>`, the type `t`. `(App c0 c1 t)`, `(Prim "map" t)`.
     pub fn pattern(self, payload: &str) -> String {
-        let mut children = 0..;
-        let args: Vec<String> = (0..self.fields().len())
-            .map(|i| match self.fields()[i] {
+        let mut child = 0;
+        let args: Vec<String> = (self.fields().iter().enumerate())
+            .map(|(i, field)| match field {
                 _ if i == self.type_field() => "t".to_string(),
-                Field::Term => format!("c{}", children.next().unwrap_or(0)),
+                Field::Term => {
+                    child += 1;
+                    format!("c{}", child - 1)
+                }
                 _ if Some(i) == self.payload() => payload.to_string(),
                 _ => format!("p{i}"),
             })
