@@ -173,39 +173,35 @@ fn add_term<'a, 'db: 'a>(
     names: Option<u32>,
 ) -> Result<Value> {
     use super::names::binder_name;
+    use super::schema::Arg;
+    use egglog::IntoValue;
     let ty = add_type(fs, &t.ty, Some(memo))?;
-    let add_term = |fs: &mut _, t, memo: &mut _| add_term(fs, t, memo, names);
-    let v = match (&t.node, names) {
+    let (con, args) = match (&t.node, names) {
         (Node::Var(i), Some(depth)) => {
-            add(fs, Con::NamedVar.name(), (binder_name(depth - 1 - i), ty))
+            let name = binder_name(depth - 1 - i).into_value(fs.base_values());
+            (Con::NamedVar, vec![name])
         }
         (Node::Lam(b), Some(depth)) => {
-            let b = self::add_term(fs, b, memo, Some(depth + 1))?;
-            add(fs, Con::NamedLam.name(), (binder_name(depth), b, ty))
+            let b = add_term(fs, b, memo, Some(depth + 1))?;
+            let name = binder_name(depth).into_value(fs.base_values());
+            (Con::NamedLam, vec![name, b])
         }
-        (Node::Var(i), None) => add(fs, Con::Var.name(), (*i as i64, ty)),
-        (Node::Prim(p), _) => add(fs, Con::Prim.name(), (p.name(), ty)),
-        (Node::F32(x), _) => add(fs, Con::F32.name(), (x.0 as f64, ty)),
-        (Node::Int(i), _) => add(fs, Con::Int.name(), (*i, ty)),
-        (Node::App(f, x), _) => {
-            let f = add_term(fs, f, memo)?;
-            let x = add_term(fs, x, memo)?;
-            add(fs, Con::App.name(), (f, x, ty))
-        }
-        (Node::Lam(b), None) => {
-            let b = add_term(fs, b, memo)?;
-            add(fs, Con::Lam.name(), (b, ty))
-        }
-        (Node::NatLam(b), _) => {
-            let b = add_term(fs, b, memo)?;
-            add(fs, Con::NatLam.name(), (b, ty))
-        }
-        (Node::NatApp(f, n), _) => {
-            let f = add_term(fs, f, memo)?;
-            let n = add_nat(fs, n)?;
-            add(fs, Con::NatApp.name(), (f, n, ty))
+        (node, _) => {
+            let (con, args) = Con::of(node);
+            let args = args
+                .into_iter()
+                .map(|a| match a {
+                    Arg::Child(c) => add_term(fs, c, memo, names),
+                    Arg::Nat(n) => add_nat(fs, n),
+                    base => Ok(base.base_value(fs).expect("a base payload")),
+                })
+                .collect::<Result<_>>()?;
+            (con, args)
         }
     };
+    let mut row: Vec<Value> = args;
+    row.push(ty);
+    let v = add(fs, con.name(), egglog::RawValues(row));
     fs.set("ty", (v,), ty).map_err(engine)?;
     Ok(v)
 }

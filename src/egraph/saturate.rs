@@ -400,31 +400,33 @@ pub(crate) fn find_in<'a, 'db: 'a>(
     names: Option<u32>,
 ) -> Option<Value> {
     use super::names::binder_name;
+    use super::schema::Arg;
+    use egglog::IntoValue;
     let ty = find_type(rs, &t.ty)?;
-    let find_in = |t| find_in(rs, t, names);
-    match (&t.node, names) {
-        (Node::Var(i), Some(d)) => rs
-            .eclass_of(Con::NamedVar.name(), (binder_name(d - 1 - i), ty))
-            .ok()?,
-        (Node::Lam(b), Some(d)) => rs
-            .eclass_of(
-                Con::NamedLam.name(),
-                (binder_name(d), self::find_in(rs, b, Some(d + 1))?, ty),
-            )
-            .ok()?,
-        (Node::Var(i), None) => rs.eclass_of(Con::Var.name(), (*i as i64, ty)).ok()?,
-        (Node::Int(i), _) => rs.eclass_of(Con::Int.name(), (*i, ty)).ok()?,
-        (Node::F32(x), _) => rs.eclass_of(Con::F32.name(), (x.0 as f64, ty)).ok()?,
-        (Node::Prim(p), _) => rs.eclass_of(Con::Prim.name(), (p.name(), ty)).ok()?,
-        (Node::App(f, x), _) => rs
-            .eclass_of(Con::App.name(), (find_in(f)?, find_in(x)?, ty))
-            .ok()?,
-        (Node::Lam(b), None) => rs.eclass_of(Con::Lam.name(), (find_in(b)?, ty)).ok()?,
-        (Node::NatLam(b), _) => rs.eclass_of(Con::NatLam.name(), (find_in(b)?, ty)).ok()?,
-        (Node::NatApp(f, n), _) => rs
-            .eclass_of(Con::NatApp.name(), (find_in(f)?, find_nat(rs, n)?, ty))
-            .ok()?,
-    }
+    let (con, mut row) = match (&t.node, names) {
+        (Node::Var(i), Some(d)) => {
+            let name = binder_name(d - 1 - i).into_value(rs.base_values());
+            (Con::NamedVar, vec![name])
+        }
+        (Node::Lam(b), Some(d)) => {
+            let name = binder_name(d).into_value(rs.base_values());
+            (Con::NamedLam, vec![name, find_in(rs, b, Some(d + 1))?])
+        }
+        (node, _) => {
+            let (con, args) = Con::of(node);
+            let row = args
+                .into_iter()
+                .map(|a| match a {
+                    Arg::Child(c) => find_in(rs, c, names),
+                    Arg::Nat(n) => find_nat(rs, n),
+                    base => base.base_value(rs),
+                })
+                .collect::<Option<_>>()?;
+            (con, row)
+        }
+    };
+    row.push(ty);
+    rs.eclass_of(con.name(), egglog::RawValues(row)).ok()?
 }
 
 pub(crate) fn find_nat<'a, 'db: 'a>(

@@ -9,6 +9,9 @@
 //! extraction, substitution, the rule compiler, the free-variable rules) names it by its
 //! variant. Adding a constructor is a new variant here plus that code.
 
+use crate::rise::nat::Nat;
+use crate::rise::term::Node;
+
 /// The kind of a constructor's field, by its egglog sort.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Field {
@@ -192,6 +195,66 @@ impl Con {
             })
             .collect();
         self.apply(&args)
+    }
+}
+
+/// A field of a Rise node other than its type: a child (a term, or a template in the rule
+/// compiler) or a payload.
+#[derive(Clone, Copy, Debug)]
+pub enum Arg<'n, C> {
+    Child(&'n C),
+    /// A De Bruijn index.
+    Index(u32),
+    /// A primitive's name.
+    Prim(&'static str),
+    F32(f64),
+    Int(i64),
+    Nat(&'n Nat),
+}
+
+impl<C> Arg<'_, C> {
+    /// A payload that is an egglog base value, as egglog text (`3`, `"map"`, `1.0`).
+    pub fn literal(&self) -> Option<String> {
+        match self {
+            Arg::Index(i) => Some(i.to_string()),
+            Arg::Int(i) => Some(i.to_string()),
+            Arg::Prim(p) => Some(format!("\"{p}\"")),
+            Arg::F32(x) => Some(format!("{x:?}")),
+            Arg::Child(_) | Arg::Nat(_) => None,
+        }
+    }
+
+    /// A payload that is an egglog base value, as an e-graph value.
+    pub fn base_value<'a, 'db: 'a>(
+        &self,
+        rs: &impl egglog::Core<'a, 'db>,
+    ) -> Option<egglog::Value> {
+        use egglog::IntoValue;
+        let base = rs.base_values();
+        match *self {
+            Arg::Index(i) => Some((i as i64).into_value(base)),
+            Arg::Int(i) => Some(i.into_value(base)),
+            Arg::Prim(p) => Some(p.into_value(base)),
+            Arg::F32(x) => Some(x.into_value(base)),
+            Arg::Child(_) | Arg::Nat(_) => None,
+        }
+    }
+}
+
+impl Con {
+    /// A node of a De Bruijn Rise term as its constructor and fields in the schema's order
+    /// (the type aside): the one place that maps Rise's nodes to the schema.
+    pub fn of<C>(node: &Node<C>) -> (Con, Vec<Arg<'_, C>>) {
+        match node {
+            Node::Var(i) => (Con::Var, vec![Arg::Index(*i)]),
+            Node::App(f, x) => (Con::App, vec![Arg::Child(f), Arg::Child(x)]),
+            Node::Lam(b) => (Con::Lam, vec![Arg::Child(b)]),
+            Node::NatApp(f, n) => (Con::NatApp, vec![Arg::Child(f), Arg::Nat(n)]),
+            Node::NatLam(b) => (Con::NatLam, vec![Arg::Child(b)]),
+            Node::Prim(p) => (Con::Prim, vec![Arg::Prim(p.name())]),
+            Node::F32(x) => (Con::F32, vec![Arg::F32(x.0 as f64)]),
+            Node::Int(i) => (Con::Int, vec![Arg::Int(*i)]),
+        }
     }
 }
 

@@ -276,6 +276,11 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
         x.into_value(self.ws.base_values())
     }
 
+    /// A node's payload that is a base value (an index, a primitive's name, a literal).
+    pub fn literal<C>(&self, payload: &crate::egraph::schema::Arg<C>) -> Option<Value> {
+        payload.base_value(&*self.ws)
+    }
+
     /// Adds an e-node (with its type as the last field). Its class's `ty` is set by the
     /// schema's `rise-types` rules, which the driver runs after every iteration.
     pub fn add(&mut self, con: Con, inputs: Vec<Value>, ty: Value) -> Value {

@@ -15,9 +15,11 @@
 //! new binder is named after the matched e-class id (`y_42`); a pattern variable placed
 //! under a binder whose name it may have free does not fire (it would be captured).
 
+use super::backend::{self, Backend};
 use super::rhs::Typing;
 use crate::egraph::encoding::{Binding, Encoding};
 use crate::egraph::filter::Filter;
+use crate::egraph::schema::{Arg, Con};
 use crate::error::{Error, Result, Span};
 use crate::rise::infer::type_rule;
 use crate::rise::nat::{Nat, NatAtom};
@@ -43,13 +45,21 @@ pub(super) enum Tmpl {
     Vectorize(Box<Tmpl>, usize),
 }
 
+/// A typed node of a right-hand side: its type with the rule's metavariables, its size if it
+/// is a size application and its binder's name (in the rule) if it is a lambda.
+#[derive(Debug, Clone)]
+pub(super) struct Slot {
+    pub ty: Type,
+    pub nat: Option<Nat>,
+    pub binder: Option<String>,
+}
+
 /// A rule compiled for an encoding.
 #[derive(Debug)]
 pub struct CompiledRule {
     pub name: String,
-    /// With explicit substitution and De Bruijn indices, a pattern variable moved between
-    /// binders becomes a `Phi`.
-    pub(super) encoding: Encoding,
+    /// The encoding's part of the right-hand side.
+    pub(super) backend: &'static dyn Backend,
     /// The egglog query (facts), binding `root`, the pattern variables and size variables.
     pub query: String,
     /// The left-hand side is one (typed) pattern variable: it is `root`.
@@ -66,14 +76,10 @@ pub struct CompiledRule {
     /// With names: each LHS binder's name in the rule and the callback variable holding the
     /// matched name.
     pub(super) lhs_binders: Vec<(String, usize)>,
-    /// With names: the rule's names of the RHS binders, in pre-order.
-    pub(super) rhs_binders: Vec<String>,
     pub(super) nat_vars: Vec<String>,
     pub(super) rhs: Tmpl,
-    /// The sizes of the RHS's size applications, in the pre-order `build` uses them.
-    pub(super) rhs_nats: Vec<Nat>,
-    /// The type of each RHS slot, with the rule's metavariables.
-    pub(super) slot_types: Vec<Type>,
+    /// What each RHS node needs besides its children, by slot.
+    pub(super) slots: Vec<Slot>,
     /// Matched types (root, pattern variables) and sizes -> the RHS slots' type values, or
     /// `None` when the rule's types do not fit. Types are hash-consed, so this is exact.
     pub(super) typings: std::sync::Mutex<HashMap<Vec<Value>, Option<Arc<Typing>>>>,
@@ -150,10 +156,10 @@ impl LhsCompiler<'_> {
             (_, Node::Var(i)) if *i < depth => {
                 let param = &self.params[self.params.len() - 1 - *i as usize];
                 match self.binders {
-                    None => format!("(Var {i} {param})"),
+                    None => Con::Var.apply(&[&i.to_string(), param]),
                     Some(_) => {
                         let name = &self.binder_stack[self.binder_stack.len() - 1 - *i as usize];
-                        format!("(NamedVar {name} {param})")
+                        Con::NamedVar.apply(&[name, param])
                     }
                 }
             }
@@ -167,11 +173,6 @@ impl LhsCompiler<'_> {
                     }
                 }
                 format!("v{k}")
-            }
-            (ExprKind::App(f, x), Node::App(tf, tx)) => {
-                let f = self.pattern(f, tf, ctx)?;
-                let x = self.pattern(x, tx, ctx)?;
-                format!("(App {f} {x} {ty})")
             }
             (ExprKind::Lam(x, _, b), Node::Lam(tb)) => {
                 let (param, result) = (self.fresh_ty(), self.fresh_ty());
@@ -187,19 +188,12 @@ impl LhsCompiler<'_> {
                 ctx.pop();
                 self.params.pop();
                 match binder {
-                    None => format!("(Lam {} {ty})", b?),
+                    None => Con::Lam.apply(&[b?, ty]),
                     Some(name) => {
                         self.binder_stack.pop();
-                        format!("(NamedLam {name} {} {ty})", b?)
+                        Con::NamedLam.apply(&[name, b?, ty])
                     }
                 }
-            }
-            (ExprKind::NatApp(f, _), Node::NatApp(tf, n)) => {
-                let f = self.pattern(f, tf, ctx)?;
-                format!("(NatApp {f} {} {ty})", self.nat(n)?)
-            }
-            (ExprKind::NatLam(_, b), Node::NatLam(tb)) => {
-                format!("(NatLam {} {ty})", self.pattern(b, tb, ctx)?)
             }
             (_, Node::Prim(Prim::Vectorize)) => {
                 return Err(Error::at(
@@ -207,13 +201,36 @@ impl LhsCompiler<'_> {
                     "`vectorize` builds a right-hand side; it cannot be matched",
                 ))
             }
-            (_, Node::Prim(p)) => format!("(Prim \"{}\" {ty})", p.name()),
-            (_, Node::F32(x)) => format!("(F32 {:?} {ty})", x.0 as f64),
-            (_, Node::Int(i)) => format!("(Int {i} {ty})"),
-            _ => {
-                return Err(
-                    Error::internal("rule and its typed form differ in shape").or_at(self.span)
-                )
+            (kind, node) => {
+                let shape = || Error::internal("rule and its typed form differ in shape");
+                let mut kids = match kind {
+                    ExprKind::App(f, x) => vec![f, x],
+                    ExprKind::NatApp(f, _) | ExprKind::NatLam(_, f) => vec![f],
+                    _ => vec![],
+                }
+                .into_iter();
+                let (con, args) = Con::of(node);
+                let mut fields = vec![];
+                for arg in args {
+                    fields.push(match arg {
+                        Arg::Child(t) => {
+                            let e = kids
+                                .next()
+                                .ok_or_else(shape)
+                                .map_err(|e| e.or_at(self.span))?;
+                            self.pattern(e, t, ctx)?
+                        }
+                        Arg::Nat(n) => self.nat(n)?,
+                        base => base.literal().expect("a base payload"),
+                    });
+                }
+                if kids.next().is_some()
+                    || (con == Con::NatLam) != matches!(kind, ExprKind::NatLam(..))
+                {
+                    return Err(shape().or_at(self.span));
+                }
+                fields.push(ty);
+                con.apply(&fields)
             }
         })
     }
@@ -224,12 +241,16 @@ fn rhs_template(
     t: &Term,
     nvars: usize,
     ctx: &mut Vec<String>,
-    slots: &mut Vec<Type>,
+    slots: &mut Vec<Slot>,
 ) -> Tmpl {
     let e = strip(e);
     let depth = ctx.len() as u32;
     let mut slot = |ty: &Type| {
-        slots.push(ty.clone());
+        slots.push(Slot {
+            ty: ty.clone(),
+            nat: None,
+            binder: None,
+        });
         slots.len() - 1
     };
     match (&e.kind, &t.node) {
@@ -240,6 +261,7 @@ fn rhs_template(
         },
         (ExprKind::Lam(x, _, b), Node::Lam(tb)) => {
             let s = slot(&t.ty);
+            slots[s].binder = Some(x.clone());
             ctx.push(x.clone());
             let b = rhs_template(b, tb, nvars, ctx, slots);
             ctx.pop();
@@ -257,6 +279,7 @@ fn rhs_template(
         }
         (ExprKind::NatApp(f, _), Node::NatApp(tf, n)) => {
             let s = slot(&t.ty);
+            slots[s].nat = Some(n.clone());
             Tmpl::Node(
                 Node::NatApp(Box::new(rhs_template(f, tf, nvars, ctx, slots)), n.clone()),
                 s,
@@ -337,14 +360,8 @@ pub fn compile_for(rule: &RuleDecl, encoding: Encoding) -> Result<CompiledRule> 
         .iter()
         .map(|c| c.clone().unwrap_or_default())
         .collect();
-    let mut slot_types = vec![];
-    let rhs = rhs_template(
-        &rule.rhs,
-        &typing.rhs,
-        vars.len(),
-        &mut vec![],
-        &mut slot_types,
-    );
+    let mut slots = vec![];
+    let rhs = rhs_template(&rule.rhs, &typing.rhs, vars.len(), &mut vec![], &mut slots);
 
     let mut not_free = vec![];
     for (binder, var) in &rule.not_free {
@@ -385,11 +402,13 @@ pub fn compile_for(rule: &RuleDecl, encoding: Encoding) -> Result<CompiledRule> 
             (name, cb_vars.len() - 1)
         })
         .collect();
-    let mut rhs_binders = vec![];
     if encoding.binding == Binding::Names {
-        pre_order_binders(&rule.rhs, &mut rhs_binders);
         let shared = |x: &String| lhs_binders.iter().filter(|(n, _)| n == x).count() > 1;
-        if let Some(x) = rhs_binders.iter().find(|x| shared(x)) {
+        if let Some(x) = slots
+            .iter()
+            .filter_map(|s| s.binder.as_ref())
+            .find(|x| shared(x))
+        {
             return Err(Error::at(
                 &rule.span,
                 format!("with names, a right-hand side binder `{x}` must name one left-hand side binder, not several"),
@@ -398,7 +417,7 @@ pub fn compile_for(rule: &RuleDecl, encoding: Encoding) -> Result<CompiledRule> 
     }
     Ok(CompiledRule {
         name: rule.name.clone(),
-        encoding,
+        backend: backend::for_encoding(encoding),
         lone,
         query,
         vars: cb_vars,
@@ -407,15 +426,9 @@ pub fn compile_for(rule: &RuleDecl, encoding: Encoding) -> Result<CompiledRule> 
         lhs_ctx,
         not_free,
         lhs_binders,
-        rhs_binders,
         nat_vars,
-        rhs_nats: {
-            let mut nats = vec![];
-            pre_order_nats(&rhs, &mut nats);
-            nats.into_iter().cloned().collect()
-        },
         rhs,
-        slot_types,
+        slots,
         typings: Default::default(),
         filter: Filter::default(),
     })
@@ -447,37 +460,5 @@ fn check_holes(
             .children()
             .iter()
             .try_for_each(|c| check_holes(c, vars, lhs_ctx, not_free, span)),
-    }
-}
-
-/// The sizes of the template's size applications, in pre-order.
-fn pre_order_nats<'t>(t: &'t Tmpl, out: &mut Vec<&'t Nat>) {
-    match t {
-        Tmpl::Node(node, _) => {
-            if let Node::NatApp(_, n) = node {
-                out.push(n);
-            }
-            node.children().iter().for_each(|c| pre_order_nats(c, out));
-        }
-        Tmpl::Vectorize(f, _) => pre_order_nats(f, out),
-        Tmpl::Hole { .. } | Tmpl::Bound(..) => {}
-    }
-}
-
-/// The binder names of a right-hand side's lambdas, in pre-order.
-fn pre_order_binders(e: &Expr, out: &mut Vec<String>) {
-    match &e.kind {
-        ExprKind::Lam(x, _, b) => {
-            out.push(x.clone());
-            pre_order_binders(b, out);
-        }
-        ExprKind::App(f, x) => {
-            pre_order_binders(f, out);
-            pre_order_binders(x, out);
-        }
-        ExprKind::NatLam(_, b) | ExprKind::Annot(b, _) | ExprKind::NatApp(b, _) => {
-            pre_order_binders(b, out)
-        }
-        ExprKind::Var(_) | ExprKind::F32(_) | ExprKind::Int(_) => {}
     }
 }

@@ -10,6 +10,7 @@
 //! Free identifiers that are not primitives are pattern variables; free size names in `<..>`
 //! are size pattern variables. Both sides are type-checked together when the file is loaded.
 
+mod backend;
 pub mod compile;
 pub mod install;
 mod rhs;

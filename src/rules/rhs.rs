@@ -1,13 +1,10 @@
 //! The right-hand side of a compiled rule, built in Rust on each match: the new e-nodes'
-//! types from the matched classes' types (unified with the rule's typed sides, cached per
-//! match of types), pattern variables re-indexed (or, with explicit substitution, shifted by a
-//! `Phi`) when they move between binders, `notin` conditions read from the free-variable
-//! analysis, and, with names, binders named after the matched names or the matched class.
+//! types (and sizes) from the matched classes' types, unified with the rule's typed sides and
+//! cached per match of types; `notin` conditions, binders and pattern variables moved between
+//! binders by the encoding's back-end (`backend`).
 
 use super::compile::{CompiledRule, Tmpl};
-use crate::egraph::encoding::{Binding, Substitution};
-use crate::egraph::names::class_number;
-use crate::egraph::schema::Con;
+use crate::egraph::schema::{Arg, Con};
 use crate::egraph::subst::{Builder, Snapshot};
 use crate::rise::infer::Matcher;
 use crate::rise::nat::{Nat, NatAtom};
@@ -16,32 +13,28 @@ use crate::rise::types::Type;
 use egglog::Value;
 use std::sync::Arc;
 
-/// What the RHS needs from one typing of a match (cached by the matched types and sizes).
+/// What the RHS needs from one typing of a match (cached by the matched types and sizes):
+/// for each RHS slot, its type as an e-graph value, the width of its first vector type (what
+/// `vectorize` needs; decoded types are large) and, at a size application, its size.
 #[derive(Debug)]
 pub(super) struct Typing {
-    /// The type of each RHS slot, as an e-graph value, with the width of its first vector
-    /// type (what `vectorize` needs; decoded types are large).
-    slots: Vec<(Value, Option<Nat>)>,
-    /// The size of each RHS size application, in pre-order, as e-graph values.
-    nats: Vec<Value>,
+    slots: Vec<SlotValues>,
+}
+
+#[derive(Debug)]
+struct SlotValues {
+    ty: Value,
+    width: Option<Nat>,
+    nat: Option<Value>,
 }
 
 /// What building a right-hand side needs from a match.
-struct Match<'m> {
-    values: &'m [Value],
+pub(super) struct Match<'m> {
+    pub values: &'m [Value],
     typing: Arc<Typing>,
-    /// The next of `typing.nats` to use.
-    next_nat: std::cell::Cell<usize>,
-    /// With names: the next of the rule's `rhs_binders`, and the (rule name, name value) of
-    /// the RHS binders around the node being built, innermost last.
-    next_binder: std::cell::Cell<usize>,
-    binders: std::cell::RefCell<Vec<(String, Value)>>,
-}
-
-impl Match<'_> {
-    fn next(counter: &std::cell::Cell<usize>) -> usize {
-        counter.replace(counter.get() + 1)
-    }
+    /// With names: the (rule's name, name value) of the RHS binders around the node being
+    /// built, innermost last.
+    pub binders: Vec<(String, Value)>,
 }
 
 impl CompiledRule {
@@ -82,23 +75,24 @@ impl CompiledRule {
         if !m.unify(&self.with_nats(&self.root_type, nats), root_ty) || !m.solve() {
             return None;
         }
-        let slots = self
-            .slot_types
-            .iter()
-            .map(|t| {
-                let t = m.resolve(&self.with_nats(t, nats));
+        let slots = (self.slots.iter())
+            .map(|slot| {
+                let t = m.resolve(&self.with_nats(&slot.ty, nats));
                 if t.has_metas() || !self.filter.admits(&t) {
                     return None;
                 }
-                Some((b.type_value(&t)?, vector_width(&t).cloned()))
+                let nat = match &slot.nat {
+                    Some(n) => Some(b.nat_value(&self.subst_nats(n, nats))?),
+                    None => None,
+                };
+                Some(SlotValues {
+                    ty: b.type_value(&t)?,
+                    width: vector_width(&t).cloned(),
+                    nat,
+                })
             })
             .collect::<Option<_>>()?;
-        let nats = self
-            .rhs_nats
-            .iter()
-            .map(|n| b.nat_value(&self.subst_nats(n, nats)))
-            .collect::<Option<_>>()?;
-        Some(Arc::new(Typing { slots, nats }))
+        Some(Arc::new(Typing { slots }))
     }
 
     /// Fires on one match: checks types and conditions, builds the RHS.
@@ -108,16 +102,8 @@ impl CompiledRule {
         snap: &Snapshot,
         values: &[Value],
     ) -> Option<Value> {
-        for (k, j) in &self.not_free {
-            let free = match self.encoding.binding {
-                Binding::DeBruijn => snap.may_be_free(values[1 + k], *j),
-                Binding::Names => {
-                    let lhs = &self.lhs_ctx[*k];
-                    let binder = &lhs[lhs.len() - 1 - *j as usize];
-                    snap.may_have_free_name(values[1 + k], self.lhs_binder(binder, values)?)
-                }
-            };
-            if free {
+        for (var, j) in &self.not_free {
+            if self.backend.may_use(self, snap, values, *var, *j) {
                 return None;
             }
         }
@@ -141,116 +127,41 @@ impl CompiledRule {
             }
         };
         drop(typings);
-        let m = Match {
+        let mut m = Match {
             values,
             typing,
-            next_nat: Default::default(),
-            next_binder: Default::default(),
-            binders: Default::default(),
+            binders: vec![],
         };
-        self.build(&self.rhs, b, &m)
+        self.build(&self.rhs, b, &mut m)
     }
 
-    /// The matched name of the LHS binder the rule calls `x`.
-    fn lhs_binder(&self, x: &str, values: &[Value]) -> Option<Value> {
-        let (_, k) = self.lhs_binders.iter().find(|(n, _)| n == x)?;
-        Some(values[*k])
-    }
-
-    /// With names, a pattern variable's class used as it is: it must not have free the name
-    /// of an RHS binder around it that was not around it on the left (it would be captured).
-    fn named_hole(&self, class: Value, var: usize, snap: &Snapshot, m: &Match) -> Option<Value> {
-        let lhs = &self.lhs_ctx[var];
-        let captures = m
-            .binders
-            .borrow()
-            .iter()
-            .any(|(x, v)| !lhs.contains(x) && snap.may_have_free_name(class, *v));
-        (!captures).then_some(class)
-    }
-
-    /// The name value of the next RHS binder: the matched name of the LHS binder of the same
-    /// name, or a name derived from the matched root class.
-    fn rhs_binder(&self, b: &mut Builder, m: &Match) -> Value {
-        let x = &self.rhs_binders[Match::next(&m.next_binder)];
-        self.lhs_binder(x, m.values)
-            .unwrap_or_else(|| b.base(format!("{x}_{}", class_number(m.values[0]))))
-    }
-
-    fn build(&self, t: &Tmpl, b: &mut Builder, m: &Match) -> Option<Value> {
+    pub(super) fn build(&self, t: &Tmpl, b: &mut Builder, m: &mut Match) -> Option<Value> {
         match t {
-            Tmpl::Hole { var, ctx } => {
-                let class = m.values[1 + var];
-                if self.encoding.binding == Binding::Names {
-                    return self.named_hole(class, *var, b.snap(), m);
-                }
-                let lhs = &self.lhs_ctx[*var];
-                if lhs == ctx {
-                    return Some(class);
-                }
-                let map = |j: u32| -> Option<u32> {
-                    let j = j as usize;
-                    if j < lhs.len() {
-                        let name = &lhs[lhs.len() - 1 - j];
-                        ctx.iter()
-                            .rposition(|c| c == name)
-                            .map(|p| (ctx.len() - 1 - p) as u32)
-                    } else {
-                        Some((j - lhs.len() + ctx.len()) as u32)
-                    }
-                };
-                match self.encoding.substitution {
-                    Substitution::Extraction => b.reindex(class, 0, &map, &mut Default::default()),
-                    Substitution::Explicit => {
-                        let (d, k) = as_shift(&map, lhs.len())?;
-                        if d == 0 {
-                            return Some(class);
-                        }
-                        let (dv, kv) = (b.base(d), b.base(k as i64));
-                        let ty = b.snap().class_type_value(class)?;
-                        Some(b.add(Con::Phi, vec![dv, kv, class], ty))
-                    }
-                }
-            }
+            Tmpl::Hole { var, ctx } => self.backend.hole(self, b, m, *var, ctx),
             Tmpl::Bound(i, slot) => {
-                let ty = m.typing.slots[*slot].0;
-                match self.encoding.binding {
-                    Binding::DeBruijn => Some(b.var(*i, ty)),
-                    Binding::Names => {
-                        let binders = m.binders.borrow();
-                        let name = binders[binders.len() - 1 - *i as usize].1;
-                        Some(b.add(Con::NamedVar, vec![name], ty))
-                    }
-                }
+                let ty = m.typing.slots[*slot].ty;
+                Some(self.backend.bound(b, m, *i, ty))
             }
             Tmpl::Vectorize(f, slot) => {
                 let f = self.build(f, b, m)?;
-                b.vectorize(f, m.typing.slots[*slot].1.as_ref()?)
+                let typing = m.typing.clone();
+                b.vectorize(f, typing.slots[*slot].width.as_ref()?)
             }
-            Tmpl::Node(n, slot) => {
-                let (name, inputs) = match n {
-                    Node::App(f, x) => (Con::App, vec![self.build(f, b, m)?, self.build(x, b, m)?]),
-                    Node::Lam(body) if self.encoding.binding == Binding::Names => {
-                        let x = self.rhs_binders[m.next_binder.get()].clone();
-                        let name = self.rhs_binder(b, m);
-                        m.binders.borrow_mut().push((x, name));
-                        let body = self.build(body, b, m);
-                        m.binders.borrow_mut().pop();
-                        (Con::NamedLam, vec![name, body?])
-                    }
-                    Node::Lam(body) => (Con::Lam, vec![self.build(body, b, m)?]),
-                    Node::NatLam(body) => (Con::NatLam, vec![self.build(body, b, m)?]),
-                    Node::NatApp(f, _) => {
-                        // Sizes are used in pre-order: this one before those inside `f`.
-                        let n = m.typing.nats[Match::next(&m.next_nat)];
-                        (Con::NatApp, vec![self.build(f, b, m)?, n])
-                    }
-                    Node::Prim(p) => (Con::Prim, vec![b.base(p.name())]),
-                    Node::F32(x) => (Con::F32, vec![b.base(x.0 as f64)]),
-                    Node::Int(i) => (Con::Int, vec![b.base(*i)]),
-                    Node::Var(_) => unreachable!("variables are holes or bound"),
-                };
-                Some(b.add(name, inputs, m.typing.slots[*slot].0))
+            Tmpl::Node(Node::Lam(body), slot) => {
+                let ty = m.typing.slots[*slot].ty;
+                self.backend.lambda(self, b, m, body, *slot, ty)
+            }
+            Tmpl::Node(node, slot) => {
+                let (con, args) = Con::of(node);
+                let mut row = Vec::with_capacity(args.len() + 1);
+                for arg in args {
+                    row.push(match arg {
+                        Arg::Child(c) => self.build(c, b, m)?,
+                        Arg::Nat(_) => m.typing.slots[*slot].nat?,
+                        base => b.literal(&base)?,
+                    });
+                }
+                Some(b.add(con, row, m.typing.slots[*slot].ty))
             }
         }
     }
@@ -264,19 +175,4 @@ fn vector_width(t: &Type) -> Option<&Nat> {
         Type::Pair(a, b) | Type::Fun(a, b) => vector_width(a).or_else(|| vector_width(b)),
         _ => None,
     }
-}
-
-/// Writes a re-indexing of a pattern variable's free variables (`map`, over a context of
-/// `bound` binders) as a shift `phi(d, k)`: indices below `k` stay (or are unused), those from
-/// `k` on move by `d`. `None` if it is not a shift.
-fn as_shift(map: &dyn Fn(u32) -> Option<u32>, bound: usize) -> Option<(i64, u32)> {
-    let d = map(bound as u32)? as i64 - bound as i64;
-    (0..=bound as u32).find_map(|k| {
-        let fits = (0..bound as u32).all(|j| match map(j) {
-            None => true,
-            Some(m) if j < k => m == j,
-            Some(m) => m as i64 == j as i64 + d,
-        });
-        fits.then_some((d, k))
-    })
 }

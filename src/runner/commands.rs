@@ -48,18 +48,16 @@ fn ensure_schema(eg: &mut EGraph) -> Result<()> {
 
 /// Prints a term as an egglog expression over the schema's constructors.
 pub fn to_sexpr(t: &Term) -> String {
-    use crate::egraph::schema::Con;
-    use crate::rise::term::Node;
-    let (con, mut args) = match &t.node {
-        Node::Var(i) => (Con::Var, vec![i.to_string()]),
-        Node::Prim(p) => (Con::Prim, vec![format!("\"{}\"", p.name())]),
-        Node::F32(x) => (Con::F32, vec![format!("{:?}", x.0 as f64)]),
-        Node::Int(i) => (Con::Int, vec![i.to_string()]),
-        Node::App(f, x) => (Con::App, vec![to_sexpr(f), to_sexpr(x)]),
-        Node::Lam(b) => (Con::Lam, vec![to_sexpr(b)]),
-        Node::NatLam(b) => (Con::NatLam, vec![to_sexpr(b)]),
-        Node::NatApp(f, n) => (Con::NatApp, vec![to_sexpr(f), nat_sexpr(n)]),
-    };
+    use crate::egraph::schema::{Arg, Con};
+    let (con, args) = Con::of(&t.node);
+    let mut args: Vec<String> = args
+        .iter()
+        .map(|a| match a {
+            Arg::Child(c) => to_sexpr(c),
+            Arg::Nat(n) => nat_sexpr(n),
+            base => base.literal().expect("a base payload"),
+        })
+        .collect();
     args.push(type_sexpr(&t.ty));
     con.apply(&args)
 }

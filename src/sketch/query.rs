@@ -14,7 +14,7 @@ use super::dataflow::Dataflow;
 use super::eval::{Evaluator, Satisfying};
 use super::{Op, Sketch};
 use crate::egraph::encode::{nat_term, type_sexpr_with};
-use crate::egraph::schema::{self, Con};
+use crate::egraph::schema::{self, Arg, Con};
 use crate::error::{Error, Result};
 use crate::rise::nat::Nat;
 use crate::rise::types::Type;
@@ -230,10 +230,10 @@ impl Compiler {
                     Op::NatLam => Con::NatLam.pattern(""),
                     Op::NatApp(n) => Con::NatApp.pattern(&nat_pattern(n, &Cell::new(0))?),
                     Op::Var(None) => Con::Var.pattern("i"),
-                    Op::Var(Some(i)) => Con::Var.pattern(&i.to_string()),
-                    Op::Prim(p) => Con::Prim.pattern(&format!("\"{}\"", p.name())),
-                    Op::F32(x) => Con::F32.pattern(&format!("{:?}", x.0 as f64)),
-                    Op::Int(i) => Con::Int.pattern(&i.to_string()),
+                    Op::Var(Some(i)) => Con::Var.pattern(&literal(Arg::Index(*i))),
+                    Op::Prim(p) => Con::Prim.pattern(&literal(Arg::Prim(p.name()))),
+                    Op::F32(x) => Con::F32.pattern(&literal(Arg::F32(x.0 as f64))),
+                    Op::Int(i) => Con::Int.pattern(&literal(Arg::Int(*i))),
                 };
                 let mut body = format!("(= e {node})");
                 for (i, k) in kids.iter().enumerate() {
@@ -327,4 +327,9 @@ fn nat_pattern(n: &Nat, holes: &Cell<usize>) -> Result<String> {
 /// An egglog pattern for a type sketch: holes become fresh query variables.
 fn type_pattern(t: &Type, holes: &Cell<usize>) -> Result<String> {
     type_sexpr_with(t, &mut |n| nat_pattern(n, holes), &mut || hole("ht", holes))
+}
+
+/// A sketch's literal as the schema prints it.
+fn literal(payload: Arg<'_, ()>) -> String {
+    payload.literal().expect("a base payload")
 }
