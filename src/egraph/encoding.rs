@@ -15,40 +15,18 @@ use super::subst::SharedSnapshot;
 
 /// How substitution is done: on representatives in Rust, or with `Sig`/`Phi` (or `Let`)
 /// e-nodes pushed through the term by rewrite rules.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    clap::ValueEnum,
-    Serialize,
-    Deserialize,
-)]
+#[derive(clap::ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Substitution {
     Explicit,
     Extraction,
 }
 
 /// How variables are bound in the e-graph: De Bruijn indices or names.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    clap::ValueEnum,
-    Serialize,
-    Deserialize,
-)]
+#[derive(clap::ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Binding {
     #[value(name = "debruijn")]
     DeBruijn,

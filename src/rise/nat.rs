@@ -67,22 +67,17 @@ impl Ratio {
     pub fn int(n: i64) -> Ratio {
         Ratio { num: n, den: 1 }
     }
+    /// Numerators and denominators of `self` and `o`, widened for exact products.
+    fn wide(self, o: Ratio) -> (i128, i128, i128, i128) {
+        let w = |x: i64| x as i128;
+        (w(self.num), w(self.den), w(o.num), w(o.den))
+    }
     fn add(self, o: Ratio) -> Ratio {
-        let (a, b, c, d) = (
-            self.num as i128,
-            self.den as i128,
-            o.num as i128,
-            o.den as i128,
-        );
+        let (a, b, c, d) = self.wide(o);
         Ratio::reduced(a * d + c * b, b * d)
     }
     fn mul(self, o: Ratio) -> Ratio {
-        let (a, b, c, d) = (
-            self.num as i128,
-            self.den as i128,
-            o.num as i128,
-            o.den as i128,
-        );
+        let (a, b, c, d) = self.wide(o);
         Ratio::reduced(a * c, b * d)
     }
     fn is_zero(self) -> bool {

@@ -18,28 +18,41 @@ use crate::egraph::schema::Con;
 use crate::egraph::subst::{Builder, Snapshot};
 use egglog::Value;
 
-pub(super) trait Backend: std::fmt::Debug + Send + Sync {
-    /// May pattern variable `var`'s class use the left-hand side binder `j` around it
-    /// (counted from the innermost)? A `notin` condition then keeps the rule from firing.
-    fn may_use(
-        &self,
-        rule: &CompiledRule,
-        snap: &Snapshot,
-        values: &[Value],
-        var: usize,
-        j: u32,
-    ) -> bool;
+/// A pattern variable's class placed in the right-hand side, under the binders `lhs` around it
+/// on the left and `ctx` on the right (outermost first).
+pub(super) struct Hole<'a> {
+    pub class: Value,
+    pub lhs: &'a [String],
+    pub ctx: &'a [String],
+}
 
-    /// Pattern variable `var`'s class placed under the right-hand side binders `ctx`
-    /// (outermost first); `None` if it cannot be.
-    fn hole(
-        &self,
-        rule: &CompiledRule,
-        b: &mut Builder,
-        m: &Match,
-        var: usize,
-        ctx: &[String],
-    ) -> Option<Value>;
+/// A lambda of a right-hand side: its body, its slot and its type.
+pub(super) struct Lambda<'a> {
+    pub rule: &'a CompiledRule,
+    pub body: &'a Tmpl,
+    pub slot: usize,
+    pub ty: Value,
+}
+
+/// A `notin` condition at a match: pattern variable `var` must not use the left-hand side
+/// binder `j` around it (counted from the innermost).
+pub(super) struct NotIn<'a> {
+    pub rule: &'a CompiledRule,
+    pub values: &'a [Value],
+    pub var: usize,
+    pub j: u32,
+}
+
+/// The encoding's part of building a right-hand side; the defaults are De Bruijn indices'.
+pub(super) trait Backend: std::fmt::Debug + Send + Sync {
+    /// May the class matched by the condition's pattern variable use the binder it names?
+    /// Then the rule does not fire.
+    fn may_use(&self, snap: &Snapshot, c: NotIn) -> bool {
+        snap.may_be_free(c.values[1 + c.var], c.j)
+    }
+
+    /// The hole's class as the right-hand side uses it; `None` if it cannot be placed.
+    fn hole(&self, b: &mut Builder, m: &Match, hole: Hole) -> Option<Value>;
 
     /// The variable of the `i`-th enclosing right-hand side binder (0: innermost).
     fn bound(&self, b: &mut Builder, m: &Match, i: u32, ty: Value) -> Value {
@@ -47,19 +60,10 @@ pub(super) trait Backend: std::fmt::Debug + Send + Sync {
         b.var(i, ty)
     }
 
-    /// A lambda of type `ty` around `body`, the node at `slot`.
-    fn lambda(
-        &self,
-        rule: &CompiledRule,
-        b: &mut Builder,
-        m: &mut Match,
-        body: &Tmpl,
-        slot: usize,
-        ty: Value,
-    ) -> Option<Value> {
-        let _ = slot;
-        let body = rule.build(body, b, m)?;
-        Some(b.add(Con::Lam, vec![body], ty))
+    /// A lambda of the rule's right-hand side.
+    fn lambda(&self, b: &mut Builder, m: &mut Match, lam: Lambda) -> Option<Value> {
+        let body = lam.rule.build(lam.body, b, m)?;
+        Some(b.add(Con::Lam, vec![body], lam.ty))
     }
 }
 
@@ -100,64 +104,25 @@ fn moved_index(lhs: &[String], ctx: &[String], j: u32) -> Option<u32> {
 }
 
 impl Backend for Extraction {
-    fn may_use(
-        &self,
-        _: &CompiledRule,
-        snap: &Snapshot,
-        values: &[Value],
-        var: usize,
-        j: u32,
-    ) -> bool {
-        snap.may_be_free(values[1 + var], j)
-    }
-
-    fn hole(
-        &self,
-        rule: &CompiledRule,
-        b: &mut Builder,
-        m: &Match,
-        var: usize,
-        ctx: &[String],
-    ) -> Option<Value> {
-        let class = m.values[1 + var];
-        let lhs = &rule.lhs_ctx[var];
-        if lhs == ctx {
-            return Some(class);
+    fn hole(&self, b: &mut Builder, _: &Match, hole: Hole) -> Option<Value> {
+        if hole.lhs == hole.ctx {
+            return Some(hole.class);
         }
-        let map = |j| moved_index(lhs, ctx, j);
-        b.reindex(class, 0, &map, &mut Default::default())
+        let map = |j| moved_index(hole.lhs, hole.ctx, j);
+        b.reindex(hole.class, 0, &map, &mut Default::default())
     }
 }
 
 impl Backend for Explicit {
-    fn may_use(
-        &self,
-        rule: &CompiledRule,
-        snap: &Snapshot,
-        values: &[Value],
-        var: usize,
-        j: u32,
-    ) -> bool {
-        Extraction.may_use(rule, snap, values, var, j)
-    }
-
-    fn hole(
-        &self,
-        rule: &CompiledRule,
-        b: &mut Builder,
-        m: &Match,
-        var: usize,
-        ctx: &[String],
-    ) -> Option<Value> {
-        let class = m.values[1 + var];
-        let lhs = &rule.lhs_ctx[var];
-        let (d, k) = as_shift(&|j| moved_index(lhs, ctx, j), lhs.len())?;
+    fn hole(&self, b: &mut Builder, _: &Match, hole: Hole) -> Option<Value> {
+        let map = |j| moved_index(hole.lhs, hole.ctx, j);
+        let (d, k) = as_shift(&map, hole.lhs.len())?;
         if d == 0 {
-            return Some(class);
+            return Some(hole.class);
         }
         let (dv, kv) = (b.base(d), b.base(k as i64));
-        let ty = b.snap().class_type_value(class)?;
-        Some(b.add(Con::Phi, vec![dv, kv, class], ty))
+        let ty = b.snap().class_type_value(hole.class)?;
+        Some(b.add(Con::Phi, vec![dv, kv, hole.class], ty))
     }
 }
 
@@ -170,35 +135,19 @@ impl Named {
 }
 
 impl Backend for Named {
-    fn may_use(
-        &self,
-        rule: &CompiledRule,
-        snap: &Snapshot,
-        values: &[Value],
-        var: usize,
-        j: u32,
-    ) -> bool {
-        let lhs = &rule.lhs_ctx[var];
-        let binder = &lhs[lhs.len() - 1 - j as usize];
-        Named::lhs_binder(rule, binder, values)
-            .is_none_or(|name| snap.may_have_free_name(values[1 + var], name))
+    fn may_use(&self, snap: &Snapshot, c: NotIn) -> bool {
+        let lhs = &c.rule.lhs_ctx[c.var];
+        let binder = &lhs[lhs.len() - 1 - c.j as usize];
+        Named::lhs_binder(c.rule, binder, c.values)
+            .is_none_or(|name| snap.may_have_free_name(c.values[1 + c.var], name))
     }
 
     /// The class as it is, unless it may have free the name of a right-hand side binder
     /// around it that was not around it on the left (it would be captured).
-    fn hole(
-        &self,
-        rule: &CompiledRule,
-        b: &mut Builder,
-        m: &Match,
-        var: usize,
-        _: &[String],
-    ) -> Option<Value> {
-        let class = m.values[1 + var];
-        let lhs = &rule.lhs_ctx[var];
+    fn hole(&self, b: &mut Builder, m: &Match, hole: Hole) -> Option<Value> {
         let captures = (m.binders.iter())
-            .any(|(x, v)| !lhs.contains(x) && b.snap().may_have_free_name(class, *v));
-        (!captures).then_some(class)
+            .any(|(x, v)| !hole.lhs.contains(x) && b.snap().may_have_free_name(hole.class, *v));
+        (!captures).then_some(hole.class)
     }
 
     fn bound(&self, b: &mut Builder, m: &Match, i: u32, ty: Value) -> Value {
@@ -208,22 +157,14 @@ impl Backend for Named {
 
     /// Named after the matched left-hand side binder of the same name, or after the
     /// matched root class.
-    fn lambda(
-        &self,
-        rule: &CompiledRule,
-        b: &mut Builder,
-        m: &mut Match,
-        body: &Tmpl,
-        slot: usize,
-        ty: Value,
-    ) -> Option<Value> {
-        let x = rule.slots[slot].binder.clone()?;
-        let name = Named::lhs_binder(rule, &x, m.values)
+    fn lambda(&self, b: &mut Builder, m: &mut Match, lam: Lambda) -> Option<Value> {
+        let x = lam.rule.slots[lam.slot].binder.clone()?;
+        let name = Named::lhs_binder(lam.rule, &x, m.values)
             .unwrap_or_else(|| b.base(format!("{x}_{}", class_number(m.values[0]))));
         m.binders.push((x, name));
-        let body = rule.build(body, b, m);
+        let body = lam.rule.build(lam.body, b, m);
         m.binders.pop();
-        Some(b.add(Con::NamedLam, vec![name, body?], ty))
+        Some(b.add(Con::NamedLam, vec![name, body?], lam.ty))
     }
 }
 

@@ -3,6 +3,7 @@
 //! cached per match of types; `notin` conditions, binders and pattern variables moved between
 //! binders by the encoding's back-end (`backend`).
 
+use super::backend::{Hole, Lambda, NotIn};
 use super::compile::{CompiledRule, Tmpl};
 use crate::egraph::schema::{Arg, Con};
 use crate::egraph::subst::{Builder, Snapshot};
@@ -103,7 +104,13 @@ impl CompiledRule {
         values: &[Value],
     ) -> Option<Value> {
         for (var, j) in &self.not_free {
-            if self.backend.may_use(self, snap, values, *var, *j) {
+            let c = NotIn {
+                rule: self,
+                values,
+                var: *var,
+                j: *j,
+            };
+            if self.backend.may_use(snap, c) {
                 return None;
             }
         }
@@ -137,19 +144,30 @@ impl CompiledRule {
 
     pub(super) fn build(&self, t: &Tmpl, b: &mut Builder, m: &mut Match) -> Option<Value> {
         match t {
-            Tmpl::Hole { var, ctx } => self.backend.hole(self, b, m, *var, ctx),
+            Tmpl::Hole { var, ctx } => {
+                let hole = Hole {
+                    class: m.values[1 + var],
+                    lhs: &self.lhs_ctx[*var],
+                    ctx,
+                };
+                self.backend.hole(b, m, hole)
+            }
             Tmpl::Bound(i, slot) => {
                 let ty = m.typing.slots[*slot].ty;
                 Some(self.backend.bound(b, m, *i, ty))
             }
             Tmpl::Vectorize(f, slot) => {
                 let f = self.build(f, b, m)?;
-                let typing = m.typing.clone();
-                b.vectorize(f, typing.slots[*slot].width.as_ref()?)
+                b.vectorize(f, m.typing.slots[*slot].width.as_ref()?)
             }
             Tmpl::Node(Node::Lam(body), slot) => {
-                let ty = m.typing.slots[*slot].ty;
-                self.backend.lambda(self, b, m, body, *slot, ty)
+                let lam = Lambda {
+                    rule: self,
+                    body,
+                    slot: *slot,
+                    ty: m.typing.slots[*slot].ty,
+                };
+                self.backend.lambda(b, m, lam)
             }
             Tmpl::Node(node, slot) => {
                 let (con, args) = Con::of(node);

@@ -7,10 +7,10 @@
 //! fixpoint (so cycles are fine), `or` keeps the cheaper side and `s :: t` keeps the classes
 //! of a matching type. Node costs are at least 1, so following choices always terminates.
 
-use super::{type_matches, Op, Sketch};
-use crate::egraph::extract::{CostModel, ENode, ExprGraph, Extractor};
+use super::{type_matches, Sketch};
+use crate::egraph::extract::{CostModel, ExprGraph, Extractor};
 use crate::error::{Error, Result};
-use crate::rise::term::{Node, Term};
+use crate::rise::term::Term;
 use egglog::Value;
 use rustc_hash::FxHashMap as HashMap;
 use std::rc::Rc;
@@ -35,18 +35,6 @@ pub struct SketchExtractor<'g> {
     tables: Vec<Table>,
     /// The table of each sub-sketch computed so far.
     memo: HashMap<Sketch, Option<usize>>,
-}
-
-pub(super) fn op_matches(op: &Op, node: &ENode) -> bool {
-    match (op, node) {
-        (Op::App, Node::App(..)) | (Op::Lam, Node::Lam(_)) | (Op::NatLam, Node::NatLam(_)) => true,
-        (Op::Var(i), Node::Var(j)) => i.is_none_or(|i| i == *j),
-        (Op::NatApp(n), Node::NatApp(_, m)) => n.as_meta().is_some() || n == m,
-        (Op::Prim(p), Node::Prim(q)) => p == q,
-        (Op::F32(x), Node::F32(y)) => x == y,
-        (Op::Int(i), Node::Int(j)) => i == j,
-        _ => false,
-    }
 }
 
 impl<'g> SketchExtractor<'g> {
@@ -116,7 +104,7 @@ impl<'g> SketchExtractor<'g> {
                 let mut table = Table::default();
                 for (class, nodes) in &self.graph.classes {
                     for (i, node) in nodes.iter().enumerate() {
-                        if !op_matches(op, node) || node.children().len() != kids.len() {
+                        if !op.matches(node) || node.children().len() != kids.len() {
                             continue;
                         }
                         let cost = node

@@ -53,6 +53,21 @@ pub enum Op {
 }
 
 impl Op {
+    /// Does a node have this operator (and payload)? A size hole matches any size.
+    pub fn matches<C>(&self, node: &Node<C>) -> bool {
+        match (self, node) {
+            (Op::App, Node::App(..)) | (Op::Lam, Node::Lam(_)) | (Op::NatLam, Node::NatLam(_)) => {
+                true
+            }
+            (Op::Var(i), Node::Var(j)) => i.is_none_or(|i| i == *j),
+            (Op::NatApp(n), Node::NatApp(_, m)) => n.as_meta().is_some() || n == m,
+            (Op::Prim(p), Node::Prim(q)) => p == q,
+            (Op::F32(x), Node::F32(y)) => x == y,
+            (Op::Int(i), Node::Int(j)) => i == j,
+            _ => false,
+        }
+    }
+
     pub fn arity(&self) -> usize {
         match self {
             Op::App => 2,
@@ -181,16 +196,7 @@ impl Sketch {
         match self {
             Sketch::Any => true,
             Sketch::Node(op, kids) => {
-                let ok = match (op, &t.node) {
-                    (Op::App, Node::App(..)) | (Op::Lam, Node::Lam(_)) => true,
-                    (Op::NatLam, Node::NatLam(_)) => true,
-                    (Op::Var(i), Node::Var(j)) => i.is_none_or(|i| i == *j),
-                    (Op::NatApp(n), Node::NatApp(_, m)) => n.as_meta().is_some() || n == m,
-                    (Op::Prim(p), Node::Prim(q)) => p == q,
-                    (Op::F32(x), Node::F32(y)) => x == y,
-                    (Op::Int(i), Node::Int(j)) => i == j,
-                    _ => false,
-                };
+                let ok = op.matches(&t.node);
                 let children = t.node.children();
                 ok && children.len() == kids.len()
                     && children.iter().zip(kids).all(|(c, k)| k.satisfied_by(c))

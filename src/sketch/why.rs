@@ -9,7 +9,7 @@
 //! 3. where it fails: the sketch followed down the program's terms, in words, to the places
 //!    where no term has the operator asked for, or the type.
 
-use super::extract::{op_matches, SketchExtractor};
+use super::extract::SketchExtractor;
 use super::Sketch;
 use crate::egraph::extract::{CostModel, ENode, ExprGraph, Extractor};
 use crate::error::Result;
@@ -180,7 +180,7 @@ impl Why<'_> {
             Sketch::Node(op, kids) => {
                 let nodes = self.graph.classes.get(&class).cloned().unwrap_or_default();
                 (nodes.iter())
-                    .filter(|n| op_matches(op, n) && n.children().len() == kids.len())
+                    .filter(|n| op.matches(n) && n.children().len() == kids.len())
                     .map(|n| {
                         let children = n.children();
                         let own = if matches!(op, super::Op::Prim(_)) {
@@ -260,7 +260,7 @@ impl Why<'_> {
             Sketch::Node(op, kids) => {
                 let nodes = self.graph.classes.get(&class).cloned().unwrap_or_default();
                 let candidates: Vec<&ENode> = (nodes.iter())
-                    .filter(|n| op_matches(op, n) && n.children().len() == kids.len())
+                    .filter(|n| op.matches(n) && n.children().len() == kids.len())
                     .collect();
                 let Some(best) = candidates
                     .iter()
