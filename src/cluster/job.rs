@@ -4,7 +4,7 @@
 use crate::egraph::encoding::{Binding, Encoding, Substitution};
 use crate::error::{Error, Result};
 use crate::experiments::child::Caps;
-use crate::experiments::{codegen, matmul, sweep, table2};
+use crate::experiments::{codegen, input, matmul, sweep, table2};
 use serde::{Deserialize, Serialize};
 use std::hash::Hasher;
 use std::path::PathBuf;
@@ -62,12 +62,12 @@ impl Task {
         }
     }
 
-    /// The files its result depends on (relative to the working directory).
+    /// The files its result depends on.
     pub fn inputs(&self) -> Result<Vec<PathBuf>> {
         Ok(match self {
             Task::Table2 { goal, .. } => vec![
-                format!("programs/{goal}.rise").into(),
-                "rules/table2.rules".into(),
+                input(format!("programs/{goal}.rise")),
+                input("rules/table2.rules"),
             ],
             Task::Matmul { goal, .. } => matmul::guide_of(goal)?.inputs,
             Task::Codegen { .. } => codegen::inputs()?,

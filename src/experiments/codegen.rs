@@ -115,22 +115,29 @@ pub const COLUMNS: [&str; 13] = [
 /// What `reproduce codegen` runs: a label, the program (`FILE.guide` or `FILE.rise:NAME`)
 /// and its sizes. Matrix products at `size`^3, the 2D programs at (4 size)^2.
 fn versions(size: i64) -> Vec<(String, String, Vec<i64>)> {
+    let input = |file: String| super::input(file).display().to_string();
     let mut v: Vec<(String, String, Vec<i64>)> = GOALS
         .iter()
-        .map(|g| (g.to_string(), format!("programs/{g}.guide"), vec![size; 3]))
+        .map(|g| {
+            (
+                g.to_string(),
+                input(format!("programs/{g}.guide")),
+                vec![size; 3],
+            )
+        })
         .collect();
     // Beyond the paper: a register-blocked version (4 x 16 tiles accumulated over all of k).
     v.push((
         "kernel".into(),
-        "programs/kernel.guide".into(),
+        input("programs/kernel.guide".into()),
         vec![size; 3],
     ));
     let big = 4 * size;
     for g in ["mv-blocking", "mv-parallel"] {
-        v.push((g.into(), format!("programs/{g}.guide"), vec![big; 2]));
+        v.push((g.into(), input(format!("programs/{g}.guide")), vec![big; 2]));
     }
     for g in ["start", "goal"] {
-        let spec = format!("programs/binomial.rise:{g}");
+        let spec = input(format!("programs/binomial.rise:{g}"));
         v.push((format!("binomial-{g}"), spec, vec![big; 2]));
     }
     v

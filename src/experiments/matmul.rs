@@ -31,7 +31,7 @@ pub(crate) fn guide_of(goal: &str) -> Result<Guide> {
             GOALS.join(", ")
         )));
     }
-    load_guide(Path::new(&format!("programs/{goal}.guide")))
+    load_guide(&super::input(format!("programs/{goal}.guide")))
 }
 
 /// The single step of an unguided search: all the guide's rules (each once), its last

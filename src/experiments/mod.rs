@@ -6,6 +6,9 @@
 //! Each row runs in its own child process of `sketchlog` ([`child`]) under a memory cap
 //! (`RLIMIT_AS`, set by the child) and a time limit, so a row that runs out of memory is recorded as such and
 //! the others still run. Files are written to a temporary name and renamed.
+//!
+//! The paper's inputs (`programs/`, `rules/`) are read from [`inputs_dir`], whatever the
+//! working directory.
 
 pub mod child;
 pub mod codegen;
@@ -15,6 +18,33 @@ pub mod reproduce;
 pub mod scale;
 pub mod sweep;
 pub mod table2;
+
+use std::path::{Path, PathBuf};
+
+/// The directory holding the paper's inputs (`programs/`, `rules/`): `SKETCHLOG_INPUTS` if
+/// set, else the working directory if it holds them (a checkout, possibly edited), else the
+/// checkout sketchlog was built from. Child processes inherit the choice through the
+/// environment.
+pub fn inputs_dir() -> PathBuf {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        if let Some(dir) = std::env::var_os("SKETCHLOG_INPUTS") {
+            return dir.into();
+        }
+        // Empty: paths stay relative to the working directory, as the user wrote them.
+        let here = PathBuf::new();
+        match Path::new("programs").is_dir() && Path::new("rules").is_dir() {
+            true => here,
+            false => PathBuf::from(env!("CARGO_MANIFEST_DIR")),
+        }
+    })
+    .clone()
+}
+
+/// A path under [`inputs_dir`]: `input("rules/table2.rules")`.
+pub fn input(relative: impl AsRef<Path>) -> PathBuf {
+    inputs_dir().join(relative)
+}
 
 /// The median of some measurements (the upper one of an even count).
 pub fn median(xs: &[f64]) -> f64 {

@@ -18,7 +18,6 @@ use crate::error::{Error, Result};
 use crate::rise::infer::elaborate_def;
 use crate::rules::install::install_for;
 use crate::rules::{load_rule_file, select};
-use std::path::Path;
 use std::time::Duration;
 
 pub const GOALS: [&str; 3] = ["reduction", "fission", "binomial"];
@@ -45,7 +44,7 @@ pub fn search_goal(
     limits: &Limits,
     on_iteration: impl FnMut(&crate::egraph::saturate::IterationStats),
 ) -> Result<Outcome> {
-    let program = crate::rise::load_program(Path::new(&format!("programs/{goal}.rise")))?;
+    let program = crate::rise::load_program(&super::input(format!("programs/{goal}.rise")))?;
     // As in the reference, the reduction goal starts from the unnormalised term (the search
     // itself must beta-reduce it); the other starts are in beta-eta normal form.
     let start = elaborate_def(&program, "start")?;
@@ -56,7 +55,7 @@ pub fn search_goal(
     };
     let target = normalise(&*elaborate_def(&program, "goal")?, &Limits::default())?.0;
     let rules = select(
-        &load_rule_file(Path::new("rules/table2.rules"))?,
+        &load_rule_file(&super::input("rules/table2.rules"))?,
         Some(goal),
     )?;
     let mut eg = rise_egraph()?;
