@@ -60,6 +60,32 @@ impl Span {
         )
     }
 
+    /// The line the span starts on, with carets under the span (a window of it if the line
+    /// is long): what an error shows below its message.
+    pub fn snippet(&self) -> String {
+        const WINDOW: usize = 60;
+        let text = &self.source.text;
+        let start = self.start.min(text.len());
+        let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+        let line: Vec<char> = text[line_start..line_end]
+            .chars()
+            .map(|c| if c.is_whitespace() { ' ' } else { c })
+            .collect();
+        let col = text[line_start..start].chars().count();
+        let width = text[start..self.end.clamp(start, line_end)].chars().count();
+        let from = col.saturating_sub(WINDOW);
+        let to = line.len().min(col + width.max(1) + WINDOW);
+        let (before, after) = (
+            if from > 0 { "..." } else { "" },
+            if to < line.len() { "..." } else { "" },
+        );
+        let shown: String = line[from..to.max(from)].iter().collect();
+        let carets = "^".repeat(width.clamp(1, to.saturating_sub(col).max(1)));
+        let indent = " ".repeat(before.len() + col - from);
+        format!("  {before}{shown}{after}\n  {indent}{carets}")
+    }
+
     /// The source text the span covers.
     pub fn text(&self) -> &str {
         &self.source.text[self.start..self.end.min(self.source.text.len())]
@@ -91,6 +117,8 @@ pub struct Error {
     /// `file:line:column` of the offending input, when known.
     pub location: Option<String>,
     pub message: String,
+    /// The offending source line with carets under the input ([`Span::snippet`]).
+    pub snippet: Option<String>,
 }
 
 impl Error {
@@ -99,6 +127,7 @@ impl Error {
             kind: ErrorKind::BadInput,
             location: Some(span.to_string()),
             message: message.into(),
+            snippet: Some(span.snippet()),
         }
     }
 
@@ -107,6 +136,7 @@ impl Error {
             kind: ErrorKind::BadInput,
             location: None,
             message: message.into(),
+            snippet: None,
         }
     }
 
@@ -116,6 +146,7 @@ impl Error {
             kind: ErrorKind::BadInput,
             location: Some(path.display().to_string()),
             message: format!("cannot read: {err}"),
+            snippet: None,
         }
     }
 
@@ -125,6 +156,7 @@ impl Error {
             kind: ErrorKind::BadInput,
             location: Some(path.display().to_string()),
             message: format!("cannot write: {err}"),
+            snippet: None,
         }
     }
 
@@ -134,12 +166,16 @@ impl Error {
             kind: ErrorKind::Internal,
             location: None,
             message: format!("internal: {}", message.into()),
+            snippet: None,
         }
     }
 
     /// The same error, located at `span` unless it already has a location.
     pub fn or_at(mut self, span: &Span) -> Error {
-        self.location.get_or_insert_with(|| span.to_string());
+        if self.location.is_none() {
+            self.location = Some(span.to_string());
+            self.snippet = Some(span.snippet());
+        }
         self
     }
 
@@ -149,6 +185,7 @@ impl Error {
             kind: ErrorKind::CheckFailed,
             location: None,
             message: message.into(),
+            snippet: None,
         }
     }
 
@@ -164,8 +201,12 @@ impl Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.location {
-            Some(loc) => write!(f, "{loc}: error: {}", self.message),
-            None => write!(f, "error: {}", self.message),
+            Some(loc) => write!(f, "{loc}: error: {}", self.message)?,
+            None => write!(f, "error: {}", self.message)?,
+        }
+        match &self.snippet {
+            Some(snippet) => write!(f, "\n{snippet}"),
+            None => Ok(()),
         }
     }
 }
@@ -313,4 +354,28 @@ pub fn check_writable_dir(dir: &std::path::Path) -> Result<()> {
         location: Some(dir.display().to_string()),
         ..e
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_located_error_shows_its_line_with_carets_under_the_input() {
+        let src = Source::new("f.rise", "def a = 1\ndef x = map f +\n");
+        let plus = src.text.find('+').unwrap();
+        let e = Error::at(&Span::new(&src, plus, plus + 1), "unexpected `+`");
+        let shown = e.to_string();
+        assert_eq!(
+            shown,
+            "f.rise:2:15: error: unexpected `+`\n  def x = map f +\n                ^"
+        );
+        let long = format!("{} oops {}", "a".repeat(200), "b".repeat(200));
+        let src = Source::new("g", long.clone());
+        let at = long.find("oops").unwrap();
+        let snippet = Span::new(&src, at, at + 4).snippet();
+        let (line, carets) = snippet.split_once('\n').unwrap();
+        assert!(line.len() < 150 && line.starts_with("  ...") && line.ends_with("..."));
+        assert_eq!(&line[carets.find('^').unwrap()..][..4], "oops");
+    }
 }

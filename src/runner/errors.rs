@@ -35,6 +35,7 @@ pub fn from_egglog(e: egglog::Error, file: &str) -> Error {
             kind,
             location: location.or_else(|| Some(file.to_string())),
             message,
+            snippet: None,
         };
     }
     // egglog prints spans as lines `In L:C-C of FILE: quoted source`; the location says it.
@@ -52,6 +53,7 @@ pub fn from_egglog(e: egglog::Error, file: &str) -> Error {
         kind,
         location: Some(location.unwrap_or_else(|| file.to_string())),
         message: rest.join(" ").trim().to_string(),
+        snippet: None,
     }
 }
 
