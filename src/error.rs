@@ -3,8 +3,8 @@
 //! Every error caused by bad input carries a [`Span`] into a named source so that it can be
 //! reported as `file:line:column: message`; a file that cannot be read or written is reported
 //! as `file: error: ...`, without a position. [`Error::exit_code`] maps error kinds to the
-//! process exit codes the CLI promises: 2 for bad input, 1 for a failed check, 3 for an
-//! internal error.
+//! process exit codes the CLI promises: 2 for bad input, 1 for a failed check or a search
+//! stopped by a limit, 3 for an internal error.
 
 use std::fmt;
 use std::sync::Arc;
@@ -106,6 +106,9 @@ pub enum ErrorKind {
     BadInput,
     /// A `check` that did not hold.
     CheckFailed,
+    /// A search stopped by a limit (named: `time-limit`, `node-limit`, ...) before it found
+    /// what it looked for.
+    Limit(&'static str),
     /// A bug in sketchlog (or egglog): not the input's fault.
     Internal,
 }
@@ -192,7 +195,7 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self.kind {
             ErrorKind::BadInput => 2,
-            ErrorKind::CheckFailed => 1,
+            ErrorKind::CheckFailed | ErrorKind::Limit(_) => 1,
             ErrorKind::Internal => 3,
         }
     }

@@ -46,19 +46,18 @@ impl Kind {
     }
 }
 
-/// A small deterministic generator (splitmix64), seeded per input.
-struct Rng(u64);
+/// fastrand's generator, seeded per input, with the two choices the fuzzer makes.
+type Rng = fastrand::Rng;
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
+trait Choose {
+    /// A number in `0..n` (0 when `n` is 0).
+    fn below(&mut self, n: usize) -> usize;
+    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T;
+}
+
+impl Choose for Rng {
     fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
+        self.usize(..n.max(1))
     }
     fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
         &xs[self.below(xs.len())]
@@ -204,7 +203,7 @@ impl Corpus {
 
     /// Input `n` of `seed`: its kind and text.
     pub fn input(&self, seed: u64, n: u64) -> (Kind, String) {
-        let mut rng = Rng(seed ^ n.wrapping_mul(0xA24B_AED4_963E_E407));
+        let mut rng = Rng::with_seed(seed ^ n.wrapping_mul(0xA24B_AED4_963E_E407));
         let kind = KINDS[(n % KINDS.len() as u64) as usize];
         let generated = rng.below(4) == 0;
         let text = if generated {

@@ -250,7 +250,11 @@ fn sketch_not_found_is_a_failed_check() {
     let out = sketchlog(&args);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("sketch `split` not found"), "{stderr}");
+    // Stopped by its iteration limit: exit code 1, the limit named.
+    assert!(
+        stderr.contains("sketch `split` not found (iteration-limit)"),
+        "{stderr}"
+    );
 }
 
 fn expect_guide_error(text: &str, location: &str, needle: &str) {

@@ -14,12 +14,12 @@ use crate::egraph::encoding::Encoding;
 use crate::egraph::extract::{AstSize, CostModel, ENode, ExprGraph, Weighted};
 use crate::egraph::filter::Filter;
 use crate::egraph::saturate::{
-    find_term, normalise, resident_mb, saturate, Check, IterationStats, Limits, Outcome,
+    find_term, normalise, resident_mb, saturate, Check, IterationStats, Limits, Outcome, StopReason,
 };
 use crate::egraph::serialize::Dump;
 use crate::egraph::subst::{add_beta_eta, SharedSnapshot};
 use crate::egraph::{encode, rise_egraph};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::rise::syntax::RuleDecl;
 use crate::rise::term::Term;
 use crate::rules::install::install_for;
@@ -202,14 +202,22 @@ impl Guide {
     }
 }
 
-/// A failed check (exit code 1) when the last step run did not find its sketch.
+/// A failed check (exit code 1) when the last step run did not find its sketch: of kind
+/// [`ErrorKind::Limit`] when a limit stopped it.
 pub fn check_found(reports: &[StepReport]) -> Result<()> {
     match reports.last() {
-        Some(r) if !r.outcome.found() => Err(Error::check_failed(format!(
-            "sketch `{}` not found ({})",
-            r.sketch,
-            r.outcome.stop.name()
-        ))),
+        Some(r) if !r.outcome.found() => {
+            let stop = r.outcome.stop;
+            let e =
+                Error::check_failed(format!("sketch `{}` not found ({})", r.sketch, stop.name()));
+            Err(match stop {
+                StopReason::Saturated | StopReason::Found => e,
+                limit => Error {
+                    kind: ErrorKind::Limit(limit.name()),
+                    ..e
+                },
+            })
+        }
         _ => Ok(()),
     }
 }

@@ -121,7 +121,7 @@ pub(super) fn to_egglog(mut e: Error, args: &[Expr]) -> egglog::Error {
             .and_then(|a| span_location(&a.span(), "<input>"));
     }
     let tag = match e.kind {
-        ErrorKind::CheckFailed => "sketchlog-check",
+        ErrorKind::CheckFailed | ErrorKind::Limit(_) => "sketchlog-check",
         ErrorKind::BadInput => "sketchlog",
         ErrorKind::Internal => "sketchlog-internal",
     };
