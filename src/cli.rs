@@ -754,7 +754,7 @@ pub fn main() -> i32 {
     match outcome {
         Ok(Ok(())) => 0,
         Ok(Err(e)) => {
-            eprintln!("{e}");
+            eprintln!("{e:#}");
             e.exit_code()
         }
         Err(panic) => {

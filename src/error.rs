@@ -120,7 +120,8 @@ pub struct Error {
     /// `file:line:column` of the offending input, when known.
     pub location: Option<String>,
     pub message: String,
-    /// The offending source line with carets under the input ([`Span::snippet`]).
+    /// The offending source line with carets under the input ([`Span::snippet`]), shown by
+    /// the alternate form of `Display`.
     pub snippet: Option<String>,
 }
 
@@ -207,9 +208,11 @@ impl fmt::Display for Error {
             Some(loc) => write!(f, "{loc}: error: {}", self.message)?,
             None => write!(f, "error: {}", self.message)?,
         }
+        // The alternate form (`{:#}`, what the command line prints) adds the source line; the
+        // plain form stays one line (for table rows and summaries).
         match &self.snippet {
-            Some(snippet) => write!(f, "\n{snippet}"),
-            None => Ok(()),
+            Some(snippet) if f.alternate() => write!(f, "\n{snippet}"),
+            _ => Ok(()),
         }
     }
 }
@@ -368,7 +371,8 @@ mod tests {
         let src = Source::new("f.rise", "def a = 1\ndef x = map f +\n");
         let plus = src.text.find('+').unwrap();
         let e = Error::at(&Span::new(&src, plus, plus + 1), "unexpected `+`");
-        let shown = e.to_string();
+        assert_eq!(e.to_string(), "f.rise:2:15: error: unexpected `+`");
+        let shown = format!("{e:#}");
         assert_eq!(
             shown,
             "f.rise:2:15: error: unexpected `+`\n  def x = map f +\n                ^"

@@ -172,7 +172,14 @@ pub fn run(args: &[String], caps: Caps) -> Result<ChildRun> {
         // An allocation beyond the address-space cap failed: Rust aborts on that (its
         // panics are caught and exit with 3).
         (Some(s), None) if s.signal() == Some(libc::SIGABRT) => End::MemoryLimit,
-        (Some(_), None) => End::Failed(stderr.lines().last().unwrap_or("").to_string()),
+        // The error's own line: the last one not indented (a located error's source line and
+        // carets follow it, indented).
+        (Some(_), None) => End::Failed(
+            (stderr.lines().rev())
+                .find(|l| !l.starts_with(' '))
+                .unwrap_or("")
+                .to_string(),
+        ),
     };
     Ok(ChildRun {
         end,

@@ -1,6 +1,8 @@
 //! Rewrite rules written with names (`rules/*.rules`), and their compilation to encodings:
-//! `compile` (left-hand side to an egglog query, right-hand side to a template), `rhs` (the
-//! right-hand side built in Rust on each match), `install` (rules into an e-graph).
+//! `compile` (left-hand side to an egglog query, right-hand side to a template of typed
+//! slots, the same for every encoding), `rhs` (the right-hand side built in Rust on each
+//! match), `backend` (the encoding's part: one small back-end per encoding), `install` (rules
+//! into an e-graph).
 //!
 //! ```text
 //! rule map-fusion = map f (map g a) => map (fun x => f (g x)) a
