@@ -7,7 +7,7 @@ use crate::egraph::encoding::{Binding, Encoding, Substitution};
 use crate::egraph::serialize::Dump;
 use crate::egraph::{self, encode, extract};
 use crate::error::{Error, Result};
-use crate::experiments::child::Caps;
+use crate::experiments::child::{report_failure, Caps};
 use crate::guide::{self, report};
 use crate::limits;
 use crate::rise::{self, debruijn, infer, print};
@@ -555,7 +555,9 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Sweep { file, jobs } => {
             crate::experiments::sweep::sweep(&file, &jobs.dir, jobs.fresh, jobs.cluster())
         }
-        Command::SweepPoint { file, point } => crate::experiments::sweep::point_main(&file, &point),
+        Command::SweepPoint { file, point } => {
+            report_failure(crate::experiments::sweep::point_main(&file, &point))
+        }
         Command::Bench {
             table,
             runs,
@@ -574,25 +576,25 @@ fn dispatch(cli: Cli) -> Result<()> {
             substitution,
             binding,
             time_s,
-        } => crate::experiments::table2::row_main(
+        } => report_failure(crate::experiments::table2::row_main(
             &goal,
             Encoding::new(substitution, binding),
             std::time::Duration::from_secs(time_s),
-        ),
-        Command::CodegenRow { size } => crate::experiments::codegen::row_main(size),
+        )),
+        Command::CodegenRow { size } => report_failure(crate::experiments::codegen::row_main(size)),
         Command::MatmulRow {
             goal,
             unguided,
             memory_mb,
             time_s,
-        } => crate::experiments::matmul::row_main(
+        } => report_failure(crate::experiments::matmul::row_main(
             &goal,
             unguided,
             Caps {
                 memory_mb,
                 time: Duration::from_secs(time_s),
             },
-        ),
+        )),
         Command::Codegen {
             program,
             sizes,

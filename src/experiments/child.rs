@@ -172,14 +172,11 @@ pub fn run(args: &[String], caps: Caps) -> Result<ChildRun> {
         // An allocation beyond the address-space cap failed: Rust aborts on that (its
         // panics are caught and exit with 3).
         (Some(s), None) if s.signal() == Some(libc::SIGABRT) => End::MemoryLimit,
-        // The error's own line: the last one not indented (a located error's source line and
-        // carets follow it, indented).
-        (Some(_), None) => End::Failed(
-            (stderr.lines().rev())
-                .find(|l| !l.starts_with(' '))
-                .unwrap_or("")
-                .to_string(),
-        ),
+        // Its error as it reported it; else (a panic, an abort) the last line it printed.
+        (Some(_), None) => End::Failed(match reports::<Failure>(&stdout).last() {
+            Some(failure) => failure.error,
+            None => stderr.lines().last().unwrap_or("").to_string(),
+        }),
     };
     Ok(ChildRun {
         end,
@@ -193,6 +190,22 @@ pub fn run(args: &[String], caps: Caps) -> Result<ChildRun> {
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Stopped {
     by: End,
+}
+
+/// A child's report of the error it failed with (its one-line form).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Failure {
+    error: String,
+}
+
+/// Reports to the parent the error this child failed with, and passes it on.
+pub fn report_failure<T>(outcome: Result<T>) -> Result<T> {
+    if let Err(e) = &outcome {
+        report(&Failure {
+            error: e.to_string(),
+        });
+    }
+    outcome
 }
 
 /// Reports to the parent that the watchdog stopped this child at `limit`
