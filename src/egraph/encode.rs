@@ -4,7 +4,7 @@
 //! Nat and Type constructor tables back into Rust values.
 
 use super::engine;
-use crate::egraph::schema::Con;
+use crate::egraph::schema::{Arg, Con};
 use crate::error::{Error, Result};
 use crate::rise::nat::{Nat, NatAtom, Ratio};
 use crate::rise::term::{Node, Term};
@@ -164,42 +164,68 @@ pub fn add_type<'a, 'db: 'a>(
     Ok(v)
 }
 
-/// Adds a term; with `names: Some(depth)` (`depth` binders around it) variables are named
-/// after their binder's depth ([`super::names::binder_name`]).
+/// A field of a term's e-node, to be made an e-graph value by [`node_fields`]'s caller.
+pub(crate) enum Field<'t> {
+    /// A child term, under `Some(depth)` binders when variables are named.
+    Child(&'t Term, Option<u32>),
+    Nat(&'t Nat),
+    /// A payload that is a base value (index, primitive, literal).
+    Base(Arg<'t, std::rc::Rc<Term>>),
+    /// A variable's or binder's name.
+    Name(String),
+}
+
+/// The constructor and fields of `t`'s e-node in the schema's order (its type aside), each
+/// made a value by `value`. With `names: Some(depth)` (`depth` binders around `t`), variables
+/// and lambdas are named after their binder's depth ([`super::names::binder_name`]). Loading a
+/// term and looking it up both build their rows here.
+pub(crate) fn node_fields<'t, E>(
+    t: &'t Term,
+    names: Option<u32>,
+    mut value: impl FnMut(Field<'t>) -> Result<Value, E>,
+) -> Result<(Con, Vec<Value>), E> {
+    use super::names::binder_name;
+    Ok(match (&t.node, names) {
+        (Node::Var(i), Some(depth)) => {
+            let name = value(Field::Name(binder_name(depth - 1 - i)))?;
+            (Con::NamedVar, vec![name])
+        }
+        (Node::Lam(b), Some(depth)) => {
+            let name = value(Field::Name(binder_name(depth)))?;
+            (
+                Con::NamedLam,
+                vec![name, value(Field::Child(b, Some(depth + 1)))?],
+            )
+        }
+        (node, _) => {
+            let (con, args) = Con::of(node);
+            let row = (args.into_iter())
+                .map(|a| match a {
+                    Arg::Child(c) => value(Field::Child(c, names)),
+                    Arg::Nat(n) => value(Field::Nat(n)),
+                    base => value(Field::Base(base)),
+                })
+                .collect::<Result<_, E>>()?;
+            (con, row)
+        }
+    })
+}
+
+/// Adds a term; with `names: Some(depth)`, its variables named as [`node_fields`] names them.
 fn add_term<'a, 'db: 'a>(
     fs: &mut impl Write<'a, 'db>,
     t: &Term,
     memo: &mut HashMap<Type, Value>,
     names: Option<u32>,
 ) -> Result<Value> {
-    use super::names::binder_name;
-    use super::schema::Arg;
     use egglog::IntoValue;
     let ty = add_type(fs, &t.ty, Some(memo))?;
-    let (con, args) = match (&t.node, names) {
-        (Node::Var(i), Some(depth)) => {
-            let name = binder_name(depth - 1 - i).into_value(fs.base_values());
-            (Con::NamedVar, vec![name])
-        }
-        (Node::Lam(b), Some(depth)) => {
-            let b = add_term(fs, b, memo, Some(depth + 1))?;
-            let name = binder_name(depth).into_value(fs.base_values());
-            (Con::NamedLam, vec![name, b])
-        }
-        (node, _) => {
-            let (con, args) = Con::of(node);
-            let args = args
-                .into_iter()
-                .map(|a| match a {
-                    Arg::Child(c) => add_term(fs, c, memo, names),
-                    Arg::Nat(n) => add_nat(fs, n),
-                    base => Ok(base.base_value(fs).expect("a base payload")),
-                })
-                .collect::<Result<_>>()?;
-            (con, args)
-        }
-    };
-    let mut row: Vec<Value> = args;
+    let (con, mut row) = node_fields(t, names, |field| match field {
+        Field::Child(c, names) => add_term(fs, c, memo, names),
+        Field::Nat(n) => add_nat(fs, n),
+        Field::Base(a) => Ok(a.base_value(fs).expect("a base payload")),
+        Field::Name(x) => Ok(x.into_value(fs.base_values())),
+    })?;
     row.push(ty);
     let v = add(fs, con.name(), egglog::RawValues(row));
     fs.set("ty", (v,), ty).map_err(engine)?;

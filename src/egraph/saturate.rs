@@ -9,7 +9,7 @@ use super::engine;
 use super::subst::{SharedSnapshot, Snapshot};
 use crate::egraph::schema::Con;
 use crate::error::{Error, Result};
-use crate::rise::term::{Node, Term};
+use crate::rise::term::Term;
 use egglog::{EGraph, Read, Value};
 use std::time::{Duration, Instant};
 
@@ -399,32 +399,16 @@ pub(crate) fn find_in<'a, 'db: 'a>(
     t: &Term,
     names: Option<u32>,
 ) -> Option<Value> {
-    use super::names::binder_name;
-    use super::schema::Arg;
+    use super::encode::{node_fields, Field};
     use egglog::IntoValue;
     let ty = find_type(rs, &t.ty)?;
-    let (con, mut row) = match (&t.node, names) {
-        (Node::Var(i), Some(d)) => {
-            let name = binder_name(d - 1 - i).into_value(rs.base_values());
-            (Con::NamedVar, vec![name])
-        }
-        (Node::Lam(b), Some(d)) => {
-            let name = binder_name(d).into_value(rs.base_values());
-            (Con::NamedLam, vec![name, find_in(rs, b, Some(d + 1))?])
-        }
-        (node, _) => {
-            let (con, args) = Con::of(node);
-            let row = args
-                .into_iter()
-                .map(|a| match a {
-                    Arg::Child(c) => find_in(rs, c, names),
-                    Arg::Nat(n) => find_nat(rs, n),
-                    base => base.base_value(rs),
-                })
-                .collect::<Option<_>>()?;
-            (con, row)
-        }
-    };
+    let (con, mut row) = node_fields(t, names, |field| match field {
+        Field::Child(c, names) => find_in(rs, c, names).ok_or(()),
+        Field::Nat(n) => find_nat(rs, n).ok_or(()),
+        Field::Base(a) => a.base_value(rs).ok_or(()),
+        Field::Name(x) => Ok(x.into_value(rs.base_values())),
+    })
+    .ok()?;
     row.push(ty);
     rs.eclass_of(con.name(), egglog::RawValues(row)).ok()?
 }
