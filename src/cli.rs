@@ -149,11 +149,13 @@ enum Command {
         #[arg(long, default_value_t = 240)]
         time_s: u64,
     },
-    /// One goal of the matmul case study (run by `reproduce table3|table4|fig16` in a child
-    /// process): reports each iteration and step as a JSON line.
+    /// One goal of the matmul case study, guided, or unguided goals that share one search
+    /// (run by `reproduce table3|table4|fig16` in a child process): reports each iteration,
+    /// step and goal as a JSON line.
     #[command(hide = true)]
     MatmulRow {
-        goal: String,
+        #[arg(required = true)]
+        goals: Vec<String>,
         #[arg(long)]
         unguided: bool,
         #[arg(long, default_value_t = 8000, value_parser = limits::memory_mb)]
@@ -207,7 +209,8 @@ enum Command {
         /// OpenMP thread counts to time.
         #[arg(long, value_delimiter = ',', default_value = "1", value_parser = limits::positive)]
         threads: Vec<usize>,
-        /// Timed runs per round, after one warm-up run.
+        /// Timed runs per round, after one warm-up run (fewer for a program whose run takes
+        /// longer than 200 ms: a round of its runs takes about a second, one run at least).
         #[arg(long, default_value_t = 5, value_parser = limits::positive)]
         runs: usize,
         /// Rounds, interleaved with the reference GEMM's (program, reference, program, ...);
@@ -583,18 +586,23 @@ fn dispatch(cli: Cli) -> Result<()> {
         )),
         Command::CodegenRow { size } => report_failure(crate::experiments::codegen::row_main(size)),
         Command::MatmulRow {
-            goal,
+            goals,
             unguided,
             memory_mb,
             time_s,
-        } => report_failure(crate::experiments::matmul::row_main(
-            &goal,
-            unguided,
-            Caps {
-                memory_mb,
-                time: Duration::from_secs(time_s),
-            },
-        )),
+        } => report_failure(match (unguided, goals.as_slice()) {
+            (true, _) => crate::experiments::matmul::unguided_main(
+                &goals,
+                Caps {
+                    memory_mb,
+                    time: Duration::from_secs(time_s),
+                },
+            ),
+            (false, [goal]) => crate::experiments::matmul::guided_main(goal),
+            (false, _) => Err(crate::error::Error::bad_input(
+                "a guided matmul row runs one goal",
+            )),
+        }),
         Command::Codegen {
             program,
             sizes,

@@ -61,6 +61,66 @@ fn parallel() {
     goal_is_found_and_keeps_the_meaning("parallel", 4);
 }
 
+/// One search for several sketches (Table 3's unguided goals that share their rules) finds
+/// each where a search for it alone does, and stops at a limit for the one never found.
+#[test]
+fn a_shared_search_finds_each_sketch_where_its_own_search_does() {
+    use sketchlog::experiments::{child::Caps, matmul::unguided_step};
+    let g = guide::parse::load_guide(std::path::Path::new("programs/blocking.guide")).unwrap();
+    let caps = Caps {
+        memory_mb: 4000,
+        time: std::time::Duration::from_secs(600),
+    };
+    let mut step = unguided_step(&g, caps);
+    let (split, reorder) = (&g.steps[0], &g.steps[1]);
+    step.sketch = split.sketch.clone();
+    let alone = guide::search(&g.start, &step, |_| {}).unwrap();
+    assert!(alone.outcome.found(), "{:?}", alone.outcome.stop);
+    let k = alone.outcome.iterations.len();
+    step.limits.iterations = k + 1;
+    let sketches = [
+        (reorder.sketch.clone(), reorder.cost.clone()),
+        (split.sketch.clone(), split.cost.clone()),
+    ];
+    let mut found = vec![];
+    let outcome = guide::shared::search_each(
+        &g.start,
+        &step,
+        &sketches,
+        |_| {},
+        |i, f| {
+            assert!(satisfies(&f.term, &sketches[i].0.sketch));
+            found.push((i, f.iterations));
+        },
+    )
+    .unwrap();
+    assert_eq!(found, [(1, k)]);
+    assert_eq!(outcome.stop.name(), "iteration-limit");
+    assert_eq!(outcome.iterations.len(), k + 1);
+    let sizes = |o: &sketchlog::egraph::saturate::Outcome| -> Vec<usize> {
+        o.iterations.iter().map(|i| i.enodes).collect()
+    };
+    assert_eq!(sizes(&outcome)[..k], sizes(&alone.outcome)[..]);
+}
+
+/// The seven goals grow four different e-graphs unguided: the goals lowered by the same
+/// rules share one search.
+#[test]
+fn unguided_goals_with_the_same_rules_share_a_search() {
+    use sketchlog::experiments::matmul::{unguided_groups, GOALS};
+    let goals: Vec<String> = GOALS.map(String::from).to_vec();
+    let groups = unguided_groups(&goals).unwrap();
+    assert_eq!(
+        groups,
+        [
+            vec!["baseline"],
+            vec!["blocking"],
+            vec!["vectorization", "loop-perm"],
+            vec!["array-packing", "cache-blocks", "parallel"],
+        ]
+    );
+}
+
 /// `reproduce table3 table4 table5 fig16` with tiny caps: every file is written, the
 /// unguided blocking row names the cap that stopped it, and the guided rows are found.
 #[test]

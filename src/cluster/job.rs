@@ -19,9 +19,11 @@ pub enum Task {
         substitution: Substitution,
         binding: Binding,
     },
-    /// A matrix multiplication goal, guided (Tables 4 and 5) or not (Table 3); Figure 16
-    /// reads both.
-    Matmul { goal: String, unguided: bool },
+    /// A matrix multiplication goal, guided (Tables 4 and 5, Figure 16).
+    Guided { goal: String },
+    /// Unguided matrix multiplication goals that grow the same e-graph, in one search
+    /// ([`matmul::unguided_groups`]): a row each (Table 3, Figure 16).
+    Unguided { goals: Vec<String> },
     /// The generated C's table: every version compiled, validated and timed. Timed, so it
     /// runs alone.
     Codegen { size: i64 },
@@ -42,10 +44,8 @@ impl Task {
                 substitution,
                 binding,
             } => format!("table2 {goal} {substitution} {binding}"),
-            Task::Matmul { goal, unguided } => {
-                let how = if *unguided { "unguided" } else { "guided" };
-                format!("matmul {goal} {how}")
-            }
+            Task::Guided { goal } => format!("matmul {goal} guided"),
+            Task::Unguided { goals } => format!("matmul {} unguided", goals.join(", ")),
             Task::Codegen { size } => format!("codegen at {size}"),
             Task::SweepPoint { sweep, point, .. } => {
                 format!("{} {}", sweep.display(), sweep::point_arg(point))
@@ -69,7 +69,16 @@ impl Task {
                 input(format!("programs/{goal}.rise")),
                 input("rules/table2.rules"),
             ],
-            Task::Matmul { goal, .. } => matmul::guide_of(goal)?.inputs,
+            Task::Guided { goal } => matmul::guide_of(goal)?.inputs,
+            Task::Unguided { goals } => {
+                let mut files = vec![];
+                for goal in goals {
+                    files.extend(matmul::guide_of(goal)?.inputs);
+                }
+                files.sort();
+                files.dedup();
+                files
+            }
             Task::Codegen { .. } => codegen::inputs()?,
             Task::SweepPoint { sweep, point, .. } => sweep::load(sweep)?.inputs(point)?,
         })
@@ -91,7 +100,9 @@ pub struct Job {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum Outcome {
     Table2(table2::Row),
-    Matmul(matmul::GoalRun),
+    Guided(matmul::GoalRun),
+    /// Each goal's run, in the task's order.
+    Unguided(Vec<matmul::GoalRun>),
     /// The codegen table's rows.
     Codegen(Vec<Vec<String>>),
     SweepPoint(sweep::PointRow),
@@ -105,13 +116,21 @@ impl Outcome {
                 true => "found".into(),
                 false => format!("not found ({})", row.stop_reason),
             },
-            Outcome::Matmul(run) => {
+            Outcome::Guided(run) => {
                 let found = !run.steps.is_empty() && run.steps.iter().all(|s| s.found);
                 match found && run.end == crate::experiments::child::End::Finished {
                     true => format!("found ({} steps)", run.steps.len()),
                     false => format!("not found ({})", run.stop()),
                 }
             }
+            Outcome::Unguided(runs) => runs
+                .iter()
+                .map(|r| match r.found(1) {
+                    true => format!("{} found", r.goal),
+                    false => format!("{} not found ({})", r.goal, r.stop()),
+                })
+                .collect::<Vec<_>>()
+                .join(", "),
             Outcome::Codegen(rows) => format!("{} rows", rows.len()),
             Outcome::SweepPoint(row) => match (row.found, row.gflops) {
                 (true, Some(g)) => format!("found, {g:.1} GFLOP/s"),
@@ -168,9 +187,8 @@ impl Job {
                 let encoding = Encoding::new(*substitution, *binding);
                 Outcome::Table2(table2::run_child(goal, encoding, caps)?)
             }
-            Task::Matmul { goal, unguided } => {
-                Outcome::Matmul(matmul::run_goal(goal, *unguided, caps)?)
-            }
+            Task::Guided { goal } => Outcome::Guided(matmul::run_guided(goal, caps)?),
+            Task::Unguided { goals } => Outcome::Unguided(matmul::run_unguided(goals, caps)?),
             Task::Codegen { size } => Outcome::Codegen(codegen::run_child(*size, caps)?),
             Task::SweepPoint { sweep, point, .. } => {
                 Outcome::SweepPoint(sweep::run_child(sweep, point, caps)?)

@@ -244,14 +244,18 @@ pub struct Validation {
 }
 
 /// Programs with at most this many arithmetic operations are interpreted whole; larger ones
-/// on [`SAMPLES`] output elements (the interpreter computes only what those depend on).
+/// on [`STRETCHES`] stretches of [`STRETCH`] consecutive output elements at random places,
+/// plus the first and the last element (the interpreter computes only what those depend
+/// on). Consecutive elements span vector lanes and share a tile: a blocked program computes
+/// a whole tile to give one of its elements, so a stretch costs about what one element does.
 const INTERPRET_WHOLE: f64 = (1u64 << 22) as f64;
-const SAMPLES: usize = 96;
+const STRETCHES: usize = 12;
+const STRETCH: usize = 8;
 
 /// The program's meaning on random inputs, what every run of its compiled form is checked
 /// against: the interpreter's value of every output element for a small program, else of a
-/// sample (the first and last element and random ones). Computed once and shared by the runs
-/// with each thread count.
+/// sample (the first and last element and random stretches). Computed once and shared by the
+/// runs with each thread count.
 pub struct Expected {
     /// The inputs (row-major), uniform in [-1, 1), from a fixed seed.
     pub inputs: Vec<Vec<f32>>,
@@ -274,7 +278,10 @@ impl Expected {
             (0..exe.output).collect()
         } else {
             let mut p = vec![0, exe.output - 1];
-            p.extend((0..SAMPLES - 2).map(|_| rng.usize(..exe.output)));
+            for _ in 0..STRETCHES {
+                let start = rng.usize(..exe.output.saturating_sub(STRETCH).max(1));
+                p.extend((start..exe.output).take(STRETCH));
+            }
             p
         };
         let values = interpreted(program, &exe.sizes, &inputs, &positions)?;
@@ -360,13 +367,18 @@ fn interpreted(
         let v = run(program, sizes, &args).map_err(interpreter)?;
         return v.flatten_f32().map_err(interpreter);
     }
-    // Each sampled element from a fresh evaluation: what the lazy interpreter keeps while
-    // computing one element (its memoised intermediate arrays) is dropped before the next.
-    positions
-        .iter()
-        .map(|p| {
-            let v = run(program, sizes, &args).map_err(interpreter)?;
-            v.at_flat(*p).map_err(interpreter)
-        })
-        .collect()
+    // A fresh evaluation for each stretch of consecutive elements (and for the first and the
+    // last): what the lazy interpreter keeps while computing them (its memoised intermediate
+    // arrays, such as a tile) is dropped before the next.
+    let mut values = vec![];
+    let mut rest = positions;
+    while !rest.is_empty() {
+        let n = 1 + rest.windows(2).take_while(|w| w[1] == w[0] + 1).count();
+        let v = run(program, sizes, &args).map_err(interpreter)?;
+        for p in &rest[..n] {
+            values.push(v.at_flat(*p).map_err(interpreter)?);
+        }
+        rest = &rest[n..];
+    }
+    Ok(values)
 }

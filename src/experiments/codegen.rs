@@ -38,22 +38,38 @@ impl Measured {
     }
 }
 
-/// Checks `exe` against its program's meaning (`expected`), then times it and the reference
-/// in `rounds` interleaved rounds of `opts.runs` runs each.
+/// Checks `exe` against its program's meaning (`expected`) in one run, then times it and the
+/// reference in `rounds` interleaved rounds of `opts.runs` runs each, or fewer for a slow
+/// program: a round of its runs takes about [`ROUND_MS`], and at least one run.
 pub fn measure(
     exe: &Compiled,
     expected: &Expected,
     opts: &COptions,
     rounds: usize,
 ) -> Result<Measured> {
-    let check = check(exe, expected, opts)?;
+    let check = check(
+        exe,
+        expected,
+        &COptions {
+            runs: 1,
+            ..opts.clone()
+        },
+    )?;
     let product = as_product(exe, expected, &check, opts.tolerance);
-    let mut times_ms = check.times_ms.clone();
+    let runs = ((ROUND_MS / check.median_ms) as usize).clamp(1, opts.runs.max(1));
+    let mut times_ms = vec![];
     let mut reference_ms = product.map(|_| vec![]);
-    for round in 0..rounds.max(1) {
-        if round > 0 {
-            times_ms.extend(exe.run(&expected.inputs, opts)?.1);
-        }
+    for _ in 0..rounds.max(1) {
+        times_ms.extend(
+            exe.run(
+                &expected.inputs,
+                &COptions {
+                    runs,
+                    ..opts.clone()
+                },
+            )?
+            .1,
+        );
         if let (Some(sizes), Some(times)) = (product, reference_ms.as_mut()) {
             let (a, b) = (&expected.inputs[0], &expected.inputs[1]);
             times.extend(reference::time(a, b, sizes, opts.threads, opts.runs));
@@ -95,6 +111,9 @@ fn as_product(
         .all(|(r, x)| ((x - r).abs() / r.abs().max(1.0)) as f64 <= tolerance);
     agrees.then_some((m, n, k))
 }
+
+/// The time a round of a program's runs is given (one run at least).
+const ROUND_MS: f64 = 1000.0;
 
 pub const COLUMNS: [&str; 13] = [
     "version",

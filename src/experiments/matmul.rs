@@ -2,14 +2,17 @@
 //!
 //! Each goal is `programs/GOAL.guide`. Guided (Table 4), the guide's steps run in order;
 //! unguided (Table 3), one search uses the rules of all its steps and stops at its last
-//! sketch. Every goal runs in a child process (`sketchlog matmul-row`) that prints a line
-//! per iteration and per step as it goes, so a run stopped by a cap still says how far it
-//! got; the parent turns these lines into CSV files, written after every row.
+//! sketch. Goals whose unguided searches grow the same e-graph (the same rules from the same
+//! program) share one search that checks each goal's sketch ([`unguided_groups`]): each
+//! goal's row is where that search found it, or where it stopped. Every search runs in a
+//! child process (`sketchlog matmul-row`) that prints a line per iteration, step and goal as
+//! it goes, so a run stopped by a cap still says how far it got; the parent turns these
+//! lines into CSV files, written after every row.
 
 use super::child::{self, Caps, End};
-use crate::egraph::saturate::{resident_mb, IterationStats, Limits};
+use crate::egraph::saturate::{resident_mb, IterationStats, Limits, StopReason};
 use crate::error::{write_atomically, Error, Result};
-use crate::guide::{self, parse::load_guide, Guide, Step, StepReport};
+use crate::guide::{self, parse::load_guide, Guide, Step};
 use std::path::Path;
 use std::time::Duration;
 
@@ -62,11 +65,17 @@ pub fn unguided_step(g: &Guide, caps: Caps) -> Step {
 }
 
 /// What a goal's child process reports, one JSON line each: every iteration and every step
-/// as it finishes, then its peak RSS.
+/// (guided) or goal (unguided) as it finishes, then its peak RSS.
 #[derive(serde::Serialize, serde::Deserialize)]
 enum Report {
     Iteration(Iteration),
     Step(StepRow),
+    /// A goal of an unguided search, when found or when the search stopped.
+    Goal {
+        goal: String,
+        step: StepRow,
+        program_size: Option<usize>,
+    },
     Done {
         peak_rss_mb: f64,
         /// The size of the program found (operators), when every step was found.
@@ -74,43 +83,54 @@ enum Report {
     },
 }
 
-fn report_iteration(step: usize, s: &IterationStats) {
-    child::report(&Report::Iteration(Iteration {
-        step,
-        iteration: s.iteration,
-        enodes: s.enodes,
-        eclasses: s.eclasses,
-        rules_applied: s.rules_applied,
-    }));
+impl Iteration {
+    fn of(step: usize, s: &IterationStats) -> Iteration {
+        Iteration {
+            step,
+            iteration: s.iteration,
+            enodes: s.enodes,
+            eclasses: s.eclasses,
+            rules_applied: s.rules_applied,
+        }
+    }
 }
 
-fn report_step(_: usize, r: &StepReport) {
-    let (enodes, eclasses) = r.outcome.size();
-    child::report(&Report::Step(StepRow {
-        sketch: r.sketch.clone(),
-        found: r.outcome.found(),
-        iterations: r.outcome.iterations.len(),
-        seconds: r.seconds,
-        rules_applied: r.outcome.rules_applied(),
-        enodes,
-        eclasses,
-        peak_rss_mb: r.peak_rss_mb,
-        stop: r.outcome.stop.name().to_string(),
-    }));
+impl StepRow {
+    /// A search for `sketch` that ran `iterations` for `seconds` and stopped for `stop`.
+    fn new(sketch: &str, iterations: &[Iteration], seconds: f64, stop: StopReason) -> StepRow {
+        let last = iterations.last();
+        StepRow {
+            sketch: sketch.to_string(),
+            found: stop == StopReason::Found,
+            iterations: iterations.len(),
+            seconds,
+            rules_applied: iterations.iter().map(|i| i.rules_applied).sum(),
+            enodes: last.map_or(0, |i| i.enodes),
+            eclasses: last.map_or(0, |i| i.eclasses),
+            peak_rss_mb: resident_mb(true),
+            stop: stop.name().to_string(),
+        }
+    }
 }
 
-/// The child process: runs one goal, guided or not, reporting as it goes.
-pub fn row_main(goal: &str, unguided: bool, caps: Caps) -> Result<()> {
+/// The child process of a guided goal: runs its steps, reporting each iteration and step.
+pub fn guided_main(goal: &str) -> Result<()> {
     let g = guide_of(goal)?;
-    let last = if unguided {
-        let step = unguided_step(&g, caps);
-        let r = guide::search(&g.start, &step, |s| report_iteration(0, s))?;
-        report_step(0, &r);
-        r
-    } else {
-        let mut reports = guide::run(&g, report_iteration, report_step)?;
-        reports.pop().expect("a guide has steps")
-    };
+    let mut reports = guide::run(
+        &g,
+        |step, s| child::report(&Report::Iteration(Iteration::of(step, s))),
+        |step, r| {
+            let iterations: Vec<Iteration> = r
+                .outcome
+                .iterations
+                .iter()
+                .map(|s| Iteration::of(step, s))
+                .collect();
+            let row = StepRow::new(&r.sketch, &iterations, r.seconds, r.outcome.stop);
+            child::report(&Report::Step(row));
+        },
+    )?;
+    let last = reports.pop().expect("a guide has steps");
     let program_size = match last.outcome.found() {
         true => last.term.as_ref().map(|t| t.operator_count()),
         false => None,
@@ -120,6 +140,89 @@ pub fn row_main(goal: &str, unguided: bool, caps: Caps) -> Result<()> {
         program_size,
     });
     Ok(())
+}
+
+/// The child process of unguided goals that share one search ([`unguided_groups`]): grows
+/// its e-graph once under `caps`, checking every goal's last sketch after each iteration, and
+/// reports each iteration, each goal when found, and the goals never found when it stops.
+pub fn unguided_main(goals: &[String], caps: Caps) -> Result<()> {
+    let guides = goals
+        .iter()
+        .map(|g| guide_of(g))
+        .collect::<Result<Vec<_>>>()?;
+    let step = unguided_step(&guides[0], caps);
+    let sketches: Vec<_> = guides
+        .iter()
+        .map(|g| {
+            let last = g.steps.last().expect("a guide has steps");
+            (last.sketch.clone(), last.cost.clone())
+        })
+        .collect();
+    let t0 = std::time::Instant::now();
+    let iterations = std::cell::RefCell::new(vec![]);
+    let mut found = vec![false; goals.len()];
+    let outcome = guide::shared::search_each(
+        &guides[0].start,
+        &step,
+        &sketches,
+        |s| {
+            let i = Iteration::of(0, s);
+            child::report(&Report::Iteration(i.clone()));
+            iterations.borrow_mut().push(i);
+        },
+        |i, f| {
+            found[i] = true;
+            let seen = &iterations.borrow()[..f.iterations];
+            let step = StepRow {
+                peak_rss_mb: f.peak_rss_mb,
+                ..StepRow::new(&sketches[i].0.name, seen, f.seconds, StopReason::Found)
+            };
+            child::report(&Report::Goal {
+                goal: goals[i].clone(),
+                step,
+                program_size: Some(f.term.operator_count()),
+            });
+        },
+    )?;
+    let seen = iterations.borrow();
+    for (i, goal) in goals.iter().enumerate().filter(|(i, _)| !found[*i]) {
+        let seconds = t0.elapsed().as_secs_f64();
+        child::report(&Report::Goal {
+            goal: goal.clone(),
+            step: StepRow::new(&sketches[i].0.name, &seen, seconds, outcome.stop),
+            program_size: None,
+        });
+    }
+    child::report(&Report::Done {
+        peak_rss_mb: resident_mb(true),
+        program_size: None,
+    });
+    Ok(())
+}
+
+/// The unguided goals of `goals` that grow the same e-graph (start program, rules, filter
+/// and iteration limit alike), grouped in the order first seen: each group is one search.
+pub fn unguided_groups(goals: &[String]) -> Result<Vec<Vec<String>>> {
+    let mut groups: Vec<(String, Vec<String>)> = vec![];
+    for goal in goals {
+        let g = guide_of(goal)?;
+        let s = unguided_step(&g, UNGUIDED_CAPS);
+        let search = format!(
+            "{:?}",
+            (
+                &g.start,
+                &s.rules,
+                &s.filter,
+                s.limits.iterations,
+                s.sketch_engine
+            )
+        );
+        match groups.iter_mut().find(|(k, _)| *k == search) {
+            Some((_, members)) => members.push(goal.clone()),
+            None => groups.push((search, vec![goal.clone()])),
+        }
+    }
+    Ok(groups.into_iter().map(|(_, members)| members).collect())
 }
 
 /// One iteration of a child's search.
@@ -178,12 +281,12 @@ impl GoalRun {
     }
 }
 
-fn read_reports(goal: &str, run: child::ChildRun) -> GoalRun {
+fn read_reports(goal: &str, run: &child::ChildRun) -> GoalRun {
     let mut out = GoalRun {
         goal: goal.to_string(),
         iterations: vec![],
         steps: vec![],
-        end: run.end,
+        end: run.end.clone(),
         // What the child reports; for a child stopped by a cap, what the parent saw.
         peak_rss_mb: run.peak_rss_mb,
         wall_s: run.wall_s,
@@ -193,6 +296,7 @@ fn read_reports(goal: &str, run: child::ChildRun) -> GoalRun {
         match r {
             Report::Iteration(i) => out.iterations.push(i),
             Report::Step(s) => out.steps.push(s),
+            Report::Goal { .. } => {}
             Report::Done {
                 peak_rss_mb,
                 program_size,
@@ -205,20 +309,65 @@ fn read_reports(goal: &str, run: child::ChildRun) -> GoalRun {
     out
 }
 
-/// Runs one goal in a child process under `caps`.
-pub fn run_goal(goal: &str, unguided: bool, caps: Caps) -> Result<GoalRun> {
-    guide_of(goal)?;
-    let mut args = vec!["matmul-row".to_string(), goal.to_string()];
-    if unguided {
-        args.push("--unguided".into());
+/// Each goal's run in a shared unguided search: the iterations up to where it was found,
+/// its time and memory then; a goal never found has the whole search's.
+fn read_group_reports(goals: &[String], run: &child::ChildRun) -> Vec<GoalRun> {
+    let whole = read_reports("", run);
+    let mut runs: Vec<GoalRun> = goals
+        .iter()
+        .map(|goal| GoalRun {
+            goal: goal.clone(),
+            ..whole.clone()
+        })
+        .collect();
+    for r in child::reports(&run.stdout) {
+        let Report::Goal {
+            goal,
+            step,
+            program_size,
+        } = r
+        else {
+            continue;
+        };
+        let Some(out) = runs.iter_mut().find(|r| r.goal == goal) else {
+            continue;
+        };
+        if step.found {
+            out.iterations.truncate(step.iterations);
+            out.end = End::Finished;
+            out.peak_rss_mb = Some(step.peak_rss_mb);
+            out.wall_s = step.seconds;
+            out.program_size = program_size;
+        }
+        out.steps = vec![step];
     }
-    args.extend([
+    runs
+}
+
+fn caps_args(caps: Caps) -> [String; 4] {
+    [
         "--memory-mb".into(),
         caps.memory_mb.to_string(),
         "--time-s".into(),
         caps.time.as_secs().to_string(),
-    ]);
-    Ok(read_reports(goal, child::run(&args, caps)?))
+    ]
+}
+
+/// Runs one goal's guide in a child process under `caps`.
+pub fn run_guided(goal: &str, caps: Caps) -> Result<GoalRun> {
+    guide_of(goal)?;
+    let mut args = vec!["matmul-row".to_string(), goal.to_string()];
+    args.extend(caps_args(caps));
+    Ok(read_reports(goal, &child::run(&args, caps)?))
+}
+
+/// Runs the shared unguided search of `goals` (one of [`unguided_groups`]) in a child
+/// process under `caps`: each goal's run.
+pub fn run_unguided(goals: &[String], caps: Caps) -> Result<Vec<GoalRun>> {
+    let mut args = vec!["matmul-row".to_string(), "--unguided".into()];
+    args.extend(goals.iter().cloned());
+    args.extend(caps_args(caps));
+    Ok(read_group_reports(goals, &child::run(&args, caps)?))
 }
 
 /// Caps of an unguided row (Table 3, and Figure 16's unguided searches) by default: small

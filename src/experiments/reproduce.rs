@@ -44,11 +44,30 @@ impl Settings {
             }
             Ok(())
         };
-        let matmul = |goal: &str, unguided| Task::Matmul {
+        let guided = |goal: &str| Task::Guided {
             goal: goal.to_string(),
-            unguided,
         };
-        let guided = matmul::GUIDED_CAPS;
+        // Unguided goals that grow the same e-graph share one search: gathered over the
+        // tables first.
+        let mut unguided: Vec<String> = vec![];
+        for table in &self.tables {
+            let goals: Vec<String> = match table.as_str() {
+                "table3" => self.goals.clone(),
+                "fig16" => matmul::FIG16_GOALS.map(String::from).to_vec(),
+                _ => continue,
+            };
+            for g in goals {
+                if !unguided.contains(&g) {
+                    unguided.push(g);
+                }
+            }
+        }
+        let groups = matmul::unguided_groups(&unguided)?;
+        let group_of = |goal: &str| {
+            let goals = groups.iter().find(|g| g.iter().any(|x| x == goal));
+            let goals = goals.expect("every unguided goal is in a group").clone();
+            Task::Unguided { goals }
+        };
         for table in &self.tables {
             match table.as_str() {
                 "table2" => {
@@ -58,18 +77,18 @@ impl Settings {
                 }
                 "table3" => {
                     for g in &self.goals {
-                        add(matmul(g, true), self.unguided)?;
+                        add(group_of(g), self.unguided)?;
                     }
                 }
                 "table4" | "table5" => {
                     for g in &self.goals {
-                        add(matmul(g, false), guided)?;
+                        add(guided(g), matmul::GUIDED_CAPS)?;
                     }
                 }
                 "fig16" => {
                     for g in matmul::FIG16_GOALS {
-                        add(matmul(g, true), self.unguided)?;
-                        add(matmul(g, false), guided)?;
+                        add(group_of(g), self.unguided)?;
+                        add(guided(g), matmul::GUIDED_CAPS)?;
                     }
                 }
                 "codegen" => add(Task::Codegen { size: self.size }, codegen::CAPS)?,
@@ -91,14 +110,9 @@ impl Settings {
             .filter_map(|j| store.outcome(j).map(|o| (&j.task, o)))
             .collect();
         let runs = |goal: &str, unguided: bool| {
-            outcomes.iter().find_map(|(task, o)| match (task, o) {
-                (
-                    Task::Matmul {
-                        goal: g,
-                        unguided: u,
-                    },
-                    Outcome::Matmul(r),
-                ) if g == goal && *u == unguided => Some(r),
+            outcomes.iter().find_map(|(_, o)| match (o, unguided) {
+                (Outcome::Guided(r), false) if r.goal == goal => Some(r),
+                (Outcome::Unguided(runs), true) => runs.iter().find(|r| r.goal == goal),
                 _ => None,
             })
         };

@@ -9,6 +9,7 @@
 pub mod explain;
 pub mod parse;
 pub mod report;
+pub mod shared;
 
 use crate::egraph::encoding::Encoding;
 use crate::egraph::extract::{AstSize, CostModel, ENode, ExprGraph, Weighted};
@@ -26,6 +27,7 @@ use crate::rules::install::install_for;
 use crate::sketch::extract::SketchExtractor;
 use crate::sketch::query::{Engine, SketchQuery};
 use crate::sketch::SketchDecl;
+use egglog::{EGraph, Value};
 use std::rc::Rc;
 use std::time::Instant;
 
@@ -239,19 +241,7 @@ fn search_named(
     mut on_iteration: impl FnMut(&IterationStats),
 ) -> Result<StepReport> {
     let t0 = Instant::now();
-    let (input, _) = normalise(start, &step.limits)?;
-    let mut eg = rise_egraph()?;
-    encode::load_term(&mut eg, &input)?;
-    let snap = SharedSnapshot::default();
-    add_beta_eta(&mut eg, "rw", &snap)?;
-    install_for(
-        &mut eg,
-        "rw",
-        &step.rules,
-        &snap,
-        Encoding::EFFICIENT,
-        &step.filter,
-    )?;
+    let (input, mut eg, snap) = prepare(start, step)?;
     let mut query = SketchQuery::install(&mut eg, &step.sketch.sketch, step.sketch_engine)?;
     let mut pruned = 0;
     let outcome = saturate(
@@ -260,8 +250,7 @@ fn search_named(
         &snap,
         &step.limits,
         |eg| {
-            let root = find_term(eg, &input)
-                .ok_or_else(|| Error::internal("the start term left the e-graph"))?;
+            let root = root_of(eg, &input)?;
             let t = Instant::now();
             pruned += step.filter.prune(eg, root)?;
             let filter_seconds = t.elapsed().as_secs_f64();
@@ -282,43 +271,25 @@ fn search_named(
         dump.write(&eg)?;
     }
     let why = if step.why && !outcome.found() {
-        let root = find_term(&eg, &input)
-            .ok_or_else(|| Error::internal("the start term left the e-graph"))?;
         let graph = ExprGraph::read(&eg)?;
         Some(crate::sketch::why::explain(
             &graph,
             &step.sketch.sketch,
-            root,
+            root_of(&eg, &input)?,
             &step.cost,
             names,
         )?)
     } else {
         None
     };
-    let (term, normalised) = if let (true, Some(goal)) = (outcome.found(), &step.goal) {
-        (Some(goal.clone()), true)
-    } else if outcome.found() {
-        let root = find_term(&eg, &input)
-            .ok_or_else(|| Error::internal("the start term left the e-graph"))?;
-        let graph = ExprGraph::read(&eg)?;
-        let (_, t) = SketchExtractor::new(&graph, &step.cost).extract(&step.sketch.sketch, root)?;
-        if !step.sketch.sketch.satisfied_by(&t) {
-            return Err(Error::internal(format!(
-                "the extracted term does not satisfy sketch `{}`",
-                step.sketch.name
-            )));
+    let (term, normalised) = match (outcome.found(), &step.goal) {
+        (true, Some(goal)) => (Some(goal.clone()), true),
+        (true, None) => {
+            let (t, normalised) =
+                extract_satisfying(&eg, &input, &step.sketch, &step.cost, &step.limits)?;
+            (Some(t), normalised)
         }
-        // In beta-eta normal form (the next step normalises it anyway), unless the normal
-        // form no longer satisfies the sketch (`map (fun x => f x) xs` is found, `map f xs`
-        // printed): then the extracted term itself.
-        let nf = normalise(&t, &step.limits)?.0;
-        if step.sketch.sketch.satisfied_by(&nf) {
-            (Some(nf), true)
-        } else {
-            (Some(t), false)
-        }
-    } else {
-        (None, true)
+        (false, _) => (None, true),
     };
     // The path search is not part of the step's time.
     let seconds = t0.elapsed().as_secs_f64();
@@ -349,6 +320,57 @@ fn search_named(
         peak_rss_mb: resident_mb(true),
         why,
         explanation,
+    })
+}
+
+/// A search's e-graph before its first iteration: `start` in beta-eta normal form (also
+/// returned), the step's rules (with its filter), and extraction-based beta and eta reading
+/// the returned snapshot.
+fn prepare(start: &Term, step: &Step) -> Result<(Rc<Term>, EGraph, SharedSnapshot)> {
+    let (input, _) = normalise(start, &step.limits)?;
+    let mut eg = rise_egraph()?;
+    encode::load_term(&mut eg, &input)?;
+    let snap = SharedSnapshot::default();
+    add_beta_eta(&mut eg, "rw", &snap)?;
+    install_for(
+        &mut eg,
+        "rw",
+        &step.rules,
+        &snap,
+        Encoding::EFFICIENT,
+        &step.filter,
+    )?;
+    Ok((input, eg, snap))
+}
+
+/// The e-class of the search's start term.
+fn root_of(eg: &EGraph, input: &Term) -> Result<Value> {
+    find_term(eg, input).ok_or_else(|| Error::internal("the start term left the e-graph"))
+}
+
+/// The cheapest term of the start's e-class satisfying `sketch` (found), in beta-eta normal
+/// form unless the normal form no longer satisfies the sketch (`map (fun x => f x) xs` is
+/// found, `map f xs` printed): then the extracted term itself, and `false`.
+fn extract_satisfying(
+    eg: &EGraph,
+    input: &Term,
+    sketch: &SketchDecl,
+    cost: &Cost,
+    limits: &Limits,
+) -> Result<(Rc<Term>, bool)> {
+    let graph = ExprGraph::read(eg)?;
+    let root = root_of(eg, input)?;
+    let (_, t) = SketchExtractor::new(&graph, cost).extract(&sketch.sketch, root)?;
+    if !sketch.sketch.satisfied_by(&t) {
+        return Err(Error::internal(format!(
+            "the extracted term does not satisfy sketch `{}`",
+            sketch.name
+        )));
+    }
+    let nf = normalise(&t, limits)?.0;
+    Ok(match sketch.sketch.satisfied_by(&nf) {
+        true => (nf, true),
+        false => (t, false),
     })
 }
 

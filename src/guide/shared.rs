@@ -1,0 +1,92 @@
+//! One search for several sketches: the unguided searches of Table 3 whose goals share
+//! their start program, rules, filter and limits grow the same e-graph, iteration for
+//! iteration, and differ only in the sketch that stops them. [`search_each`] grows it once
+//! and checks every sketch after each iteration, reporting each one as it is found (when,
+//! how large the e-graph was, the process's peak memory so far), until all are found or a
+//! limit stops the search.
+
+use super::{extract_satisfying, prepare, root_of, Cost, Step};
+use crate::egraph::saturate::{resident_mb, saturate, Check, IterationStats, Outcome};
+use crate::error::Result;
+use crate::rise::term::Term;
+use crate::sketch::query::SketchQuery;
+use crate::sketch::SketchDecl;
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::Instant;
+
+/// A sketch of [`search_each`] found.
+#[derive(Clone, Debug)]
+pub struct Found {
+    /// The iterations run when the check found it (0: the start program satisfies it).
+    pub iterations: usize,
+    /// Seconds from the start of the search to its extracted term.
+    pub seconds: f64,
+    pub peak_rss_mb: f64,
+    /// The cheapest term satisfying it (see [`super::StepReport::term`]).
+    pub term: Rc<Term>,
+}
+
+/// Grows `step`'s e-graph from `start` (its rules, filter and limits; its own sketch is not
+/// checked) until every sketch of `sketches`, each extracted with its cost, is found or a
+/// limit stops it. `on_found` gets a sketch's index and what was found, as it is found
+/// (after `on_iteration` has had the iteration it was found after); the outcome's stop
+/// reason holds for the sketches never found.
+pub fn search_each(
+    start: &Term,
+    step: &Step,
+    sketches: &[(SketchDecl, Cost)],
+    mut on_iteration: impl FnMut(&IterationStats),
+    mut on_found: impl FnMut(usize, Found),
+) -> Result<Outcome> {
+    let t0 = Instant::now();
+    let (input, mut eg, snap) = prepare(start, step)?;
+    let mut queries = sketches
+        .iter()
+        .map(|(s, _)| SketchQuery::install(&mut eg, &s.sketch, step.sketch_engine).map(Some))
+        .collect::<Result<Vec<_>>>()?;
+    let mut iterations = 0;
+    let pending = RefCell::new(vec![]);
+    let outcome = saturate(
+        &mut eg,
+        "rw",
+        &snap,
+        &step.limits,
+        |eg| {
+            let root = root_of(eg, &input)?;
+            let t = Instant::now();
+            step.filter.prune(eg, root)?;
+            let filter_seconds = t.elapsed().as_secs_f64();
+            let mut work = 0;
+            for (i, slot) in queries.iter_mut().enumerate() {
+                let Some(query) = slot else { continue };
+                work += query.update(eg)?;
+                if query.holds(eg, root) {
+                    let (sketch, cost) = &sketches[i];
+                    let (term, _) = extract_satisfying(eg, &input, sketch, cost, &step.limits)?;
+                    let found = Found {
+                        iterations,
+                        seconds: t0.elapsed().as_secs_f64(),
+                        peak_rss_mb: resident_mb(true),
+                        term,
+                    };
+                    pending.borrow_mut().push((i, found));
+                    *slot = None;
+                }
+            }
+            iterations += 1;
+            Ok(Check {
+                found: queries.iter().all(Option::is_none),
+                work,
+                filter_seconds,
+            })
+        },
+        |s| {
+            on_iteration(s);
+            pending.borrow_mut().drain(..).for_each(|(i, f)| on_found(i, f));
+        },
+    )?;
+    // Found by the check before the first iteration.
+    pending.into_inner().into_iter().for_each(|(i, f)| on_found(i, f));
+    Ok(outcome)
+}
