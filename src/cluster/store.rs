@@ -29,22 +29,35 @@ impl Store {
     pub const FILE: &'static str = "runs.jsonl";
 
     /// Reads `path` (an empty store when it does not exist); a line that is not a finished
-    /// job is an error at its line and column.
+    /// job is an error at its line and column. A keyed record this version cannot read (a
+    /// task or outcome of another sketchlog version) is stale: it is left out, said once on
+    /// stderr, and its job runs again.
     pub fn open(path: &Path) -> Result<Store> {
         let mut finished = vec![];
+        let mut other_versions = 0;
         if path.exists() {
             let src = read_source(path)?;
             let mut offset = 0;
             for line in src.text.split_inclusive('\n') {
                 if !line.trim().is_empty() {
-                    let f: Finished = serde_json::from_str(line).map_err(|e| {
-                        let at = offset + line_offset(line, e.column());
-                        Error::at(&Span::new(&src, at, at), format!("not a finished job: {e}"))
-                    })?;
-                    finished.push(f);
+                    match serde_json::from_str::<Finished>(line) {
+                        Ok(f) => finished.push(f),
+                        Err(_) if is_keyed_record(line) => other_versions += 1,
+                        Err(e) => {
+                            let at = offset + line_offset(line, e.column());
+                            let span = Span::new(&src, at, at);
+                            return Err(Error::at(&span, format!("not a finished job: {e}")));
+                        }
+                    }
                 }
                 offset += line.len();
             }
+        }
+        if other_versions > 0 {
+            eprintln!(
+                "{}: {other_versions} finished jobs of another sketchlog version left out (they run again)",
+                path.display()
+            );
         }
         Ok(Store {
             path: path.to_path_buf(),
@@ -85,6 +98,13 @@ impl Store {
         }
         write_atomically(&self.path, text.as_bytes())
     }
+}
+
+/// A JSON record with a job key and an outcome: written by some version of sketchlog.
+fn is_keyed_record(line: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(line).is_ok_and(|v| {
+        v["job"]["key"].is_string() && v["job"]["task"].is_object() && !v["outcome"].is_null()
+    })
 }
 
 /// The byte offset in `line` of 1-based character column `column` (serde's).

@@ -83,10 +83,16 @@ pub fn search_each(
         },
         |s| {
             on_iteration(s);
-            pending.borrow_mut().drain(..).for_each(|(i, f)| on_found(i, f));
+            pending
+                .borrow_mut()
+                .drain(..)
+                .for_each(|(i, f)| on_found(i, f));
         },
     )?;
     // Found by the check before the first iteration.
-    pending.into_inner().into_iter().for_each(|(i, f)| on_found(i, f));
+    pending
+        .into_inner()
+        .into_iter()
+        .for_each(|(i, f)| on_found(i, f));
     Ok(outcome)
 }
