@@ -267,12 +267,18 @@ pub fn saturate(
     mut on_iteration: impl FnMut(&IterationStats),
 ) -> Result<Outcome> {
     let start = Instant::now();
+    // A search inside another one's check (normalising a found term) leaves the outer one
+    // watched: the outer search's limits cover it.
+    let mut outermost = false;
     publish(|p| {
-        *p = Some(Progress {
-            limits: limits.clone(),
-            started: start,
-            last: None,
-        })
+        if p.is_none() {
+            outermost = true;
+            *p = Some(Progress {
+                limits: limits.clone(),
+                started: start,
+                last: None,
+            })
+        }
     });
     let outcome = saturate_loop(
         eg,
@@ -283,7 +289,9 @@ pub fn saturate(
         &mut found,
         &mut on_iteration,
     );
-    publish(|p| *p = None);
+    if outermost {
+        publish(|p| *p = None);
+    }
     outcome
 }
 
@@ -353,10 +361,9 @@ fn saturate_loop(
         };
         saturation += Duration::from_secs_f64(stats.seconds());
         on_iteration(&stats);
-        publish(|p| {
-            if let Some(p) = p {
-                p.last = Some(stats.clone());
-            }
+        publish(|p| match p {
+            Some(p) if p.started == start => p.last = Some(stats.clone()),
+            _ => {}
         });
         iterations.push(stats);
         if check.found {
@@ -486,4 +493,40 @@ pub fn normalise(t: &Term, limits: &Limits) -> Result<(std::rc::Rc<Term>, StopRe
     let graph = ExprGraph::read(&eg)?;
     let nf = Extractor::new(&graph, &RedexesThenSize::new(&graph)).extract(root)?;
     Ok((nf, out.stop))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A shared search normalises each term it finds inside its check: that nested search
+    /// must not end the watch over the outer one (its time and memory limits).
+    #[test]
+    fn a_search_inside_a_check_leaves_the_outer_search_watched() {
+        let t = crate::rise::parse::parse_expr(&crate::error::Source::new(
+            "<test>",
+            "fun (x: f32) => x",
+        ))
+        .unwrap();
+        let t = crate::rise::infer::elaborate(None, &t).unwrap();
+        let mut eg = super::super::rise_egraph().unwrap();
+        let limits = Limits::default();
+        let mut watched_after_inner = None;
+        saturate(
+            &mut eg,
+            "unused",
+            &SharedSnapshot::default(),
+            &limits,
+            |_| {
+                normalise(&t, &limits)?;
+                let p = PROGRESS.lock().unwrap();
+                watched_after_inner = Some(p.as_ref().map(|p| p.limits.iterations));
+                Ok(Check::from(true))
+            },
+            |_| {},
+        )
+        .unwrap();
+        assert_eq!(watched_after_inner, Some(Some(limits.iterations)));
+        assert!(PROGRESS.lock().unwrap().is_none());
+    }
 }
