@@ -1,6 +1,8 @@
 //! Experiments as jobs on a timely cluster: two processes give the rows of one, finished
 //! rows are reused, and changing an input re-runs exactly the rows that depend on it.
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
@@ -16,8 +18,8 @@ const FAST_ROWS: &[&str] = &[
 ];
 
 fn sketchlog(cwd: &Path, args: &[&str]) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_sketchlog"));
-    c.current_dir(cwd).args(args);
+    let mut c = common::sketchlog(args);
+    c.current_dir(cwd);
     c
 }
 

@@ -86,7 +86,7 @@ fn found_packing_versions_compile_and_compute_the_product() {
 #[test]
 fn reproduce_codegen_writes_every_version_validated_beside_the_reference() {
     let dir = tempfile::tempdir().unwrap();
-    let status = std::process::Command::new(env!("CARGO_BIN_EXE_sketchlog"))
+    let status = common::sketchlog(&[])
         .args(["reproduce", "codegen", "--size", "32", "--dir"])
         .arg(dir.path())
         .status()
@@ -158,7 +158,7 @@ fn a_large_program_that_is_not_a_product_is_checked_on_sampled_elements() {
 
 #[test]
 fn the_tolerance_is_a_checked_argument() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sketchlog"))
+    let out = common::sketchlog(&[])
         .args([
             "bench-c",
             "programs/matmul-lowlevel.rise:baseline",
@@ -279,7 +279,7 @@ fn slide_and_both_binomial_filters_agree_with_the_interpreter() {
 
 #[test]
 fn a_missing_c_compiler_is_a_clear_error() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sketchlog"))
+    let out = common::sketchlog(&[])
         .args([
             "bench-c",
             "programs/matmul-lowlevel.rise:baseline",

@@ -5,9 +5,11 @@
 //! behave as egglog's do. The full set is run against egglog's binary by
 //! `scripts/conformance.sh`.
 
+mod common;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 /// A scratch directory removed when dropped: programs that write files (`print-function
 /// :file`, `--to-json`) write them here, not in the repository.
@@ -37,7 +39,7 @@ impl Drop for Scratch {
 }
 
 fn sketchlog_run(args: &[&str], dir: &Path, stdin: Option<&str>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sketchlog"))
+    let mut child = common::sketchlog(&[])
         .arg("run")
         .args(args)
         .current_dir(dir)

@@ -120,7 +120,7 @@ fn names_fail_where_the_paper_says_within_a_small_cap() {
 #[test]
 fn table2_rows_find_the_papers_inputs_from_any_working_directory() {
     let elsewhere = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sketchlog"))
+    let out = common::sketchlog(&[])
         .current_dir(elsewhere.path())
         .args(["table2-row", "reduction"])
         .output()

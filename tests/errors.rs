@@ -1,14 +1,7 @@
 //! Bad input gets a located message (`file:line:column`), exit code 2 (1 for a failed
 //! check), and never a panic or a backtrace.
 
-use std::process::{Command, Output};
-
-fn sketchlog(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sketchlog"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+mod common;
 
 /// Writes `text` to a fresh file named `name` and returns its path.
 fn file(name: &str, text: &str) -> String {
@@ -22,7 +15,7 @@ fn file(name: &str, text: &str) -> String {
 /// Runs and checks the exit code and that stderr starts with `path:line:col: error:` and
 /// mentions `needle`.
 fn expect_error(args: &[&str], code: i32, location: &str, needle: &str) {
-    let out = sketchlog(args);
+    let out = common::output(args);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(code), "{args:?}: {stderr}");
     assert!(
@@ -247,7 +240,7 @@ fn holes_only_in_sketches() {
 fn sketch_not_found_is_a_failed_check() {
     let args = check_sketch("programs/mm.sketch", "split");
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = sketchlog(&args);
+    let out = common::output(&args);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     // Stopped by its iteration limit: exit code 1, the limit named.
@@ -265,7 +258,7 @@ fn expect_guide_error(text: &str, location: &str, needle: &str) {
     ));
     std::fs::write(&path, text).unwrap();
     let f = path.display().to_string();
-    let out = sketchlog(&["guide", &f]);
+    let out = common::output(&["guide", &f]);
     std::fs::remove_file(&path).unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
@@ -334,7 +327,7 @@ fn an_int_literal_among_floats_is_reported_where_it_is_written() {
 
 #[test]
 fn rules_written_lists_the_rule_sets_and_rules_as_in_the_file() {
-    let out = sketchlog(&["rules", "rules/table2.rules:fission", "--written"]);
+    let out = common::output(&["rules", "rules/table2.rules:fission", "--written"]);
     assert!(out.status.success());
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),

@@ -126,7 +126,7 @@ fn unguided_goals_with_the_same_rules_share_a_search() {
 #[test]
 fn reproduce_writes_the_case_study_tables() {
     let dir = std::env::temp_dir().join(format!("sketchlog-mm-{}", std::process::id()));
-    let status = std::process::Command::new(env!("CARGO_BIN_EXE_sketchlog"))
+    let status = common::sketchlog(&[])
         .args(["reproduce", "table3", "table4", "table5", "fig16"])
         .args([
             "--goals",

@@ -1,9 +1,11 @@
 //! No input crashes sketchlog, every error is located, and an interrupted run loses nothing:
 //! one regression test per case found by fuzzing, and a short fuzz run.
 
+mod common;
+
 use sketchlog::guide::{self, Step};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// The unguided blocking search: minutes and gigabytes unless a limit stops it.
@@ -21,13 +23,6 @@ const UNGUIDED_BLOCKING: &[&str] = &[
     "--sizes-positive",
 ];
 
-fn sketchlog(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sketchlog"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
 /// A fresh scratch directory for one test.
 fn scratch(test: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("sketchlog-rel-{}-{test}", std::process::id()));
@@ -44,7 +39,7 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
 
 /// Exit code 2, and stderr starts with `location: error:` and mentions `needle`.
 fn expect_error(args: &[&str], location: &str, needle: &str) {
-    let out = sketchlog(args);
+    let out = common::output(args);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
     assert!(
@@ -103,7 +98,7 @@ fn deep_nesting_is_a_located_error_not_a_stack_overflow() {
     ];
     for (name, text) in deep {
         let f = write(&d, name, &text);
-        let out = sketchlog(&["typecheck", &f]);
+        let out = common::output(&["typecheck", &f]);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
         assert!(stderr.starts_with(&format!("{f}:1:")), "{name}: {stderr}");
@@ -117,7 +112,7 @@ fn deep_nesting_is_a_located_error_not_a_stack_overflow() {
     let (open, close) = ("(id ".repeat(600), ")".repeat(600));
     let chain = format!("def d0 = fun x => {open}x{close}\ndef d1 = fun x => {open}d0 x{close}\n");
     let f = write(&d, "inline.rise", &chain);
-    let out = sketchlog(&["typecheck", &f]);
+    let out = common::output(&["typecheck", &f]);
     assert_eq!(out.status.code(), Some(2));
     // ... and can double a program at every definition.
     let doubling: String = (0..40)
@@ -171,7 +166,7 @@ fn deep_egg_programs_run_on_a_large_stack() {
         100_000
     };
     let text = format!("(let x {}1{})\n", "(+ 1 ".repeat(n), ")".repeat(n));
-    let out = sketchlog(&["run", &write(&d, "deep.egg", &text)]);
+    let out = common::output(&["run", &write(&d, "deep.egg", &text)]);
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -191,7 +186,7 @@ fn times_and_numbers_are_validated_where_read() {
     for bad in ["-1", "inf", "NaN", "1e400", "99999999999999999999"] {
         let g = write(&d, "t.guide", &format!("limits time {bad}\n{head}"));
         expect_error(&["guide", &g], &format!("{g}:1:13"), "out of range");
-        let out = sketchlog(&[
+        let out = common::output(&[
             "check",
             "programs/fission.rise:start",
             "--sketch",
@@ -214,7 +209,7 @@ fn times_and_numbers_are_validated_where_read() {
         &format!("{c}:1:1"),
         "whole number from 1 to",
     );
-    let out = sketchlog(&["bench-c", "programs/parallel.guide", "--size", "0"]);
+    let out = common::output(&["bench-c", "programs/parallel.guide", "--size", "0"]);
     assert_eq!(out.status.code(), Some(2));
 }
 
@@ -222,7 +217,7 @@ fn times_and_numbers_are_validated_where_read() {
 fn unknown_names_are_located_and_list_what_exists() {
     let check = |program: &str, sketch: &str, rules: &str| {
         let args = ["check", program, "--sketch", sketch, "--rules", rules];
-        let out = sketchlog(&args);
+        let out = common::output(&args);
         let stderr = String::from_utf8_lossy(&out.stderr).to_string();
         assert_eq!(out.status.code(), Some(2), "{stderr}");
         let line = std::iter::once(env!("CARGO_BIN_EXE_sketchlog"))
@@ -272,7 +267,7 @@ fn egglog_errors_are_located_from_their_spans() {
     let f = write(&d, "unbound.egg", "(datatype E (A))\n(check (= (A) (B)))\n");
     expect_error(&["run", &f], &format!("{f}:2:15"), "Unbound function B");
     let f = write(&d, "usage.egg", "(rise-load)\n");
-    let out = sketchlog(&["run", &f]);
+    let out = common::output(&["run", &f]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr.starts_with(&f), "{stderr}");
@@ -382,7 +377,7 @@ fn a_killed_reproduce_keeps_its_rows_leaves_no_child_and_a_rerun_finishes_the_re
     let d = scratch("kill");
     let out = d.join("table2.csv");
     let reproduce = |out: Stdio| {
-        Command::new(env!("CARGO_BIN_EXE_sketchlog"))
+        common::sketchlog(&[])
             .args(["reproduce", "table2", "--workers", "1"])
             .args(["--time-s", "10", "--memory-mb", "500"])
             .arg("--dir")
@@ -451,7 +446,7 @@ fn a_killed_reproduce_keeps_its_rows_leaves_no_child_and_a_rerun_finishes_the_re
 fn a_killed_check_keeps_its_stats() {
     let d = scratch("stats");
     let stats = d.join("stats.csv");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sketchlog"))
+    let mut child = common::sketchlog(&[])
         .args(UNGUIDED_BLOCKING)
         .arg("--stats")
         .arg(&stats)
@@ -498,7 +493,7 @@ fn fuzz_smoke() {
 
 #[test]
 fn a_time_limit_stops_a_search_inside_an_iteration() {
-    let out = sketchlog(&[UNGUIDED_BLOCKING, &["--time-s", "1"]].concat());
+    let out = common::output(&[UNGUIDED_BLOCKING, &["--time-s", "1"]].concat());
     let text = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(text.contains("time-limit"), "{text}");
@@ -510,7 +505,7 @@ fn a_row_over_its_memory_cap_is_recorded_as_a_memory_limit() {
     // under a small cap it must be recorded as stopped by memory, not as an error.
     let dir = scratch("memory-cap");
     let out = dir.join("table2.csv");
-    let run = sketchlog(&[
+    let run = common::output(&[
         "reproduce",
         "table2",
         "--dir",

@@ -246,7 +246,7 @@ fn named_encodings_reach_the_de_bruijn_normal_form_on_random_terms() {
 #[test]
 fn rules_command_prints_every_encoding() {
     let rules = |args: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_sketchlog"))
+        common::sketchlog(&[])
             .args(["rules", "rules/table2.rules:fission"])
             .args(args)
             .output()

@@ -280,7 +280,7 @@ fn sketch_sizes_count_written_operators() {
 
 #[test]
 fn sketch_commands_run_inside_egg_programs() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sketchlog"))
+    let out = common::sketchlog(&[])
         .args(["run", "programs/sketches.egg"])
         .output()
         .unwrap();
@@ -316,7 +316,7 @@ fn weighted_costs_steer_sketch_extraction() {
 
 /// `sketchlog bench scale --enodes CAP --sketch-engine ENGINE`: its stderr and its rows.
 fn bench_scale(cap: usize, engine: &str) -> (String, Vec<Vec<String>>) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sketchlog"))
+    let out = common::sketchlog(&[])
         .args(["bench", "scale", "--enodes", &cap.to_string()])
         .args(["--sketch-engine", engine])
         .output()

@@ -1,11 +1,13 @@
 //! `sketchlog sweep`: a guide's templates over a grid of parameters, one row per point
 //! (found, failed or not instantiable), the best point printed, points reused on a rerun.
 
+mod common;
+
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn sweep(args: &[&str], file: &Path, dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sketchlog"))
+    common::sketchlog(&[])
         .arg("sweep")
         .arg(file)
         .arg("--dir")

@@ -1,14 +1,13 @@
 //! What a user meets around their own programs: the e-graph of a search written out for a
 //! viewer (`--dump-egraph`).
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn sketchlog(args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_sketchlog"))
-        .args(args)
-        .output()
-        .unwrap();
+    let out = common::sketchlog(&[]).args(args).output().unwrap();
     assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
     out
 }

@@ -7,6 +7,18 @@ use sketchlog::rise::{infer, parse, syntax::Program, term::Term};
 use sketchlog::sketch::Sketch;
 use std::rc::Rc;
 
+/// The `sketchlog` binary built for these tests, with `args`.
+pub fn sketchlog(args: &[&str]) -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_sketchlog"));
+    c.args(args);
+    c
+}
+
+/// What `sketchlog args` printed, and how it exited.
+pub fn output(args: &[&str]) -> std::process::Output {
+    sketchlog(args).output().expect("the sketchlog binary runs")
+}
+
 /// A small deterministic generator for random inputs (xorshift64*).
 pub struct Rng(pub u64);
 
