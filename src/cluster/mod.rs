@@ -39,14 +39,8 @@ pub fn run_jobs(
     crate::error::check_writable_dir(dir)?;
     let path = dir.join(store::Store::FILE);
     let mut store = store::Store::open(&path)?;
-    if fresh {
-        // These jobs run again; what the store holds of other tasks (another table, a sweep)
-        // stays in it.
-        store.forget(|task| jobs.iter().any(|j| &j.task == task));
-    }
-    tables(&store, &jobs)?;
-    let finished: Vec<String> = store.all().iter().map(|f| f.job.key.clone()).collect();
-    // Estimates for dispatch: the task's last wall time (even if stale), else its time cap.
+    // Estimates for dispatch: the task's last wall time (even if stale, or run again by
+    // `--fresh`), else its time cap.
     let estimates: Vec<(f64, bool)> = jobs
         .iter()
         .map(|j| {
@@ -54,6 +48,13 @@ pub fn run_jobs(
             last.map_or((j.time_s as f64, false), |f| (f.seconds, true))
         })
         .collect();
+    if fresh {
+        // These jobs run again; what the store holds of other tasks (another table, a sweep)
+        // stays in it.
+        store.forget(|task| jobs.iter().any(|j| &j.task == task));
+    }
+    tables(&store, &jobs)?;
+    let finished: Vec<String> = store.all().iter().map(|f| f.job.key.clone()).collect();
     let planned = jobs
         .iter()
         .cloned()

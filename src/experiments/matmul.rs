@@ -146,6 +146,12 @@ pub fn guided_main(goal: &str) -> Result<()> {
 /// its e-graph once under `caps`, checking every goal's last sketch after each iteration, and
 /// reports each iteration, each goal when found, and the goals never found when it stops.
 pub fn unguided_main(goals: &[String], caps: Caps) -> Result<()> {
+    if unguided_groups(goals)?.len() != 1 {
+        return Err(Error::bad_input(format!(
+            "goals {} do not grow the same e-graph unguided: one search each",
+            goals.join(", ")
+        )));
+    }
     let guides = goals
         .iter()
         .map(|g| guide_of(g))

@@ -250,10 +250,8 @@ fn search_named(
         &snap,
         &step.limits,
         |eg| {
-            let root = root_of(eg, &input)?;
-            let t = Instant::now();
-            pruned += step.filter.prune(eg, root)?;
-            let filter_seconds = t.elapsed().as_secs_f64();
+            let (root, n, filter_seconds) = pruned_root(eg, &input, &step.filter)?;
+            pruned += n;
             let work = query.update(eg)?;
             let found = match &step.goal {
                 Some(goal) => find_term(eg, goal) == Some(root),
@@ -346,6 +344,15 @@ fn prepare(start: &Term, step: &Step) -> Result<(Rc<Term>, EGraph, SharedSnapsho
 /// The e-class of the search's start term.
 fn root_of(eg: &EGraph, input: &Term) -> Result<Value> {
     find_term(eg, input).ok_or_else(|| Error::internal("the start term left the e-graph"))
+}
+
+/// The start's e-class after `filter` has pruned the e-graph below it, the e-nodes it
+/// pruned, and the seconds that took.
+fn pruned_root(eg: &mut EGraph, input: &Term, filter: &Filter) -> Result<(Value, usize, f64)> {
+    let root = root_of(eg, input)?;
+    let t = Instant::now();
+    let pruned = filter.prune(eg, root)?;
+    Ok((root, pruned, t.elapsed().as_secs_f64()))
 }
 
 /// The cheapest term of the start's e-class satisfying `sketch` (found), in beta-eta normal

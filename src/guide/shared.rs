@@ -5,7 +5,7 @@
 //! how large the e-graph was, the process's peak memory so far), until all are found or a
 //! limit stops the search.
 
-use super::{extract_satisfying, prepare, root_of, Cost, Step};
+use super::{extract_satisfying, prepare, pruned_root, Cost, Step};
 use crate::egraph::saturate::{resident_mb, saturate, Check, IterationStats, Outcome};
 use crate::error::Result;
 use crate::rise::term::Term;
@@ -53,10 +53,7 @@ pub fn search_each(
         &snap,
         &step.limits,
         |eg| {
-            let root = root_of(eg, &input)?;
-            let t = Instant::now();
-            step.filter.prune(eg, root)?;
-            let filter_seconds = t.elapsed().as_secs_f64();
+            let (root, _, filter_seconds) = pruned_root(eg, &input, &step.filter)?;
             let mut work = 0;
             for (i, slot) in queries.iter_mut().enumerate() {
                 let Some(query) = slot else { continue };
