@@ -3,9 +3,11 @@
 //!
 //! Each sub-sketch gets a table from e-classes to (cost, how to build the term), computed
 //! bottom-up over the sketch: `?` is plain extraction, `F(s..)` joins a class's `F` nodes with
-//! its children's tables, `contains(s)` starts from `s`'s table and relaxes over parents to a
-//! fixpoint (so cycles are fine), `or` keeps the cheaper side and `s :: t` keeps the classes
-//! of a matching type. Node costs are at least 1, so following choices always terminates.
+//! its children's tables, `contains(s)` starts from `s`'s table and spreads to parents
+//! cheapest first (Dijkstra's algorithm over the parent relation: cycles are fine, and each
+//! class is settled once, so an e-graph of millions of e-nodes takes one pass, not one per
+//! level of nesting), `or` keeps the cheaper side and `s :: t` keeps the classes of a
+//! matching type. Node costs are at least 1, so following choices always terminates.
 
 use super::{type_matches, Sketch};
 use crate::egraph::extract::{CostModel, ExprGraph, Extractor};
@@ -15,16 +17,52 @@ use egglog::Value;
 use rustc_hash::FxHashMap as HashMap;
 use std::rc::Rc;
 
-/// How a table entry's term is built.
-#[derive(Clone, Debug)]
+/// How a table entry's term is built (a few bytes: tables have an entry per class).
+#[derive(Clone, Copy, Debug)]
 enum Choice {
     /// The class's term in another table (`None`: the cheapest term of any shape).
     Via(Option<usize>),
-    /// Node `i` of the class, each child from the given table.
-    Node(usize, Vec<Option<usize>>),
+    /// Node `i` of the class, each child from the table of the sketch node's child
+    /// ([`Table::kids`]).
+    Node(u32),
+    /// Node `i` of the class, its child `j` from this same table (`contains`), the others of
+    /// any shape.
+    Inside(u32, u32),
 }
 
-type Table = HashMap<Value, (u64, Choice)>;
+/// A sub-sketch's table: each class with a satisfying term, its cost and how to build it.
+#[derive(Default)]
+struct Table {
+    entries: HashMap<Value, (u64, Choice)>,
+    /// For [`Choice::Node`]: the tables of the sketch node's children.
+    kids: Vec<Option<usize>>,
+}
+
+/// Where each class occurs as a child: (child class, parent class, node index, child
+/// position), sorted by child class (one flat vector: an e-graph has millions of them).
+struct Parents(Vec<(Value, Value, u32, u32)>);
+
+impl Parents {
+    fn of(graph: &ExprGraph) -> Parents {
+        let mut all = vec![];
+        for (class, nodes) in &graph.classes {
+            for (i, node) in nodes.iter().enumerate() {
+                for (j, kid) in node.children().into_iter().enumerate() {
+                    all.push((*kid, *class, i as u32, j as u32));
+                }
+            }
+        }
+        all.sort_unstable_by_key(|o| o.0);
+        Parents(all)
+    }
+
+    /// The occurrences of `class` as a child.
+    fn of_class(&self, class: Value) -> &[(Value, Value, u32, u32)] {
+        let start = self.0.partition_point(|o| o.0 < class);
+        let end = start + self.0[start..].partition_point(|o| o.0 == class);
+        &self.0[start..end]
+    }
+}
 
 /// Extraction of cheapest sketch-satisfying terms from one e-graph.
 pub struct SketchExtractor<'g> {
@@ -35,6 +73,8 @@ pub struct SketchExtractor<'g> {
     tables: Vec<Table>,
     /// The table of each sub-sketch computed so far.
     memo: HashMap<Sketch, Option<usize>>,
+    /// Built on the first `contains`.
+    parents: Option<Parents>,
 }
 
 impl<'g> SketchExtractor<'g> {
@@ -50,6 +90,7 @@ impl<'g> SketchExtractor<'g> {
             node_costs,
             tables: vec![],
             memo: HashMap::default(),
+            parents: None,
         }
     }
 
@@ -62,7 +103,7 @@ impl<'g> SketchExtractor<'g> {
     /// The e-classes with a term satisfying `sketch` (`None`: every class).
     pub fn satisfying(&mut self, sketch: &Sketch) -> Option<Vec<Value>> {
         let table = self.table(sketch)?;
-        Some(self.tables[table].keys().copied().collect())
+        Some(self.tables[table].entries.keys().copied().collect())
     }
 
     /// The cheapest term of `class` that satisfies `sketch`, with its cost.
@@ -77,7 +118,7 @@ impl<'g> SketchExtractor<'g> {
     fn cost_in(&self, table: Option<usize>, class: Value) -> Option<u64> {
         match table {
             None => self.any.cost(class),
-            Some(t) => self.tables[t].get(&class).map(|(c, _)| *c),
+            Some(t) => self.tables[t].entries.get(&class).map(|(c, _)| *c),
         }
     }
 
@@ -115,68 +156,44 @@ impl<'g> SketchExtractor<'g> {
                                 Some(acc.saturating_add(self.cost_in(*t, **child)?))
                             });
                         if let Some(c) = cost {
-                            if table.get(class).is_none_or(|(b, _)| c < *b) {
-                                table.insert(*class, (c, Choice::Node(i, kids.clone())));
+                            if table.entries.get(class).is_none_or(|(b, _)| c < *b) {
+                                table.entries.insert(*class, (c, Choice::Node(i as u32)));
                             }
                         }
                     }
                 }
+                table.kids = kids;
                 self.push(table)
             }
             Sketch::Contains(inner) => {
                 let base = self.table(inner)?;
-                let id = self.tables.len();
-                let mut table: Table = self.tables[base]
-                    .iter()
-                    .map(|(class, (c, _))| (*class, (*c, Choice::Via(Some(base)))))
-                    .collect();
-                loop {
-                    let mut changed = false;
-                    for (class, nodes) in &self.graph.classes {
-                        for (i, node) in nodes.iter().enumerate() {
-                            let kids = node.children();
-                            for (j, kid) in kids.iter().enumerate() {
-                                let Some((inside, _)) = table.get(*kid) else {
-                                    continue;
-                                };
-                                let mut others = kids.iter().enumerate().filter(|(k, _)| *k != j);
-                                let cost = others.try_fold(
-                                    self.node_costs[class][i].saturating_add(*inside),
-                                    |acc, (_, c)| Some(acc.saturating_add(self.any.cost(**c)?)),
-                                );
-                                let Some(c) = cost else { continue };
-                                if table.get(class).is_none_or(|(b, _)| c < *b) {
-                                    let mut from = vec![None; kids.len()];
-                                    from[j] = Some(id);
-                                    table.insert(*class, (c, Choice::Node(i, from)));
-                                    changed = true;
-                                }
-                            }
-                        }
-                    }
-                    if !changed {
-                        break;
-                    }
-                }
-                self.push(table)
+                let entries = self.contains(base);
+                self.push(Table {
+                    entries,
+                    kids: vec![],
+                })
             }
             Sketch::Or(a, b) => {
                 let (a, b) = (self.table(a), self.table(b));
                 let (a, b) = (a?, b?);
-                let mut table: Table = self.tables[a]
+                let mut entries: HashMap<Value, (u64, Choice)> = self.tables[a]
+                    .entries
                     .iter()
                     .map(|(class, (c, _))| (*class, (*c, Choice::Via(Some(a)))))
                     .collect();
-                for (class, (c, _)) in &self.tables[b] {
-                    if table.get(class).is_none_or(|(best, _)| c < best) {
-                        table.insert(*class, (*c, Choice::Via(Some(b))));
+                for (class, (c, _)) in &self.tables[b].entries {
+                    if entries.get(class).is_none_or(|(best, _)| c < best) {
+                        entries.insert(*class, (*c, Choice::Via(Some(b))));
                     }
                 }
-                self.push(table)
+                self.push(Table {
+                    entries,
+                    kids: vec![],
+                })
             }
             Sketch::Typed(inner, t) => {
                 let inner = self.table(inner);
-                let table = self
+                let entries = self
                     .graph
                     .typed_classes()
                     .filter(|(_, ty)| type_matches(t, ty))
@@ -184,9 +201,50 @@ impl<'g> SketchExtractor<'g> {
                         Some((class, (self.cost_in(inner, class)?, Choice::Via(inner))))
                     })
                     .collect();
-                self.push(table)
+                self.push(Table {
+                    entries,
+                    kids: vec![],
+                })
             }
         }
+    }
+
+    /// The table of `contains(s)` from `s`'s table `base`: a class's term contains one
+    /// satisfying `s` if it does itself, or if a node of it has a child whose term does (the
+    /// node's other children of any shape). Spread from `base`'s classes to their parents,
+    /// cheapest first.
+    fn contains(&mut self, base: usize) -> HashMap<Value, (u64, Choice)> {
+        use std::cmp::Reverse;
+        let parents = self.parents.get_or_insert_with(|| Parents::of(self.graph));
+        let mut entries: HashMap<Value, (u64, Choice)> = self.tables[base]
+            .entries
+            .iter()
+            .map(|(class, (c, _))| (*class, (*c, Choice::Via(Some(base)))))
+            .collect();
+        let mut queue: std::collections::BinaryHeap<Reverse<(u64, Value)>> = entries
+            .iter()
+            .map(|(c, (cost, _))| Reverse((*cost, *c)))
+            .collect();
+        while let Some(Reverse((cost, class))) = queue.pop() {
+            if entries.get(&class).is_some_and(|(best, _)| *best < cost) {
+                continue;
+            }
+            for &(_, parent, i, j) in parents.of_class(class) {
+                let node = &self.graph.classes[&parent][i as usize];
+                let mut others =
+                    (node.children().into_iter().enumerate()).filter(|(k, _)| *k != j as usize);
+                let own = self.node_costs[&parent][i as usize].saturating_add(cost);
+                let total = others.try_fold(own, |acc, (_, c)| {
+                    Some(acc.saturating_add(self.any.cost(*c)?))
+                });
+                let Some(total) = total else { continue };
+                if entries.get(&parent).is_none_or(|(best, _)| total < *best) {
+                    entries.insert(parent, (total, Choice::Inside(i, j)));
+                    queue.push(Reverse((total, parent)));
+                }
+            }
+        }
+        entries
     }
 
     fn build(&self, table: Option<usize>, class: Value) -> Result<Rc<Term>> {
@@ -194,20 +252,32 @@ impl<'g> SketchExtractor<'g> {
             return self.any.extract(class);
         };
         let missing = || Error::internal("sketch extraction lost a class");
-        match &self.tables[t].get(&class).ok_or_else(missing)?.1 {
-            Choice::Via(other) => self.build(*other, class),
-            Choice::Node(i, from) => {
-                let node = &self.graph.classes[&class][*i];
-                let ty = self.graph.ty(class).ok_or_else(missing)?.clone();
-                let kids: Vec<Rc<Term>> = node
-                    .children()
-                    .iter()
-                    .zip(from)
-                    .map(|(c, t)| self.build(*t, **c))
-                    .collect::<Result<_>>()?;
-                let mut kids = kids.into_iter();
-                Ok(Term::new(node.map(|_| kids.next().unwrap()), ty))
-            }
-        }
+        let node_of = |i: u32| {
+            let node = &self.graph.classes[&class][i as usize];
+            let ty = self.graph.ty(class).ok_or_else(missing)?.clone();
+            Ok::<_, Error>((node, ty))
+        };
+        let (node, ty, from): (_, _, Vec<Option<usize>>) =
+            match self.tables[t].entries.get(&class).ok_or_else(missing)?.1 {
+                Choice::Via(other) => return self.build(other, class),
+                Choice::Node(i) => {
+                    let (node, ty) = node_of(i)?;
+                    (node, ty, self.tables[t].kids.clone())
+                }
+                Choice::Inside(i, j) => {
+                    let (node, ty) = node_of(i)?;
+                    let n = node.children().len();
+                    let from = (0..n).map(|k| (k == j as usize).then_some(t)).collect();
+                    (node, ty, from)
+                }
+            };
+        let kids: Vec<Rc<Term>> = node
+            .children()
+            .iter()
+            .zip(from)
+            .map(|(c, t)| self.build(t, **c))
+            .collect::<Result<_>>()?;
+        let mut kids = kids.into_iter();
+        Ok(Term::new(node.map(|_| kids.next().unwrap()), ty))
     }
 }
