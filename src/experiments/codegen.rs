@@ -56,20 +56,14 @@ pub fn measure(
         },
     )?;
     let product = as_product(exe, expected, &check, opts.tolerance);
-    let runs = ((ROUND_MS / check.median_ms) as usize).clamp(1, opts.runs.max(1));
+    let timed = COptions {
+        runs: ((ROUND_MS / check.median_ms) as usize).clamp(1, opts.runs.max(1)),
+        ..opts.clone()
+    };
     let mut times_ms = vec![];
     let mut reference_ms = product.map(|_| vec![]);
     for _ in 0..rounds.max(1) {
-        times_ms.extend(
-            exe.run(
-                &expected.inputs,
-                &COptions {
-                    runs,
-                    ..opts.clone()
-                },
-            )?
-            .1,
-        );
+        times_ms.extend(exe.run(&expected.inputs, &timed)?.1);
         if let (Some(sizes), Some(times)) = (product, reference_ms.as_mut()) {
             let (a, b) = (&expected.inputs[0], &expected.inputs[1]);
             times.extend(reference::time(a, b, sizes, opts.threads, opts.runs));

@@ -146,16 +146,16 @@ pub fn guided_main(goal: &str) -> Result<()> {
 /// its e-graph once under `caps`, checking every goal's last sketch after each iteration, and
 /// reports each iteration, each goal when found, and the goals never found when it stops.
 pub fn unguided_main(goals: &[String], caps: Caps) -> Result<()> {
-    if unguided_groups(goals)?.len() != 1 {
+    let guides = goals
+        .iter()
+        .map(|g| guide_of(g))
+        .collect::<Result<Vec<_>>>()?;
+    if guides.iter().any(|g| search_of(g) != search_of(&guides[0])) {
         return Err(Error::bad_input(format!(
             "goals {} do not grow the same e-graph unguided: one search each",
             goals.join(", ")
         )));
     }
-    let guides = goals
-        .iter()
-        .map(|g| guide_of(g))
-        .collect::<Result<Vec<_>>>()?;
     let step = unguided_step(&guides[0], caps);
     let sketches: Vec<_> = guides
         .iter()
@@ -191,8 +191,8 @@ pub fn unguided_main(goals: &[String], caps: Caps) -> Result<()> {
         },
     )?;
     let seen = iterations.borrow();
+    let seconds = t0.elapsed().as_secs_f64();
     for (i, goal) in goals.iter().enumerate().filter(|(i, _)| !found[*i]) {
-        let seconds = t0.elapsed().as_secs_f64();
         child::report(&Report::Goal {
             goal: goal.clone(),
             step: StepRow::new(&sketches[i].0.name, &seen, seconds, outcome.stop),
@@ -211,24 +211,27 @@ pub fn unguided_main(goals: &[String], caps: Caps) -> Result<()> {
 pub fn unguided_groups(goals: &[String]) -> Result<Vec<Vec<String>>> {
     let mut groups: Vec<(String, Vec<String>)> = vec![];
     for goal in goals {
-        let g = guide_of(goal)?;
-        let s = unguided_step(&g, UNGUIDED_CAPS);
-        let search = format!(
-            "{:?}",
-            (
-                &g.start,
-                &s.rules,
-                &s.filter,
-                s.limits.iterations,
-                s.sketch_engine
-            )
-        );
+        let search = search_of(&guide_of(goal)?);
         match groups.iter_mut().find(|(k, _)| *k == search) {
             Some((_, members)) => members.push(goal.clone()),
             None => groups.push((search, vec![goal.clone()])),
         }
     }
     Ok(groups.into_iter().map(|(_, members)| members).collect())
+}
+
+/// What determines the e-graph of a guide's unguided search (not the sketch that stops it):
+/// its start program, rules, filter, iteration limit and sketch engine, written out.
+fn search_of(g: &Guide) -> String {
+    let s = unguided_step(g, UNGUIDED_CAPS);
+    let what = (
+        &g.start,
+        &s.rules,
+        &s.filter,
+        s.limits.iterations,
+        s.sketch_engine,
+    );
+    format!("{what:?}")
 }
 
 /// One iteration of a child's search.

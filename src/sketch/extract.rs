@@ -30,10 +30,12 @@ enum Choice {
     Inside(u32, u32),
 }
 
-/// A sub-sketch's table: each class with a satisfying term, its cost and how to build it.
-#[derive(Default)]
+/// Each class with a satisfying term: its cost and how to build it.
+type Entries = HashMap<Value, (u64, Choice)>;
+
+/// A sub-sketch's table.
 struct Table {
-    entries: HashMap<Value, (u64, Choice)>,
+    entries: Entries,
     /// For [`Choice::Node`]: the tables of the sketch node's children.
     kids: Vec<Option<usize>>,
 }
@@ -122,9 +124,17 @@ impl<'g> SketchExtractor<'g> {
         }
     }
 
-    fn push(&mut self, t: Table) -> Option<usize> {
-        self.tables.push(t);
+    fn push(&mut self, entries: Entries, kids: Vec<Option<usize>>) -> Option<usize> {
+        self.tables.push(Table { entries, kids });
         Some(self.tables.len() - 1)
+    }
+
+    /// Table `t`'s classes and costs, each built as in `t`.
+    fn via(&self, t: usize) -> Entries {
+        let entries = self.tables[t].entries.iter();
+        entries
+            .map(|(class, (c, _))| (*class, (*c, Choice::Via(Some(t)))))
+            .collect()
     }
 
     /// The table of `s` (`None`: every term satisfies it).
@@ -142,7 +152,7 @@ impl<'g> SketchExtractor<'g> {
             Sketch::Any => None,
             Sketch::Node(op, kids) => {
                 let kids: Vec<Option<usize>> = kids.iter().map(|k| self.table(k)).collect();
-                let mut table = Table::default();
+                let mut entries = Entries::default();
                 for (class, nodes) in &self.graph.classes {
                     for (i, node) in nodes.iter().enumerate() {
                         if !op.matches(node) || node.children().len() != kids.len() {
@@ -156,40 +166,29 @@ impl<'g> SketchExtractor<'g> {
                                 Some(acc.saturating_add(self.cost_in(*t, **child)?))
                             });
                         if let Some(c) = cost {
-                            if table.entries.get(class).is_none_or(|(b, _)| c < *b) {
-                                table.entries.insert(*class, (c, Choice::Node(i as u32)));
+                            if entries.get(class).is_none_or(|(b, _)| c < *b) {
+                                entries.insert(*class, (c, Choice::Node(i as u32)));
                             }
                         }
                     }
                 }
-                table.kids = kids;
-                self.push(table)
+                self.push(entries, kids)
             }
             Sketch::Contains(inner) => {
                 let base = self.table(inner)?;
                 let entries = self.contains(base);
-                self.push(Table {
-                    entries,
-                    kids: vec![],
-                })
+                self.push(entries, vec![])
             }
             Sketch::Or(a, b) => {
                 let (a, b) = (self.table(a), self.table(b));
                 let (a, b) = (a?, b?);
-                let mut entries: HashMap<Value, (u64, Choice)> = self.tables[a]
-                    .entries
-                    .iter()
-                    .map(|(class, (c, _))| (*class, (*c, Choice::Via(Some(a)))))
-                    .collect();
+                let mut entries = self.via(a);
                 for (class, (c, _)) in &self.tables[b].entries {
                     if entries.get(class).is_none_or(|(best, _)| c < best) {
                         entries.insert(*class, (*c, Choice::Via(Some(b))));
                     }
                 }
-                self.push(Table {
-                    entries,
-                    kids: vec![],
-                })
+                self.push(entries, vec![])
             }
             Sketch::Typed(inner, t) => {
                 let inner = self.table(inner);
@@ -201,10 +200,7 @@ impl<'g> SketchExtractor<'g> {
                         Some((class, (self.cost_in(inner, class)?, Choice::Via(inner))))
                     })
                     .collect();
-                self.push(Table {
-                    entries,
-                    kids: vec![],
-                })
+                self.push(entries, vec![])
             }
         }
     }
@@ -213,14 +209,10 @@ impl<'g> SketchExtractor<'g> {
     /// satisfying `s` if it does itself, or if a node of it has a child whose term does (the
     /// node's other children of any shape). Spread from `base`'s classes to their parents,
     /// cheapest first.
-    fn contains(&mut self, base: usize) -> HashMap<Value, (u64, Choice)> {
+    fn contains(&mut self, base: usize) -> Entries {
         use std::cmp::Reverse;
+        let mut entries = self.via(base);
         let parents = self.parents.get_or_insert_with(|| Parents::of(self.graph));
-        let mut entries: HashMap<Value, (u64, Choice)> = self.tables[base]
-            .entries
-            .iter()
-            .map(|(class, (c, _))| (*class, (*c, Choice::Via(Some(base)))))
-            .collect();
         let mut queue: std::collections::BinaryHeap<Reverse<(u64, Value)>> = entries
             .iter()
             .map(|(c, (cost, _))| Reverse((*cost, *c)))
