@@ -1,22 +1,78 @@
 //! The e-node cap inside an iteration.
 //!
 //! egglog's `step_rules` applies every match of an iteration at once, so an e-graph that
-//! triples per iteration passes an e-node cap threefold before the driver sees it.
-//! [`Rewriter`] keeps `step_rules` while the cap is far, and once it is near (the last
-//! iteration's growth, twice over, would pass it) steps the ruleset through an egglog
-//! [`Scheduler`]: it first counts the iteration's matches without firing any, then fires of
-//! each rule's matches the share that fits, the room left under the cap over the matches
-//! times the last iteration's new e-nodes per match. An iteration with more matches than
-//! that is cut, and the search stops there with its e-graph near the cap; one with fewer is
-//! whole, as `step_rules` would have run it. (Matches that did not fit are never fired
-//! later: after the step's rebuild they may name merged classes, and firing them then made
-//! ill-typed unions.)
+//! triples per iteration passes an e-node cap threefold before the driver sees it. Every
+//! rewrite is a Rust rule reading the [`Snapshot`](super::subst::Snapshot), so the cap is
+//! kept where the matches fire: each match asks the snapshot's [`Budget`] whether it may.
+//! Far from the cap every match may. Once the cap is near (the last iteration's growth,
+//! twice over, would pass it), [`Rewriter`] gives the budget two figures from the last
+//! iteration: the share of matches to fire, the room left under the cap over the matches
+//! this iteration is expected to have, times the new e-nodes a match added, spread evenly
+//! over the matches in the order egglog finds them; and how many may fire at most, the room
+//! over the new e-nodes per match. An iteration with a match left unfired is cut, and the
+//! search stops there with its e-graph near the cap; one without is whole, as `step_rules`
+//! would have run it. (Unfired matches are never fired later: the search ends.)
+//!
+//! The cap covers the Rust rules: the rewrite rules of every encoding, beta and eta. The
+//! egglog rules that push the explicit encodings' substitution nodes through terms run
+//! whole. The step stays egglog's own semi-naive `step_rules` throughout, so a cut iteration
+//! costs the time and memory of a whole one's share (an egglog scheduler, used before, kept
+//! every match since the start of the search and a "not subsumed" constraint per rule).
 
+use super::subst::SharedSnapshot;
 use crate::error::Result;
-use egglog::scheduler::{Matches, Scheduler, SchedulerId};
 use egglog::EGraph;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
-use std::sync::Arc;
+
+/// Which of an iteration's matches fire: shared by the Rust rules through the snapshot.
+#[derive(Debug, Default)]
+pub struct Budget {
+    /// Whether the iteration is limited (else every match fires).
+    limited: AtomicBool,
+    /// Of the matches, the share that fires, in millionths.
+    share: AtomicUsize,
+    /// How many may fire at most.
+    most: AtomicUsize,
+    /// Matches seen, and of those fired, this iteration.
+    seen: AtomicUsize,
+    fired: AtomicUsize,
+}
+
+const WHOLE: usize = 1_000_000;
+/// The growth assumed before the first iteration.
+const FIRST_GROWTH: f64 = 4.0;
+
+impl Budget {
+    /// Whether the next match may fire (called once per match, in the order egglog finds
+    /// them; the k-th fires when the share's running total passes a whole number).
+    pub fn admit(&self) -> bool {
+        let k = self.seen.fetch_add(1, Relaxed);
+        if self.limited.load(Relaxed) {
+            let share = self.share.load(Relaxed);
+            let due = (k + 1) * share / WHOLE > k * share / WHOLE;
+            if !due || self.fired.load(Relaxed) >= self.most.load(Relaxed) {
+                return false;
+            }
+        }
+        self.fired.fetch_add(1, Relaxed);
+        true
+    }
+
+    fn start(&self, limit: Option<(usize, usize)>) {
+        self.seen.store(0, Relaxed);
+        self.fired.store(0, Relaxed);
+        self.limited.store(limit.is_some(), Relaxed);
+        if let Some((share, most)) = limit {
+            self.share.store(share, Relaxed);
+            self.most.store(most, Relaxed);
+        }
+    }
+
+    /// Matches (seen, fired) since [`Budget::start`].
+    fn counts(&self) -> (usize, usize) {
+        (self.seen.load(Relaxed), self.fired.load(Relaxed))
+    }
+}
 
 /// What a rewrite step did.
 #[derive(Clone, Copy, Debug)]
@@ -29,139 +85,72 @@ pub struct Step {
     pub capped: bool,
 }
 
-/// Shared between the driver and the scheduler egglog owns.
-#[derive(Default)]
-struct Budget {
-    /// Whether this step only counts the matches (none fires: they wait in egglog's
-    /// worklist for the next step).
-    counting: AtomicBool,
-    /// Matches counted.
-    found: AtomicUsize,
-    /// Of each rule's matches, the share that fires, in millionths.
-    share: AtomicUsize,
-    /// Whether a rule had matches that did not fire.
-    cut: AtomicBool,
-}
-
-const WHOLE: usize = 1_000_000;
-/// The growth assumed before the first iteration.
-const FIRST_GROWTH: f64 = 4.0;
-
-/// Counts the matches, or fires a share of each rule's, spread evenly over them.
-#[derive(Clone)]
-struct Capped(Arc<Budget>);
-
-impl Scheduler for Capped {
-    fn filter_matches(&mut self, _rule: &str, _ruleset: &str, matches: &mut Matches) -> bool {
-        let b = &self.0;
-        let n = matches.match_size();
-        let share = b.share.load(Relaxed);
-        if b.counting.load(Relaxed) {
-            b.found.fetch_add(n, Relaxed);
-        } else if share >= WHOLE {
-            matches.choose_all();
-        } else {
-            let fire = n * share / WHOLE;
-            (0..fire).for_each(|i| matches.choose(i * n / fire));
-            if fire < n {
-                b.cut.store(true, Relaxed);
-            }
-        }
-        true
-    }
-}
-
 /// Steps a ruleset, one iteration a call, keeping the e-node cap inside the iteration.
 #[derive(Default)]
 pub struct Rewriter {
-    budget: Arc<Budget>,
-    /// The scheduler, from the first step that used it on (its semi-naive queries must see
-    /// every new match).
-    scheduler: Option<SchedulerId>,
-    /// E-nodes before the last step and the matches it applied.
+    /// E-nodes before the last step, and the Rust rules' matches it fired; the same for the
+    /// step before.
     last: Option<(usize, usize)>,
-    /// Matches fired by egglog's own steps, before the scheduler was needed.
-    plain_matches: usize,
+    before_last: Option<(usize, usize)>,
 }
 
 impl Rewriter {
-    /// One iteration of `ruleset` on an e-graph of `enodes` e-nodes: every match fires if
-    /// the matches, at the last iteration's new e-nodes per match, fit in `cap - enodes`;
-    /// else the share of each rule's matches that fits. (The last iteration's figure is
-    /// this call's `enodes` less the last call's, over its matches: one new e-node a match
-    /// before the first.)
+    /// One iteration of `ruleset` on an e-graph of `enodes` e-nodes whose Rust rules read
+    /// `snapshot`: every match fires if the expected matches, at the last iteration's new
+    /// e-nodes per match, fit in `cap - enodes`; else an even share of them, and at most
+    /// as many as fit.
     pub fn step(
         &mut self,
         eg: &mut EGraph,
         ruleset: &str,
+        snapshot: &SharedSnapshot,
         enodes: usize,
         cap: usize,
     ) -> Result<Step> {
-        let per_match = match self.last {
-            Some((before, matches)) if matches > 0 => {
-                enodes.saturating_sub(before) as f64 / matches as f64
-            }
-            _ => 1.0,
-        };
-        let growth = match self.last {
-            Some((before, _)) if before > 0 => enodes as f64 / before as f64,
-            _ => FIRST_GROWTH,
-        };
-        let near = enodes as f64 * growth * 2.0 >= cap as f64;
-        if !near && self.scheduler.is_none() {
-            // Far from the cap: egglog's own step (the scheduler's queries always skip
-            // subsumed rows, which costs memory in proportion to the tables: see
-            // [`super::rust_rule`]).
-            let report = eg.step_rules(ruleset).map_err(super::engine)?;
-            let step = Step {
-                matches: report.num_matches_per_rule.values().sum(),
-                updated: report.updated,
-                capped: false,
-            };
-            self.plain_matches += step.matches;
-            self.last = Some((enodes, step.matches));
-            return Ok(step);
-        }
-        let b = self.budget.clone();
-        let first = self.scheduler.is_none();
-        let id = *self
-            .scheduler
-            .get_or_insert_with(|| eg.add_scheduler(Box::new(Capped(b.clone()))));
-        // Near the cap, first count the iteration's matches: nothing fires, so nothing is
-        // rebuilt and the matches stay valid for the second step, which fires them (or a
-        // share). The scheduler's first step finds every match since the start, the ones
-        // egglog's steps fired before included: those are not counted as new.
-        let share = if near {
-            b.counting.store(true, Relaxed);
-            b.found.store(0, Relaxed);
-            eg.step_rules_with_scheduler(id, ruleset)
-                .map_err(super::engine)?;
-            let mut found = b.found.load(Relaxed);
-            if first {
-                found = found.saturating_sub(self.plain_matches);
-            }
-            let room = cap.saturating_sub(enodes) as f64;
-            let expected = found as f64 * per_match;
-            if expected <= room {
-                WHOLE
-            } else {
-                (room / expected * WHOLE as f64) as usize
-            }
-        } else {
-            WHOLE
-        };
-        b.counting.store(false, Relaxed);
-        b.share.store(share, Relaxed);
-        b.cut.store(false, Relaxed);
-        let report = eg
-            .step_rules_with_scheduler(id, ruleset)
-            .map_err(super::engine)?;
-        let step = Step {
-            matches: report.num_matches_per_rule.values().sum(),
+        let limit = self.limit(enodes, cap);
+        snapshot.read().unwrap().budget.start(limit);
+        let report = eg.step_rules(ruleset).map_err(super::engine)?;
+        let (seen, fired) = snapshot.read().unwrap().budget.counts();
+        let found: usize = report.num_matches_per_rule.values().sum();
+        self.before_last = self.last;
+        self.last = Some((enodes, fired));
+        Ok(Step {
+            // egglog's count includes the matches the budget turned away.
+            matches: found - (seen - fired),
             updated: report.updated,
-            capped: b.cut.load(Relaxed),
+            capped: fired < seen,
+        })
+    }
+
+    /// `None` far from the cap; near it, (share in millionths, most matches to fire).
+    fn limit(&self, enodes: usize, cap: usize) -> Option<(usize, usize)> {
+        let ratio = |(now, _): (usize, usize), (then, _): (usize, usize)| {
+            (then > 0).then(|| now as f64 / then as f64)
         };
-        self.last = Some((enodes, step.matches));
-        Ok(step)
+        let growth = self
+            .last
+            .and_then(|last| ratio((enodes, 0), last))
+            .unwrap_or(FIRST_GROWTH);
+        if (enodes as f64) * growth * 2.0 < cap as f64 {
+            return None;
+        }
+        let room = cap.saturating_sub(enodes) as f64;
+        let Some((before, matches)) = self.last.filter(|(_, m)| *m > 0) else {
+            // No iteration yet to learn from: one new e-node a match, as many as fit.
+            return Some((WHOLE, room as usize));
+        };
+        let per_match = (enodes.saturating_sub(before) as f64 / matches as f64).max(1e-3);
+        // This iteration's matches, expected to grow as the last iteration's did.
+        let match_growth = match self.before_last {
+            Some((_, m)) if m > 0 => matches as f64 / m as f64,
+            _ => growth,
+        };
+        let expected = matches as f64 * match_growth * per_match;
+        let share = if expected <= room {
+            WHOLE
+        } else {
+            (room / expected * WHOLE as f64) as usize
+        };
+        Some((share, (room / per_match) as usize))
     }
 }

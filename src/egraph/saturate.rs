@@ -332,7 +332,8 @@ fn saturate_loop(
             Some(s) => s.enodes,
             None => expr_size(eg)?.0,
         };
-        let step = rewriter.step(eg, ruleset, before, limits.enodes)?;
+        let step = rewriter.step(eg, ruleset, snapshot, before, limits.enodes)?;
+        snapshot.write().unwrap().forget_classes();
         let rewrite = clock.lap();
         // New e-nodes carry their type; give their classes `ty` (a class that would get two
         // types stops the run with an illegal-merge error).

@@ -8,6 +8,7 @@
 //! `body`, reuses every class whose representative has no variable the substitution
 //! touches, and adds only the nodes on the paths to the substituted variables.
 
+use super::budget::Budget;
 use super::costs::{cheapest, CostedNodes};
 use super::encode::{self, TypeTable};
 use super::engine;
@@ -58,6 +59,8 @@ pub struct Snapshot {
     /// Each class's type value, and the decoded sizes and types.
     class_ty: HashMap<Value, Value>,
     table: TypeTable,
+    /// Which of the iteration's matches fire (the e-node cap inside an iteration).
+    pub budget: Budget,
 }
 
 /// All Rise e-nodes: (class, node, type).
@@ -144,6 +147,7 @@ impl Snapshot {
             free_names,
             class_ty: nodes.iter().map(|(c, _, t)| (*c, *t)).collect(),
             table,
+            budget: Budget::default(),
         };
         for (class, (_, i)) in &best {
             let (_, node, ty) = nodes[*i];
@@ -165,6 +169,16 @@ impl Snapshot {
             snap.reps.get_mut(&c).unwrap().free_bound = b;
         }
         Ok(snap)
+    }
+
+    /// Frees what the rules read about classes (representatives, free variables, types),
+    /// keeping the decoded sizes and types for the next snapshot: after the rewrite step,
+    /// the filter, the check and extraction run without them.
+    pub fn forget_classes(&mut self) {
+        self.reps = HashMap::default();
+        self.free = HashMap::default();
+        self.free_names = HashMap::default();
+        self.class_ty = HashMap::default();
     }
 
     fn free_bound(&self, c: Value, done: &mut HashMap<Value, u32>) -> u32 {
@@ -490,6 +504,9 @@ pub fn add_snapshot_rule(
     let s = snap.clone();
     super::rust_rule::rust_rule(eg, name, ruleset, &vars, facts, move |mut ws, v| {
         let snap = s.read().unwrap();
+        if !snap.budget.admit() {
+            return Some(());
+        }
         let r = rewrite(&mut Builder::new(&snap, &mut ws), v);
         union_if(&mut ws, v[0], r)
     })

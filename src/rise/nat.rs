@@ -9,6 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+use std::sync::Arc;
 
 /// A variable position in a size expression.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -91,7 +92,9 @@ pub type Monomial = Vec<NatAtom>;
 /// A size expression in canonical form: monomials with non-zero coefficients.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct Nat {
-    terms: BTreeMap<Monomial, Ratio>,
+    /// Shared: a decoded type's sizes and an e-graph's `NatApp` e-nodes hold the same
+    /// polynomial many times over, and a clone is a reference count.
+    terms: Arc<BTreeMap<Monomial, Ratio>>,
 }
 
 impl Nat {
@@ -103,11 +106,13 @@ impl Nat {
         if !r.is_zero() {
             terms.insert(vec![], r);
         }
-        Nat { terms }
+        Nat {
+            terms: Arc::new(terms),
+        }
     }
     pub fn atom(a: NatAtom) -> Nat {
         Nat {
-            terms: BTreeMap::from([(vec![a], Ratio::int(1))]),
+            terms: Arc::new(BTreeMap::from([(vec![a], Ratio::int(1))])),
         }
     }
     pub fn var(name: &str) -> Nat {
@@ -136,16 +141,17 @@ impl Nat {
     }
 
     fn add_term(&mut self, m: Monomial, r: Ratio) {
-        let entry = self.terms.entry(m).or_insert(Ratio::int(0));
+        let terms = Arc::make_mut(&mut self.terms);
+        let entry = terms.entry(m).or_insert(Ratio::int(0));
         *entry = entry.add(r);
         if entry.is_zero() {
-            self.terms.retain(|_, c| !c.is_zero());
+            terms.retain(|_, c| !c.is_zero());
         }
     }
 
     pub fn add(&self, o: &Nat) -> Nat {
         let mut out = self.clone();
-        for (m, r) in &o.terms {
+        for (m, r) in o.terms.iter() {
             out.add_term(m.clone(), *r);
         }
         out
@@ -161,8 +167,8 @@ impl Nat {
     }
     pub fn mul(&self, o: &Nat) -> Nat {
         let mut out = Nat::default();
-        for (m1, c1) in &self.terms {
-            for (m2, c2) in &o.terms {
+        for (m1, c1) in self.terms.iter() {
+            for (m2, c2) in o.terms.iter() {
                 let mut m: Monomial = m1.iter().chain(m2).cloned().collect();
                 m.sort();
                 out.add_term(m, c1.mul(*c2));
@@ -226,7 +232,7 @@ impl Nat {
             return self.clone();
         }
         let mut out = Nat::default();
-        for (m, c) in &self.terms {
+        for (m, c) in self.terms.iter() {
             let mut prod = Nat::ratio(*c);
             let mut kept: Monomial = vec![];
             for a in m {
@@ -237,7 +243,7 @@ impl Nat {
             }
             if !kept.is_empty() {
                 prod = prod.mul(&Nat {
-                    terms: BTreeMap::from([(kept, Ratio::int(1))]),
+                    terms: Arc::new(BTreeMap::from([(kept, Ratio::int(1))])),
                 });
             }
             out = out.add(&prod);
@@ -248,7 +254,7 @@ impl Nat {
     /// Evaluates to an integer, given values for the atoms.
     pub fn eval(&self, f: &impl Fn(&NatAtom) -> Option<i64>) -> Result<i64, String> {
         let mut num = Ratio::int(0);
-        for (m, c) in &self.terms {
+        for (m, c) in self.terms.iter() {
             let mut t = *c;
             for a in m {
                 let v = f(a).ok_or_else(|| format!("no value for size variable {a:?}"))?;
