@@ -154,3 +154,43 @@ impl Rewriter {
         Some((share, (room / per_match) as usize))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn admitted(b: &Budget, matches: usize) -> Vec<usize> {
+        (0..matches).filter(|_| b.admit()).collect()
+    }
+
+    #[test]
+    fn far_from_the_cap_every_match_fires() {
+        let b = Budget::default();
+        b.start(None);
+        assert_eq!(admitted(&b, 50).len(), 50);
+        assert_eq!(b.counts(), (50, 50));
+    }
+
+    #[test]
+    fn a_share_is_spread_evenly_and_stops_at_the_most() {
+        let b = Budget::default();
+        b.start(Some((WHOLE / 4, 10)));
+        // Every fourth match, until ten have fired.
+        let fired = admitted(&b, 100);
+        assert_eq!(fired, (0..10).map(|i| 4 * i + 3).collect::<Vec<_>>());
+        assert_eq!(b.counts(), (100, 10));
+    }
+
+    #[test]
+    fn the_limit_follows_the_last_iterations_growth() {
+        let mut r = Rewriter::default();
+        // 1,000 e-nodes, doubled by the last iteration's 250 matches (2 new e-nodes each),
+        // which doubled the matches of the one before. Far under a cap of 100,000:
+        r.last = Some((500, 250));
+        r.before_last = Some((100, 125));
+        assert_eq!(r.limit(1_000, 100_000), None);
+        // Near under 1,500: 500 matches (1,000 e-nodes) expected, room for 500 e-nodes: half
+        // the matches fire, 250 at most.
+        assert_eq!(r.limit(1_000, 1_500), Some((WHOLE / 2, 250)));
+    }
+}
