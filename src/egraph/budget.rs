@@ -183,11 +183,12 @@ mod tests {
 
     #[test]
     fn the_limit_follows_the_last_iterations_growth() {
-        let mut r = Rewriter::default();
         // 1,000 e-nodes, doubled by the last iteration's 250 matches (2 new e-nodes each),
         // which doubled the matches of the one before. Far under a cap of 100,000:
-        r.last = Some((500, 250));
-        r.before_last = Some((100, 125));
+        let r = Rewriter {
+            last: Some((500, 250)),
+            before_last: Some((100, 125)),
+        };
         assert_eq!(r.limit(1_000, 100_000), None);
         // Near under 1,500: 500 matches (1,000 e-nodes) expected, room for 500 e-nodes: half
         // the matches fire, 250 at most.
