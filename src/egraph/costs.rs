@@ -157,36 +157,40 @@ pub fn cheapest(nodes: &CostedNodes) -> HashMap<Value, (u64, usize)> {
         .collect()
 }
 
-/// Shortest distances from `root` over the edges `from -> (to, weight)` that `edges` lists
-/// for each class (Dijkstra's algorithm; every weight is non-negative): class -> distance,
-/// for the classes reachable from `root`.
-pub fn shortest_from(root: Value, edges: &[(Value, Value, u64)]) -> HashMap<Value, u64> {
-    let mut dense = Dense::new(edges.len());
+/// Shortest distances from `root` (Dijkstra's algorithm) where a class reaches each child `k`
+/// of each of its nodes `i` at `weight(i, k)` (non-negative; `None`: no edge): class ->
+/// distance, for the classes reachable from `root`. The edges are not stored: a settled
+/// class's nodes are walked when it leaves the heap.
+pub fn shortest_from(
+    root: Value,
+    nodes: &CostedNodes,
+    weight: impl Fn(usize, Value) -> Option<u64>,
+) -> HashMap<Value, u64> {
+    let mut dense = Dense::new(nodes.len());
     let root_id = dense.id(root);
-    let pairs: Vec<(u32, u32)> = edges
-        .iter()
-        .enumerate()
-        .map(|(i, (from, to, _))| {
-            dense.id(*to);
-            (dense.id(*from), i as u32)
-        })
+    let pairs: Vec<(u32, u32)> = (0..nodes.len())
+        .map(|i| (dense.id(nodes.class(i)), i as u32))
         .collect();
-    let (start, out) = adjacency(dense.values.len(), &pairs);
+    let (start, of_class) = adjacency(dense.len(), &pairs);
     drop(pairs);
-    let mut dist = vec![u64::MAX; dense.values.len()];
+    let mut dist = vec![u64::MAX; dense.len()];
     dist[root_id as usize] = 0;
     let mut heap = BinaryHeap::from([Reverse((0u64, root_id))]);
     while let Some(Reverse((d, c))) = heap.pop() {
         if d > dist[c as usize] {
             continue;
         }
-        for &e in &out[start[c as usize] as usize..start[c as usize + 1] as usize] {
-            let (_, to, w) = edges[e as usize];
-            let to = dense.ids[&to] as usize;
-            let through = d.saturating_add(w);
-            if through < dist[to] {
-                dist[to] = through;
-                heap.push(Reverse((through, to as u32)));
+        for &i in &of_class[start[c as usize] as usize..start[c as usize + 1] as usize] {
+            for k in nodes.kids(i as usize) {
+                // A child with no live node has nowhere to go: its distance is not needed.
+                let (Some(w), Some(&to)) = (weight(i as usize, *k), dense.ids.get(k)) else {
+                    continue;
+                };
+                let through = d.saturating_add(w);
+                if through < dist[to as usize] {
+                    dist[to as usize] = through;
+                    heap.push(Reverse((through, to)));
+                }
             }
         }
     }

@@ -12,6 +12,7 @@
 
 use super::costs::{cheapest, CostedNodes};
 use super::engine;
+use super::schema::Con;
 use crate::error::Result;
 use crate::rise::types::Type;
 use egglog::{EGraph, Value, Write};
@@ -66,66 +67,87 @@ impl Filter {
         let Some(limit) = self.ast_size else {
             return Ok(0);
         };
-        // Live e-nodes: their class and term children, and (constructor, egglog key) to
-        // subsume them by. Every term constructor's key has at most three fields.
+        // Live e-nodes: their class and term children.
         let mut nodes = CostedNodes::default();
-        let mut keys: Vec<(&str, [Value; 3], usize)> = vec![];
-        for con in super::schema::rise() {
-            let kids: Vec<usize> = con.children().collect();
-            let name = con.name();
-            eg.constructor_enodes(name, |e| {
-                if !e.subsumed {
-                    let mut k = [Value::new_const(0); 2];
-                    for (slot, i) in k.iter_mut().zip(&kids) {
-                        *slot = e.children[*i];
-                    }
-                    nodes.push(e.eclass, &k[..kids.len()], 1);
-                    let mut key = [Value::new_const(0); 3];
-                    key[..e.children.len()].copy_from_slice(e.children);
-                    keys.push((name, key, e.children.len()));
-                }
-            })
-            .map_err(engine)?;
-        }
+        live_enodes(eg, |_, e| {
+            // Every term constructor has at most two term children.
+            let (mut kids, mut n) = ([Value::new_const(0); 2], 0);
+            for i in e.con.children() {
+                kids[n] = e.children[i];
+                n += 1;
+            }
+            nodes.push(e.eclass, &kids[..n], 1);
+        })?;
         // down[c]: the fewest nodes of a term of class c.
         let down = cheapest(&nodes);
         let cost = |k: &Value| down.get(k).map(|(c, _)| *c);
         // A node's smallest term: itself plus its children's smallest terms.
-        let node_size = |i: usize| {
-            nodes
-                .kids(i)
-                .iter()
-                .try_fold(1u64, |a, k| Some(a + cost(k)?))
-        };
+        let sizes: Vec<Option<u64>> = (0..nodes.len())
+            .map(|i| {
+                nodes
+                    .kids(i)
+                    .iter()
+                    .try_fold(1u64, |a, k| Some(a + cost(k)?))
+            })
+            .collect();
+        let node_size = |i: usize| sizes[i];
         // up[c]: the fewest nodes of a context around class c, from the root. Going from a
         // class to a child k of one of its nodes adds that node's smallest term but k's.
-        let mut edges = vec![];
-        for i in 0..nodes.len() {
-            if let Some(all) = node_size(i) {
-                for k in nodes.kids(i) {
-                    edges.push((nodes.class(i), *k, all - cost(k).unwrap_or(0)));
-                }
-            }
-        }
-        let up = super::costs::shortest_from(root, &edges);
-        drop(edges);
-        let doomed: Vec<usize> = (0..nodes.len())
-            .filter(|i| {
+        let up = super::costs::shortest_from(root, &nodes, |i, k| {
+            Some(node_size(i)? - cost(&k).unwrap_or(0))
+        });
+        let doomed: Vec<bool> = (0..nodes.len())
+            .map(|i| {
                 let through = up
-                    .get(&nodes.class(*i))
-                    .zip(node_size(*i))
+                    .get(&nodes.class(i))
+                    .zip(node_size(i))
                     .map(|(u, n)| u + n);
                 through.is_none_or(|s| s > limit as u64)
             })
             .collect();
+        drop((nodes, down, up, sizes));
+        // The doomed e-nodes' keys, from a second scan in the same order (nothing changed).
+        let mut keys: Vec<(&str, Vec<Value>)> = vec![];
+        live_enodes(eg, |i, e| {
+            if doomed[i] {
+                keys.push((e.con.name(), e.children.to_vec()));
+            }
+        })?;
         eg.update(|mut fs| {
-            for i in &doomed {
-                let (name, key, len) = &keys[*i];
-                fs.subsume(name, egglog::RawValues(key[..*len].to_vec()))?;
+            for (name, key) in &keys {
+                fs.subsume(name, egglog::RawValues(key.clone()))?;
             }
             Ok(())
         })
         .map_err(engine)?;
-        Ok(doomed.len())
+        Ok(keys.len())
     }
+}
+
+/// A live (not subsumed) Rise e-node as scanned: its constructor, class and egglog key.
+struct Live<'a> {
+    con: Con,
+    eclass: Value,
+    children: &'a [Value],
+}
+
+/// Calls `f` with each live Rise e-node and its number in the scan (the same order on every
+/// scan of an unchanged e-graph).
+fn live_enodes(eg: &EGraph, mut f: impl FnMut(usize, &Live)) -> Result<()> {
+    let mut i = 0;
+    for con in super::schema::rise() {
+        eg.constructor_enodes(con.name(), |e| {
+            if !e.subsumed {
+                let live = Live {
+                    con,
+                    eclass: e.eclass,
+                    children: e.children,
+                };
+                f(i, &live);
+                i += 1;
+            }
+        })
+        .map_err(engine)?;
+    }
+    Ok(())
 }

@@ -283,8 +283,12 @@ fn search_named(
     let (term, normalised) = match (outcome.found(), &step.goal) {
         (true, Some(goal)) => (Some(goal.clone()), true),
         (true, None) => {
+            // The e-graph read out, egglog's copy is freed before the extraction's tables
+            // are built (at a million e-nodes they are each a few hundred MB).
+            let (graph, root) = (ExprGraph::read(&eg)?, root_of(&eg, &input)?);
+            drop((eg, query));
             let (t, normalised) =
-                extract_satisfying(&eg, &input, &step.sketch, &step.cost, &step.limits)?;
+                satisfying_term(&graph, root, &step.sketch, &step.cost, &step.limits)?;
             (Some(t), normalised)
         }
         (false, _) => (None, true),
@@ -365,9 +369,24 @@ fn extract_satisfying(
     cost: &Cost,
     limits: &Limits,
 ) -> Result<(Rc<Term>, bool)> {
-    let graph = ExprGraph::read(eg)?;
-    let root = root_of(eg, input)?;
-    let (_, t) = SketchExtractor::new(&graph, cost).extract(&sketch.sketch, root)?;
+    satisfying_term(
+        &ExprGraph::read(eg)?,
+        root_of(eg, input)?,
+        sketch,
+        cost,
+        limits,
+    )
+}
+
+/// [`extract_satisfying`] from the e-graph read out, below `root`.
+fn satisfying_term(
+    graph: &ExprGraph,
+    root: Value,
+    sketch: &SketchDecl,
+    cost: &Cost,
+    limits: &Limits,
+) -> Result<(Rc<Term>, bool)> {
+    let (_, t) = SketchExtractor::new(graph, cost).extract(&sketch.sketch, root)?;
     if !sketch.sketch.satisfied_by(&t) {
         return Err(Error::internal(format!(
             "the extracted term does not satisfy sketch `{}`",
