@@ -116,7 +116,7 @@ impl Rewriter {
         self.last = Some((enodes, fired));
         Ok(Step {
             // egglog's count includes the matches the budget turned away.
-            matches: found - (seen - fired),
+            matches: found.saturating_sub(seen - fired),
             updated: report.updated,
             capped: fired < seen,
         })
@@ -124,13 +124,10 @@ impl Rewriter {
 
     /// `None` far from the cap; near it, (share in millionths, most matches to fire).
     fn limit(&self, enodes: usize, cap: usize) -> Option<(usize, usize)> {
-        let ratio = |(now, _): (usize, usize), (then, _): (usize, usize)| {
-            (then > 0).then(|| now as f64 / then as f64)
+        let growth = match self.last {
+            Some((before, _)) if before > 0 => enodes as f64 / before as f64,
+            _ => FIRST_GROWTH,
         };
-        let growth = self
-            .last
-            .and_then(|last| ratio((enodes, 0), last))
-            .unwrap_or(FIRST_GROWTH);
         if (enodes as f64) * growth * 2.0 < cap as f64 {
             return None;
         }

@@ -90,18 +90,14 @@ impl Filter {
                     .try_fold(1u64, |a, k| Some(a + cost(k)?))
             })
             .collect();
-        let node_size = |i: usize| sizes[i];
         // up[c]: the fewest nodes of a context around class c, from the root. Going from a
         // class to a child k of one of its nodes adds that node's smallest term but k's.
         let up = super::costs::shortest_from(root, &nodes, |i, k| {
-            Some(node_size(i)? - cost(&k).unwrap_or(0))
+            Some(sizes[i]? - cost(&k).unwrap_or(0))
         });
         let doomed: Vec<bool> = (0..nodes.len())
             .map(|i| {
-                let through = up
-                    .get(&nodes.class(i))
-                    .zip(node_size(i))
-                    .map(|(u, n)| u + n);
+                let through = up.get(&nodes.class(i)).zip(sizes[i]).map(|(u, n)| u + n);
                 through.is_none_or(|s| s > limit as u64)
             })
             .collect();

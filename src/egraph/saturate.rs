@@ -50,7 +50,7 @@ pub fn resident_mb(peak: bool) -> f64 {
 /// Hands the allocator's free pages back to the system (glibc keeps freed memory between
 /// live allocations resident): called once the large per-iteration structures are freed, so
 /// that the next part's peak does not stack on the last one's leftovers.
-pub fn release_free_memory() {
+fn release_free_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only reads and updates the allocator's own state.
     unsafe {
