@@ -354,6 +354,7 @@ fn saturate_loop(
         let (enodes, eclasses) = expr_size(eg)?;
         let count = clock.lap();
         check = found(eg)?;
+        // The filter's and the query's freed memory (its time is counted with the check's).
         release_free_memory();
         let check_seconds = clock.lap();
         let stats = IterationStats {

@@ -111,8 +111,12 @@ impl Nat {
         }
     }
     pub fn atom(a: NatAtom) -> Nat {
+        Nat::monomial(vec![a])
+    }
+    /// The monomial `m` (sorted) with coefficient 1.
+    fn monomial(m: Monomial) -> Nat {
         Nat {
-            terms: Arc::new(BTreeMap::from([(vec![a], Ratio::int(1))])),
+            terms: Arc::new(BTreeMap::from([(m, Ratio::int(1))])),
         }
     }
     pub fn var(name: &str) -> Nat {
@@ -242,9 +246,7 @@ impl Nat {
                 }
             }
             if !kept.is_empty() {
-                prod = prod.mul(&Nat {
-                    terms: Arc::new(BTreeMap::from([(kept, Ratio::int(1))])),
-                });
+                prod = prod.mul(&Nat::monomial(kept));
             }
             out = out.add(&prod);
         }
