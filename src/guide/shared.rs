@@ -5,7 +5,8 @@
 //! how large the e-graph was, the process's peak memory so far), until all are found or a
 //! limit stops the search.
 
-use super::{extract_satisfying, prepare, pruned_root, Cost, Step};
+use super::{extract_satisfying, prepare, pruned_root, root_of, satisfying_term, Cost, Step};
+use crate::egraph::extract::ExprGraph;
 use crate::egraph::saturate::{resident_mb, saturate, Check, IterationStats, Outcome};
 use crate::error::Result;
 use crate::rise::term::Term;
@@ -46,7 +47,12 @@ pub fn search_each(
         .map(|(s, _)| SketchQuery::install(&mut eg, &s.sketch, step.sketch_engine).map(Some))
         .collect::<Result<Vec<_>>>()?;
     let mut iterations = 0;
+    // Sketches found, extracted while the search goes on for the others.
     let pending = RefCell::new(vec![]);
+    // The sketches found by the search's last check (and its iterations): extracted after
+    // the search, from the e-graph read out with egglog's copy freed (at a million e-nodes
+    // the extraction's tables are each a few hundred MB).
+    let mut last = (vec![], 0);
     let outcome = saturate(
         &mut eg,
         "rw",
@@ -55,10 +61,20 @@ pub fn search_each(
         |eg| {
             let (root, _, filter_seconds) = pruned_root(eg, &input, &step.filter)?;
             let mut work = 0;
+            let mut holding = vec![];
             for (i, slot) in queries.iter_mut().enumerate() {
                 let Some(query) = slot else { continue };
                 work += query.update(eg)?;
                 if query.holds(eg, root) {
+                    holding.push(i);
+                    *slot = None;
+                }
+            }
+            let found = queries.iter().all(Option::is_none);
+            if found {
+                last = (holding, iterations);
+            } else {
+                for i in holding {
                     let (sketch, cost) = &sketches[i];
                     let (term, _) = extract_satisfying(eg, &input, sketch, cost, &step.limits)?;
                     let found = Found {
@@ -68,12 +84,11 @@ pub fn search_each(
                         term,
                     };
                     pending.borrow_mut().push((i, found));
-                    *slot = None;
                 }
             }
             iterations += 1;
             Ok(Check {
-                found: queries.iter().all(Option::is_none),
+                found,
                 work,
                 filter_seconds,
             })
@@ -91,5 +106,21 @@ pub fn search_each(
         .into_inner()
         .into_iter()
         .for_each(|(i, f)| on_found(i, f));
+    let (holding, iterations) = last;
+    if !holding.is_empty() {
+        let (graph, root) = (ExprGraph::read(&eg)?, root_of(&eg, &input)?);
+        drop((eg, queries));
+        for i in holding {
+            let (sketch, cost) = &sketches[i];
+            let (term, _) = satisfying_term(&graph, root, sketch, cost, &step.limits)?;
+            let found = Found {
+                iterations,
+                seconds: t0.elapsed().as_secs_f64(),
+                peak_rss_mb: resident_mb(true),
+                term,
+            };
+            on_found(i, found);
+        }
+    }
     Ok(outcome)
 }
