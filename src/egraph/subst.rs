@@ -262,6 +262,11 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
         self.snap
     }
 
+    /// Unions two e-classes.
+    pub fn union(&mut self, a: Value, b: Value) -> Option<()> {
+        self.ws.union(a, b).ok()
+    }
+
     /// The e-graph value of a type (added if new).
     pub fn type_value(&mut self, t: &Type) -> Option<Value> {
         encode::add_type(self.ws, t, None).ok()

@@ -11,7 +11,9 @@ use egglog::EGraph;
 use std::sync::Arc;
 
 /// Adds compiled rules to `ruleset` as Rust rules reading `snapshot`; their new e-nodes
-/// must pass `filter`'s type conditions.
+/// must pass `filter`'s type conditions. Rules with the same left-hand side (the binomial
+/// filter's two ways to separate a dot product) share one egglog rule: its query is matched
+/// once, and each right-hand side is built on each match.
 pub fn add_rules(
     eg: &mut EGraph,
     ruleset: &str,
@@ -20,28 +22,46 @@ pub fn add_rules(
     filter: &Filter,
 ) -> Result<()> {
     let _ = egglog::prelude::add_ruleset(eg, ruleset);
-    for mut rule in rules {
-        rule.filter = filter.clone();
-        let rule = Arc::new(rule);
-        let vars: Vec<(&str, &str)> = rule.vars.iter().map(|(n, s)| (n.as_str(), *s)).collect();
-        let r = rule.clone();
-        add_snapshot_rule(
-            eg,
-            &rule.name,
-            ruleset,
-            snapshot,
-            &vars,
-            &rule.query,
-            move |b, values| {
-                let snap = b.snap();
-                match r.lone {
-                    true => r.apply(b, snap, &[values[0], values[0]]),
-                    false => r.apply(b, snap, values),
+    for group in same_query(rules) {
+        let group: Vec<Arc<CompiledRule>> = (group.into_iter())
+            .map(|mut rule| {
+                rule.filter = filter.clone();
+                Arc::new(rule)
+            })
+            .collect();
+        let first = &group[0];
+        let name = (group.iter().map(|r| r.name.as_str())).collect::<Vec<_>>().join("+");
+        let vars: Vec<(&str, &str)> = (first.vars.iter()).map(|(n, s)| (n.as_str(), *s)).collect();
+        let rules = group.clone();
+        add_snapshot_rule(eg, &name, ruleset, snapshot, &vars, &first.query, move |b, values| {
+            let snap = b.snap();
+            let values = match rules[0].lone {
+                true => &[values[0], values[0]][..],
+                false => values,
+            };
+            let (last, others) = rules.split_last()?;
+            for r in others {
+                if let Some(v) = r.apply(b, snap, values) {
+                    b.union(values[0], v)?;
                 }
-            },
-        )?;
+            }
+            last.apply(b, snap, values)
+        })?;
     }
     Ok(())
+}
+
+/// `rules` grouped by their query and callback variables, in their order.
+fn same_query(rules: Vec<CompiledRule>) -> Vec<Vec<CompiledRule>> {
+    let mut groups: Vec<Vec<CompiledRule>> = vec![];
+    for rule in rules {
+        let key = |r: &CompiledRule| (r.query.clone(), r.vars.clone(), r.lone);
+        match groups.iter_mut().find(|g| key(&g[0]) == key(&rule)) {
+            Some(g) => g.push(rule),
+            None => groups.push(vec![rule]),
+        }
+    }
+    groups
 }
 
 /// Compiles and adds rules; a rule that does not type-check is an error at its location.
