@@ -378,6 +378,18 @@ impl Emitter {
             // A high-level map of a function that only rearranges data is a view; one that
             // computes must have been lowered (the generator does not choose its loop).
             Map => {
+                if let Some(dest) = self.layout_dest(&args[0], &args[1]) {
+                    // `map join y` written to `d` is `y` written to `map split d`.
+                    let len = self.len_of(&args[1])?;
+                    return Ok(Val::Reshaped {
+                        inner: Rc::new(arg(1)),
+                        dest: Rc::new(move |d| {
+                            let dest = dest.clone();
+                            Ok(view(len, false, move |em, i| dest(em.get(&d, i)?)))
+                        }),
+                        ty: ty.uncurry().1.clone(),
+                    });
+                }
                 let (f, xs) = (arg(0), self.force(arg(1))?);
                 Ok(view(array_len(&xs)?, false, move |em, i| {
                     let (code, ops) = (em.body.len(), em.arith);
@@ -510,6 +522,35 @@ impl Emitter {
                 "the primitive `{}` has no C translation",
                 prim.name()
             ))),
+        }
+    }
+
+    /// When a map's function `f` is a data-layout primitive (`join`, `transpose`, `split`,
+    /// ...) and its array `xs` is not computed yet: how a destination of `f x` is seen as
+    /// one of `x`, so that the map is written through its destination instead of `xs` being
+    /// computed into a buffer and copied.
+    fn layout_dest(&mut self, f: &Val, xs: &Val) -> Option<Reshape> {
+        use Prim::*;
+        let Val::Prim { prim, args, ty, .. } = f else {
+            return None;
+        };
+        let layout = matches!(
+            prim,
+            Split | AsVector | AsVectorAligned | Join | AsScalar | Transpose
+        );
+        if !layout || args.len() + 1 != prim.arity() || !is_deferred(xs) {
+            return None;
+        }
+        // A stand-in for one element of `xs` (of `f`'s parameter type), never written: `f`
+        // of it is `Reshaped`.
+        let element = Val::Deferred {
+            prim: Id,
+            args: vec![],
+            ty: (*ty.uncurry().0.last()?).clone(),
+        };
+        match self.apply(f.clone(), element) {
+            Ok(Val::Reshaped { dest, .. }) => Some(dest),
+            _ => None,
         }
     }
 

@@ -30,23 +30,33 @@ pub fn add_rules(
             })
             .collect();
         let first = &group[0];
-        let name = (group.iter().map(|r| r.name.as_str())).collect::<Vec<_>>().join("+");
+        let name = (group.iter().map(|r| r.name.as_str()))
+            .collect::<Vec<_>>()
+            .join("+");
         let vars: Vec<(&str, &str)> = (first.vars.iter()).map(|(n, s)| (n.as_str(), *s)).collect();
         let rules = group.clone();
-        add_snapshot_rule(eg, &name, ruleset, snapshot, &vars, &first.query, move |b, values| {
-            let snap = b.snap();
-            let values = match rules[0].lone {
-                true => &[values[0], values[0]][..],
-                false => values,
-            };
-            let (last, others) = rules.split_last()?;
-            for r in others {
-                if let Some(v) = r.apply(b, snap, values) {
-                    b.union(values[0], v)?;
+        add_snapshot_rule(
+            eg,
+            &name,
+            ruleset,
+            snapshot,
+            &vars,
+            &first.query,
+            move |b, values| {
+                let snap = b.snap();
+                let values = match rules[0].lone {
+                    true => &[values[0], values[0]][..],
+                    false => values,
+                };
+                let (last, others) = rules.split_last()?;
+                for r in others {
+                    if let Some(v) = r.apply(b, snap, values) {
+                        b.union(values[0], v)?;
+                    }
                 }
-            }
-            last.apply(b, snap, values)
-        })?;
+                last.apply(b, snap, values)
+            },
+        )?;
     }
     Ok(())
 }
