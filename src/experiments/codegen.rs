@@ -21,6 +21,9 @@ pub struct Measured {
     pub gflops: f64,
     pub gbytes: f64,
     pub reference_ms: Option<Vec<f64>>,
+    /// Per round, the reference's median time over the program's: the machine's speed
+    /// drifts between rounds, so the ratio is the median of these.
+    round_ratios: Vec<f64>,
 }
 
 impl Measured {
@@ -30,11 +33,12 @@ impl Measured {
     pub fn min_ms(&self) -> f64 {
         self.times_ms.iter().copied().fold(f64::INFINITY, f64::min)
     }
-    /// The reference's GFLOP/s (2 m n k per second) and this program's speed relative to it.
+    /// The reference's GFLOP/s (2 m n k per second) and this program's speed relative to it
+    /// (the median of the rounds' ratios).
     pub fn reference(&self, exe: &Compiled) -> Option<(f64, f64)> {
         let times = self.reference_ms.as_ref()?;
         let ms = super::median(times);
-        Some((exe.flops / (ms * 1e6), ms / self.median_ms()))
+        Some((exe.flops / (ms * 1e6), super::median(&self.round_ratios)))
     }
 }
 
@@ -62,12 +66,16 @@ pub fn measure(
     };
     let mut times_ms = vec![];
     let mut reference_ms = product.map(|_| vec![]);
+    let mut round_ratios = vec![];
     for _ in 0..rounds.max(1) {
-        times_ms.extend(exe.run(&expected.inputs, &timed)?.1);
+        let round = exe.run(&expected.inputs, &timed)?.1;
         if let (Some(sizes), Some(times)) = (product, reference_ms.as_mut()) {
             let (a, b) = (&expected.inputs[0], &expected.inputs[1]);
-            times.extend(reference::time(a, b, sizes, opts.threads, opts.runs));
+            let reference = reference::time(a, b, sizes, opts.threads, opts.runs);
+            round_ratios.push(super::median(&reference) / super::median(&round));
+            times.extend(reference);
         }
+        times_ms.extend(round);
     }
     let ms = super::median(&times_ms);
     Ok(Measured {
@@ -76,6 +84,7 @@ pub fn measure(
         check,
         times_ms,
         reference_ms,
+        round_ratios,
     })
 }
 
@@ -182,9 +191,9 @@ pub const CAPS: super::child::Caps = super::child::Caps {
 struct Rows(Vec<Vec<String>>);
 
 /// The child process of `reproduce codegen`: every version at `size` on 1 and 2 threads,
-/// 3 interleaved rounds of 5 timed runs; reports the rows.
+/// 5 interleaved rounds of 5 timed runs; reports the rows.
 pub fn row_main(size: i64) -> Result<()> {
-    super::child::report(&Rows(rows(size, &[1, 2], 5, 3)?));
+    super::child::report(&Rows(rows(size, &[1, 2], 5, 5)?));
     Ok(())
 }
 
