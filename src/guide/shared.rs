@@ -28,6 +28,18 @@ pub struct Found {
     pub term: Rc<Term>,
 }
 
+impl Found {
+    /// `term`, found after `iterations`, now: seconds since `t0`, the peak memory so far.
+    fn now(iterations: usize, t0: Instant, term: Rc<Term>) -> Found {
+        Found {
+            iterations,
+            seconds: t0.elapsed().as_secs_f64(),
+            peak_rss_mb: resident_mb(true),
+            term,
+        }
+    }
+}
+
 /// Grows `step`'s e-graph from `start` (its rules, filter and limits; its own sketch is not
 /// checked) until every sketch of `sketches`, each extracted with its cost, is found or a
 /// limit stops it. `on_found` gets a sketch's index and what was found, as it is found
@@ -77,13 +89,9 @@ pub fn search_each(
                 for i in holding {
                     let (sketch, cost) = &sketches[i];
                     let (term, _) = extract_satisfying(eg, &input, sketch, cost, &step.limits)?;
-                    let found = Found {
-                        iterations,
-                        seconds: t0.elapsed().as_secs_f64(),
-                        peak_rss_mb: resident_mb(true),
-                        term,
-                    };
-                    pending.borrow_mut().push((i, found));
+                    pending
+                        .borrow_mut()
+                        .push((i, Found::now(iterations, t0, term)));
                 }
             }
             iterations += 1;
@@ -113,13 +121,7 @@ pub fn search_each(
         for i in holding {
             let (sketch, cost) = &sketches[i];
             let (term, _) = satisfying_term(&graph, root, sketch, cost, &step.limits)?;
-            let found = Found {
-                iterations,
-                seconds: t0.elapsed().as_secs_f64(),
-                peak_rss_mb: resident_mb(true),
-                term,
-            };
-            on_found(i, found);
+            on_found(i, Found::now(iterations, t0, term));
         }
     }
     Ok(outcome)

@@ -23,18 +23,17 @@ pub fn add_rules(
 ) -> Result<()> {
     let _ = egglog::prelude::add_ruleset(eg, ruleset);
     for group in same_query(rules) {
-        let group: Vec<Arc<CompiledRule>> = (group.into_iter())
+        let rules: Vec<Arc<CompiledRule>> = (group.into_iter())
             .map(|mut rule| {
                 rule.filter = filter.clone();
                 Arc::new(rule)
             })
             .collect();
-        let first = &group[0];
-        let name = (group.iter().map(|r| r.name.as_str()))
+        let first = rules[0].clone();
+        let name = (rules.iter().map(|r| r.name.as_str()))
             .collect::<Vec<_>>()
             .join("+");
         let vars: Vec<(&str, &str)> = (first.vars.iter()).map(|(n, s)| (n.as_str(), *s)).collect();
-        let rules = group.clone();
         add_snapshot_rule(
             eg,
             &name,
@@ -44,6 +43,7 @@ pub fn add_rules(
             &first.query,
             move |b, values| {
                 let snap = b.snap();
+                // The last right-hand side's value is unioned with the match by the caller.
                 let values = match rules[0].lone {
                     true => &[values[0], values[0]][..],
                     false => values,
@@ -64,8 +64,8 @@ pub fn add_rules(
 /// `rules` grouped by their query and callback variables, in their order.
 fn same_query(rules: Vec<CompiledRule>) -> Vec<Vec<CompiledRule>> {
     let mut groups: Vec<Vec<CompiledRule>> = vec![];
+    let key = |r: &CompiledRule| (r.query.clone(), r.vars.clone(), r.lone);
     for rule in rules {
-        let key = |r: &CompiledRule| (r.query.clone(), r.vars.clone(), r.lone);
         match groups.iter_mut().find(|g| key(&g[0]) == key(&rule)) {
             Some(g) => g.push(rule),
             None => groups.push(vec![rule]),
