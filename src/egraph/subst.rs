@@ -61,6 +61,9 @@ pub struct Snapshot {
     table: TypeTable,
     /// Which of the iteration's matches fire (the e-node cap inside an iteration).
     pub budget: Budget,
+    /// The types the iteration's right-hand sides added, with their values: a rule's typing
+    /// encodes the same types again and again.
+    encoded: std::sync::Mutex<HashMap<Type, Value>>,
 }
 
 /// All Rise e-nodes: (class, node, type).
@@ -148,6 +151,7 @@ impl Snapshot {
             class_ty: nodes.iter().map(|(c, _, t)| (*c, *t)).collect(),
             table,
             budget: Budget::default(),
+            encoded: Default::default(),
         };
         for (class, (_, i)) in &best {
             let (_, node, ty) = nodes[*i];
@@ -179,6 +183,7 @@ impl Snapshot {
         self.free = HashMap::default();
         self.free_names = HashMap::default();
         self.class_ty = HashMap::default();
+        self.encoded = Default::default();
     }
 
     fn free_bound(&self, c: Value, done: &mut HashMap<Value, u32>) -> u32 {
@@ -269,7 +274,8 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
 
     /// The e-graph value of a type (added if new).
     pub fn type_value(&mut self, t: &Type) -> Option<Value> {
-        encode::add_type(self.ws, t, None).ok()
+        let mut encoded = self.snap.encoded.lock().unwrap();
+        encode::add_type(self.ws, t, Some(&mut encoded)).ok()
     }
 
     /// The e-graph value of a size (added if new).
