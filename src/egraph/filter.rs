@@ -109,14 +109,15 @@ impl Filter {
                 keys.push((e.con.name(), e.children.to_vec()));
             }
         })?;
+        let pruned = keys.len();
         eg.update(|mut fs| {
-            for (name, key) in &keys {
-                fs.subsume(name, egglog::RawValues(key.clone()))?;
+            for (name, key) in keys {
+                fs.subsume(name, egglog::RawValues(key))?;
             }
             Ok(())
         })
         .map_err(engine)?;
-        Ok(keys.len())
+        Ok(pruned)
     }
 }
 

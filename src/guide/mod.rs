@@ -283,10 +283,8 @@ fn search_named(
     let (term, normalised) = match (outcome.found(), &step.goal) {
         (true, Some(goal)) => (Some(goal.clone()), true),
         (true, None) => {
-            // The e-graph read out, egglog's copy is freed before the extraction's tables
-            // are built (at a million e-nodes they are each a few hundred MB).
-            let (graph, root) = (ExprGraph::read(&eg)?, root_of(&eg, &input)?);
-            drop((eg, query));
+            drop(query);
+            let (graph, root) = read_out(eg, &input)?;
             let (t, normalised) =
                 satisfying_term(&graph, root, &step.sketch, &step.cost, &step.limits)?;
             (Some(t), normalised)
@@ -348,6 +346,13 @@ fn prepare(start: &Term, step: &Step) -> Result<(Rc<Term>, EGraph, SharedSnapsho
 /// The e-class of the search's start term.
 fn root_of(eg: &EGraph, input: &Term) -> Result<Value> {
     find_term(eg, input).ok_or_else(|| Error::internal("the start term left the e-graph"))
+}
+
+/// The e-graph read out for extraction, with the start's e-class; egglog's copy is freed
+/// before the extraction's tables are built (at a million e-nodes they are each a few hundred
+/// MB).
+fn read_out(eg: EGraph, input: &Term) -> Result<(ExprGraph, Value)> {
+    Ok((ExprGraph::read(&eg)?, root_of(&eg, input)?))
 }
 
 /// The start's e-class after `filter` has pruned the e-graph below it, the e-nodes it

@@ -5,8 +5,7 @@
 //! how large the e-graph was, the process's peak memory so far), until all are found or a
 //! limit stops the search.
 
-use super::{extract_satisfying, prepare, pruned_root, root_of, satisfying_term, Cost, Step};
-use crate::egraph::extract::ExprGraph;
+use super::{extract_satisfying, prepare, pruned_root, read_out, satisfying_term, Cost, Step};
 use crate::egraph::saturate::{resident_mb, saturate, Check, IterationStats, Outcome};
 use crate::error::Result;
 use crate::rise::term::Term;
@@ -116,8 +115,8 @@ pub fn search_each(
         .for_each(|(i, f)| on_found(i, f));
     let (holding, iterations) = last;
     if !holding.is_empty() {
-        let (graph, root) = (ExprGraph::read(&eg)?, root_of(&eg, &input)?);
-        drop((eg, queries));
+        drop(queries);
+        let (graph, root) = read_out(eg, &input)?;
         for i in holding {
             let (sketch, cost) = &sketches[i];
             let (term, _) = satisfying_term(&graph, root, sketch, cost, &step.limits)?;

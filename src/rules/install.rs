@@ -64,9 +64,11 @@ pub fn add_rules(
 /// `rules` grouped by their query and callback variables, in their order.
 fn same_query(rules: Vec<CompiledRule>) -> Vec<Vec<CompiledRule>> {
     let mut groups: Vec<Vec<CompiledRule>> = vec![];
-    let key = |r: &CompiledRule| (r.query.clone(), r.vars.clone(), r.lone);
+    let same = |a: &CompiledRule, b: &CompiledRule| {
+        a.query == b.query && a.vars == b.vars && a.lone == b.lone
+    };
     for rule in rules {
-        match groups.iter_mut().find(|g| key(&g[0]) == key(&rule)) {
+        match groups.iter_mut().find(|g| same(&g[0], &rule)) {
             Some(g) => g.push(rule),
             None => groups.push(vec![rule]),
         }
