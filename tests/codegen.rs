@@ -98,9 +98,9 @@ fn reproduce_codegen_writes_every_version_validated_beside_the_reference() {
         .skip(1)
         .map(|l| l.split(',').collect())
         .collect();
-    // 7 matrix products and the register-blocked kernel, 2 matrix-vector products, 2 binomial
+    // 7 matrix products and the register-blocked kernel, 3 matrix-vector products, 2 binomial
     // filters, on 1 and 2 threads, and the reference GEMM on each.
-    assert_eq!(rows.len(), 26, "{csv}");
+    assert_eq!(rows.len(), 28, "{csv}");
     for r in rows.iter().filter(|r| !r[0].starts_with("reference")) {
         let err: f64 = r[7].parse().unwrap();
         assert!(err < 1e-3, "{r:?}");
@@ -173,13 +173,21 @@ fn the_tolerance_is_a_checked_argument() {
 
 #[test]
 fn matrix_vector_guides_compile_to_vector_code_and_validate() {
-    for goal in ["mv-blocking", "mv-parallel"] {
+    for goal in ["mv-blocking", "mv-parallel", "mv-kernel"] {
         let p = found(goal);
         let c = program_c("mv", &p, &[256, 256]).unwrap().c;
         // mv-blocking accumulates 32 rows in one vector variable (its lanes read A 256 floats
-        // apart, so it is updated by the float), mv-parallel loads contiguous floats of a row.
+        // apart, so it is updated by the float), mv-parallel loads contiguous floats of a row,
+        // mv-kernel contiguous floats of four rows into one accumulator of 4 x 16 floats held
+        // in vector variables.
         match goal {
             "mv-blocking" => assert!(c.contains("f32x32 acc"), "{c}"),
+            "mv-kernel" => {
+                let acc = register_accumulators(&c);
+                assert_eq!(acc.len(), 1, "{c}");
+                assert!(only_in_registers(&c, &acc[0]), "{c}");
+                assert!(c.contains("i1) * 1024 + "), "four rows of 256 a step: {c}");
+            }
             _ => assert!(c.contains("*(f32x"), "{c}"),
         }
         let opts = COptions {

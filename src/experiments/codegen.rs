@@ -155,7 +155,7 @@ fn versions(size: i64) -> Vec<(String, String, Vec<i64>)> {
         vec![size; 3],
     ));
     let big = 4 * size;
-    for g in ["mv-blocking", "mv-parallel"] {
+    for g in ["mv-blocking", "mv-parallel", "mv-kernel"] {
         v.push((g.into(), input(format!("programs/{g}.guide")), vec![big; 2]));
     }
     for g in ["start", "goal"] {
