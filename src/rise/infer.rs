@@ -13,6 +13,7 @@ use super::types::{fun, nat_fun, shift_nat, Type};
 use crate::error::{Error, Result, Span};
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::Arc;
 
 /// A term during inference: types may still hold metavariables; nat variables are named.
 struct Pre {
@@ -88,32 +89,60 @@ impl Solver {
     /// found at depth 0, so their size indices are shifted past those binders (in
     /// elaboration sizes are named and the shift does nothing).
     fn zonk_at(&self, t: &Type, depth: u32) -> Type {
+        self.zonk_changed(t, depth).unwrap_or_else(|| t.clone())
+    }
+
+    /// [`Solver::zonk_at`], `None` where there is nothing to resolve: the parts without
+    /// metavariables are shared, not copied (a rewrite rule's matched types are concrete and
+    /// large).
+    fn zonk_changed(&self, t: &Type, depth: u32) -> Option<Type> {
         let nat = |n: &Nat| {
-            n.substitute(&mut |a| match a {
-                NatAtom::Meta(i) => self.nat_metas[*i as usize]
-                    .as_ref()
-                    .map(|v| shift_nat(&self.zonk_nat(v), 0, depth as i64)),
-                _ => None,
-            })
+            Some(n.substitute(&mut |a| {
+                match a {
+                    NatAtom::Meta(i) => self.nat_metas[*i as usize]
+                        .as_ref()
+                        .map(|v| shift_nat(&self.zonk_nat(v), 0, depth as i64)),
+                    _ => None,
+                }
+            }))
+            .filter(|m| !m.same(n))
         };
+        let ty = |t: &Arc<Type>, depth: u32| self.zonk_changed(t, depth).map(Arc::new);
+        let both =
+            |a: Option<Arc<Type>>, b: Option<Arc<Type>>, (x, y): (&Arc<Type>, &Arc<Type>)| {
+                (a.is_some() || b.is_some()).then(|| {
+                    (
+                        a.unwrap_or_else(|| x.clone()),
+                        b.unwrap_or_else(|| y.clone()),
+                    )
+                })
+            };
         match t {
-            Type::Meta(i) => match &self.metas[*i as usize] {
-                Some(v) => self.resolved(*i, v).shift_nats(depth as i64),
-                None => t.clone(),
+            Type::Meta(i) => (self.metas[*i as usize].as_ref())
+                .map(|v| self.resolved(*i, v).shift_nats(depth as i64)),
+            Type::F32 | Type::Int => None,
+            Type::Idx(n) => nat(n).map(Type::Idx),
+            Type::Arr(n, e) => match (nat(n), ty(e, depth)) {
+                (None, None) => None,
+                (m, f) => Some(Type::Arr(
+                    m.unwrap_or_else(|| n.clone()),
+                    f.unwrap_or_else(|| e.clone()),
+                )),
             },
-            Type::F32 | Type::Int => t.clone(),
-            Type::Idx(n) => Type::Idx(nat(n)),
-            Type::Arr(n, e) => Type::Arr(nat(n), std::sync::Arc::new(self.zonk_at(e, depth))),
-            Type::Vector(e, n) => Type::Vector(std::sync::Arc::new(self.zonk_at(e, depth)), nat(n)),
-            Type::Pair(a, b) => Type::Pair(
-                std::sync::Arc::new(self.zonk_at(a, depth)),
-                std::sync::Arc::new(self.zonk_at(b, depth)),
-            ),
-            Type::Fun(a, b) => Type::Fun(
-                std::sync::Arc::new(self.zonk_at(a, depth)),
-                std::sync::Arc::new(self.zonk_at(b, depth)),
-            ),
-            Type::NatFun(b) => Type::NatFun(std::sync::Arc::new(self.zonk_at(b, depth + 1))),
+            Type::Vector(e, n) => match (ty(e, depth), nat(n)) {
+                (None, None) => None,
+                (f, m) => Some(Type::Vector(
+                    f.unwrap_or_else(|| e.clone()),
+                    m.unwrap_or_else(|| n.clone()),
+                )),
+            },
+            Type::Pair(a, b) => {
+                both(ty(a, depth), ty(b, depth), (a, b)).map(|(a, b)| Type::Pair(a, b))
+            }
+            Type::Fun(a, b) => {
+                both(ty(a, depth), ty(b, depth), (a, b)).map(|(a, b)| Type::Fun(a, b))
+            }
+            Type::NatFun(b) => ty(b, depth + 1).map(Type::NatFun),
         }
     }
 

@@ -98,6 +98,12 @@ pub struct Nat {
 }
 
 impl Nat {
+    /// Is `other` this very polynomial (shared, not only equal)? What [`Nat::substitute`]
+    /// returns when it replaces nothing.
+    pub fn same(&self, other: &Nat) -> bool {
+        Arc::ptr_eq(&self.terms, &other.terms)
+    }
+
     pub fn cst(n: i64) -> Nat {
         Nat::ratio(Ratio::int(n))
     }

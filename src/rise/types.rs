@@ -49,25 +49,78 @@ impl Type {
         !matches!(self, Type::Fun(..) | Type::NatFun(_))
     }
 
-    /// Applies `f` to every nat in the type; `f` gets the number of nat binders passed.
+    /// Applies `f` to every nat in the type; `f` gets the number of nat binders passed. Parts
+    /// whose nats `f` returns as they are (the same shared polynomial) are shared, not copied.
     pub fn map_nats(&self, depth: u32, f: &mut impl FnMut(&Nat, u32) -> Nat) -> Type {
+        self.map_nats_changed(depth, f)
+            .unwrap_or_else(|| self.clone())
+    }
+
+    /// [`Type::map_nats`], `None` where nothing changed.
+    fn map_nats_changed(&self, depth: u32, f: &mut impl FnMut(&Nat, u32) -> Nat) -> Option<Type> {
+        fn nat(n: &Nat, depth: u32, f: &mut impl FnMut(&Nat, u32) -> Nat) -> Option<Nat> {
+            Some(f(n, depth)).filter(|m| !m.same(n))
+        }
+        fn ty(
+            t: &Arc<Type>,
+            depth: u32,
+            f: &mut impl FnMut(&Nat, u32) -> Nat,
+        ) -> Option<Arc<Type>> {
+            t.map_nats_changed(depth, f).map(Arc::new)
+        }
         match self {
-            Type::F32 | Type::Int | Type::Meta(_) => self.clone(),
-            Type::Idx(n) => Type::Idx(f(n, depth)),
-            Type::Arr(n, t) => arr(f(n, depth), t.map_nats(depth, f)),
-            Type::Pair(a, b) => pair(a.map_nats(depth, f), b.map_nats(depth, f)),
-            Type::Vector(t, n) => vector(t.map_nats(depth, f), f(n, depth)),
-            Type::Fun(a, b) => fun(a.map_nats(depth, f), b.map_nats(depth, f)),
-            Type::NatFun(b) => nat_fun(b.map_nats(depth + 1, f)),
+            Type::F32 | Type::Int | Type::Meta(_) => None,
+            Type::Idx(n) => nat(n, depth, f).map(Type::Idx),
+            Type::Arr(n, t) => match (nat(n, depth, f), ty(t, depth, f)) {
+                (None, None) => None,
+                (m, u) => Some(Type::Arr(
+                    m.unwrap_or_else(|| n.clone()),
+                    u.unwrap_or_else(|| t.clone()),
+                )),
+            },
+            Type::Vector(t, n) => match (ty(t, depth, f), nat(n, depth, f)) {
+                (None, None) => None,
+                (u, m) => Some(Type::Vector(
+                    u.unwrap_or_else(|| t.clone()),
+                    m.unwrap_or_else(|| n.clone()),
+                )),
+            },
+            Type::Pair(a, b) | Type::Fun(a, b) => match (ty(a, depth, f), ty(b, depth, f)) {
+                (None, None) => None,
+                (x, y) => {
+                    let (x, y) = (
+                        x.unwrap_or_else(|| a.clone()),
+                        y.unwrap_or_else(|| b.clone()),
+                    );
+                    Some(match self {
+                        Type::Pair(..) => Type::Pair(x, y),
+                        _ => Type::Fun(x, y),
+                    })
+                }
+            },
+            Type::NatFun(b) => ty(b, depth + 1, f).map(Type::NatFun),
         }
     }
 
     /// Calls `f` on every nat in the type.
     pub fn for_each_nat(&self, f: &mut impl FnMut(&Nat)) {
-        self.map_nats(0, &mut |n, _| {
-            f(n);
-            n.clone()
-        });
+        match self {
+            Type::F32 | Type::Int | Type::Meta(_) => {}
+            Type::Idx(n) => f(n),
+            Type::Arr(n, t) => {
+                f(n);
+                t.for_each_nat(f);
+            }
+            Type::Vector(t, n) => {
+                t.for_each_nat(f);
+                f(n);
+            }
+            Type::Pair(a, b) | Type::Fun(a, b) => {
+                a.for_each_nat(f);
+                b.for_each_nat(f);
+            }
+            Type::NatFun(b) => b.for_each_nat(f),
+        }
     }
 
     /// Instantiates the body of a `NatFun` with `arg` (De Bruijn substitution of index 0).
@@ -248,6 +301,9 @@ fn subst_index(n: &Nat, depth: u32, arg: &Nat) -> Nat {
 
 /// Shifts indices >= cutoff by `by`.
 pub fn shift_nat(n: &Nat, cutoff: u32, by: i64) -> Nat {
+    if by == 0 {
+        return n.clone();
+    }
     n.substitute(&mut |a| match a {
         NatAtom::Index(i) if *i >= cutoff => Some(Nat::index((*i as i64 + by) as u32)),
         _ => None,
