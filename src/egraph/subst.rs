@@ -64,7 +64,16 @@ pub struct Snapshot {
     /// The types the iteration's right-hand sides added, with their values: a rule's typing
     /// encodes the same types again and again.
     encoded: std::sync::Mutex<HashMap<Type, Value>>,
+    /// The e-nodes of up to two fields (and a type) the iteration's right-hand sides added,
+    /// with their classes: matches rebuild the same variables, lambdas and applications again
+    /// and again, and within one rewrite step (no rebuild) a row's class does not change.
+    /// At most [`ADDED_CACHE`] of them, the most recent (binomial's Table 2 search: -8% of
+    /// its instructions).
+    added: std::sync::Mutex<HashMap<(Con, [Value; 3]), Value>>,
 }
+
+/// How many added e-nodes a snapshot remembers (a few MB): a large step adds millions.
+const ADDED_CACHE: usize = 1 << 16;
 
 /// All Rise e-nodes: (class, node, type).
 pub fn scan(eg: &EGraph) -> Result<Vec<(Value, Raw, Value)>> {
@@ -152,6 +161,7 @@ impl Snapshot {
             table,
             budget: Budget::default(),
             encoded: Default::default(),
+            added: Default::default(),
         };
         for (class, (_, i)) in &best {
             let (_, node, ty) = nodes[*i];
@@ -184,6 +194,7 @@ impl Snapshot {
         self.free_names = HashMap::default();
         self.class_ty = HashMap::default();
         self.encoded = Default::default();
+        self.added = Default::default();
     }
 
     fn free_bound(&self, c: Value, done: &mut HashMap<Value, u32>) -> u32 {
@@ -309,11 +320,27 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
     /// Adds an e-node (with its type as the last field). Its class's `ty` is set by the
     /// schema's `rise-types` rules, which the driver runs after every iteration.
     pub fn add(&mut self, con: Con, inputs: Vec<Value>, ty: Value) -> Value {
+        let key = match inputs[..] {
+            [a] => Some((con, [a, ty, ty])),
+            [a, b] => Some((con, [a, b, ty])),
+            _ => None,
+        };
+        if let Some(v) = key.and_then(|k| self.snap.added.lock().unwrap().get(&k).copied()) {
+            return v;
+        }
         let mut row = inputs;
         row.push(ty);
-        self.ws
+        let v = (self.ws)
             .add(con.name(), egglog::RawValues(row))
-            .expect("schema constructor")
+            .expect("schema constructor");
+        if let Some(k) = key {
+            let mut added = self.snap.added.lock().unwrap();
+            if added.len() >= ADDED_CACHE {
+                added.clear();
+            }
+            added.insert(k, v);
+        }
+        v
     }
 
     pub fn var(&mut self, i: u32, ty: Value) -> Value {
