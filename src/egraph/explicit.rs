@@ -62,7 +62,7 @@ pub fn add_explicit_substitution(
                 // A variable of another type comes from a term of another context.
                 let xt = b.snap().class_type_value(v[3]).filter(|xt| *xt == vt)?;
                 let (d, k) = (b.base(i), b.base(0i64));
-                Some(b.add(Con::Phi, vec![d, k, v[3]], xt))
+                Some(b.add(Con::Phi, &[d, k, v[3]], xt))
             }
         }
     })?;
@@ -91,7 +91,7 @@ pub fn add_explicit_substitution(
     add_eta(eg, "eta-explicit", ruleset, snap, |b, f| {
         let ft = b.snap().class_type_value(f)?;
         let (d, k) = (b.base(-1i64), b.base(1i64));
-        Some(b.add(Con::Phi, vec![d, k, f], ft))
+        Some(b.add(Con::Phi, &[d, k, f], ft))
     })?;
     Ok(())
 }

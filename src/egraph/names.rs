@@ -162,11 +162,11 @@ fn substitute(
         Raw::App(f, x) => {
             let f = substitute(b, f, env, memo)?;
             let x = substitute(b, x, env, memo)?;
-            b.add(Con::App, vec![f, x], ty)
+            b.add(Con::App, &[f, x], ty)
         }
         Raw::NatApp(f, n) => {
             let f = substitute(b, f, env, memo)?;
-            b.add(Con::NatApp, vec![f, n], ty)
+            b.add(Con::NatApp, &[f, n], ty)
         }
         Raw::NamedLam(y, body) => {
             let mut inner: Vec<Replace> = env.iter().filter(|r| r.name != y).copied().collect();
@@ -178,7 +178,7 @@ fn substitute(
                     return None;
                 };
                 let param = b.type_value(param)?;
-                let var = b.add(Con::NamedVar, vec![binder], param);
+                let var = b.add(Con::NamedVar, &[binder], param);
                 inner.push(Replace {
                     name: y,
                     by: var,
@@ -186,7 +186,7 @@ fn substitute(
                 });
             }
             let body = substitute(b, body, &inner, &mut HashMap::default())?;
-            b.add(Con::NamedLam, vec![binder, body], ty)
+            b.add(Con::NamedLam, &[binder, body], ty)
         }
         Raw::Leaf(..) => class,
         Raw::Var(_) | Raw::Lam(_) | Raw::NatLam(_) => return None,
@@ -296,17 +296,17 @@ pub fn add_explicit_substitution(
         let [e, name, a, w, body, p, r, t] = v.try_into().expect("eight variables");
         let snap = b.snap();
         if !snap.may_have_free_name(a, w) {
-            let inner = b.add(Con::Let, vec![name, a, body], r);
-            return Some(b.add(Con::NamedLam, vec![w, inner], t));
+            let inner = b.add(Con::Let, &[name, a, body], r);
+            return Some(b.add(Con::NamedLam, &[w, inner], t));
         }
         let f = b.base(format!("_{}", class_number(e)));
         if snap.may_have_free_name(a, f) || snap.may_have_free_name(body, f) {
             return None;
         }
-        let var = b.add(Con::NamedVar, vec![f], p);
-        let renamed = b.add(Con::Let, vec![w, var, body], r);
-        let inner = b.add(Con::Let, vec![name, a, renamed], r);
-        Some(b.add(Con::NamedLam, vec![f, inner], t))
+        let var = b.add(Con::NamedVar, &[f], p);
+        let renamed = b.add(Con::Let, &[w, var, body], r);
+        let inner = b.add(Con::Let, &[name, a, renamed], r);
+        Some(b.add(Con::NamedLam, &[f, inner], t))
     })?;
     add_eta(eg, ruleset, snap)
 }

@@ -319,8 +319,8 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
 
     /// Adds an e-node (with its type as the last field). Its class's `ty` is set by the
     /// schema's `rise-types` rules, which the driver runs after every iteration.
-    pub fn add(&mut self, con: Con, inputs: Vec<Value>, ty: Value) -> Value {
-        let key = match inputs[..] {
+    pub fn add(&mut self, con: Con, inputs: &[Value], ty: Value) -> Value {
+        let key = match *inputs {
             [a] => Some((con, [a, ty, ty])),
             [a, b] => Some((con, [a, b, ty])),
             _ => None,
@@ -328,7 +328,8 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
         if let Some(v) = key.and_then(|k| self.snap.added.lock().unwrap().get(&k).copied()) {
             return v;
         }
-        let mut row = inputs;
+        let mut row = Vec::with_capacity(inputs.len() + 1);
+        row.extend_from_slice(inputs);
         row.push(ty);
         let v = (self.ws)
             .add(con.name(), egglog::RawValues(row))
@@ -345,7 +346,7 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
 
     pub fn var(&mut self, i: u32, ty: Value) -> Value {
         let iv = self.ws.base_to_value::<i64>(i as i64);
-        self.add(Con::Var, vec![iv], ty)
+        self.add(Con::Var, &[iv], ty)
     }
 
     /// Shifts free variables >= `cutoff` of `class`'s representative by `by`.
@@ -434,18 +435,18 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
             Raw::App(f, x) => {
                 let f = self.vectorize_under(f, n, depth, memo)?;
                 let x = self.vectorize_under(x, n, depth, memo)?;
-                self.add(Con::App, vec![f, x], ty)
+                self.add(Con::App, &[f, x], ty)
             }
             Raw::Lam(b) => {
                 let b = self.vectorize_under(b, n, depth + 1, memo)?;
-                self.add(Con::Lam, vec![b], ty)
+                self.add(Con::Lam, &[b], ty)
             }
             Raw::Leaf(Con::Prim, p) => {
                 let lifts = ["add", "mul", "fst", "snd", "makePair"];
                 if !lifts.iter().any(|name| self.base(*name) == p) {
                     return None;
                 }
-                self.add(Con::Prim, vec![p], ty)
+                self.add(Con::Prim, &[p], ty)
             }
             Raw::Leaf(Con::F32, _) => {
                 let broadcast = self.type_value(&crate::rise::types::fun(
@@ -453,8 +454,8 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
                     vectorized(&Type::F32, n),
                 ))?;
                 let prim = self.base("vectorFromScalar");
-                let f = self.add(Con::Prim, vec![prim], broadcast);
-                self.add(Con::App, vec![f, class], ty)
+                let f = self.add(Con::Prim, &[prim], broadcast);
+                self.add(Con::App, &[f, class], ty)
             }
             _ => return None,
         };
@@ -485,15 +486,15 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
             Raw::App(f, x) => {
                 let f = self.map_vars(f, depth, on_var, memo)?;
                 let x = self.map_vars(x, depth, on_var, memo)?;
-                self.add(Con::App, vec![f, x], rep.ty)
+                self.add(Con::App, &[f, x], rep.ty)
             }
             Raw::Lam(b) => {
                 let b = self.map_vars(b, depth + 1, on_var, memo)?;
-                self.add(Con::Lam, vec![b], rep.ty)
+                self.add(Con::Lam, &[b], rep.ty)
             }
             Raw::NatApp(f, n) => {
                 let f = self.map_vars(f, depth, on_var, memo)?;
-                self.add(Con::NatApp, vec![f, n], rep.ty)
+                self.add(Con::NatApp, &[f, n], rep.ty)
             }
             Raw::NatLam(_) | Raw::Leaf(..) | Raw::NamedVar(_) | Raw::NamedLam(..) => return None,
         };

@@ -806,9 +806,13 @@ impl Matcher {
         self.solver.unify(pattern, actual, &span).is_ok()
     }
 
-    /// Solves what is left; false if some size equation has no solution.
+    /// Solves what is left; false if some size equation has no solution. The bindings are
+    /// final from here on (no more `unify`): [`Matcher::resolve`] resolves each metavariable's
+    /// solution once.
     pub fn solve(&mut self) -> bool {
-        self.solver.solve_deferred().is_ok()
+        let solved = self.solver.solve_deferred().is_ok();
+        self.solver.freeze();
+        solved
     }
 
     /// The pattern type with the bindings applied.

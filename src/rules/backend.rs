@@ -63,7 +63,7 @@ pub(super) trait Backend: std::fmt::Debug + Send + Sync {
     /// A lambda of the rule's right-hand side.
     fn lambda(&self, b: &mut Builder, m: &mut Match, lam: Lambda) -> Option<Value> {
         let body = lam.rule.build(lam.body, b, m)?;
-        Some(b.add(Con::Lam, vec![body], lam.ty))
+        Some(b.add(Con::Lam, &[body], lam.ty))
     }
 }
 
@@ -122,7 +122,7 @@ impl Backend for Explicit {
         }
         let (dv, kv) = (b.base(d), b.base(k as i64));
         let ty = b.snap().class_type_value(hole.class)?;
-        Some(b.add(Con::Phi, vec![dv, kv, hole.class], ty))
+        Some(b.add(Con::Phi, &[dv, kv, hole.class], ty))
     }
 }
 
@@ -152,7 +152,7 @@ impl Backend for Named {
 
     fn bound(&self, b: &mut Builder, m: &Match, i: u32, ty: Value) -> Value {
         let name = m.binders[m.binders.len() - 1 - i as usize].1;
-        b.add(Con::NamedVar, vec![name], ty)
+        b.add(Con::NamedVar, &[name], ty)
     }
 
     /// Named after the matched left-hand side binder of the same name, or after the
@@ -164,7 +164,7 @@ impl Backend for Named {
         m.binders.push((x, name));
         let body = lam.rule.build(lam.body, b, m);
         m.binders.pop();
-        Some(b.add(Con::NamedLam, vec![name, body?], lam.ty))
+        Some(b.add(Con::NamedLam, &[name, body?], lam.ty))
     }
 }
 

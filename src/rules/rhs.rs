@@ -179,7 +179,7 @@ impl CompiledRule {
                         base => b.literal(&base)?,
                     });
                 }
-                Some(b.add(con, row, m.typing.slots[*slot].ty))
+                Some(b.add(con, &row, m.typing.slots[*slot].ty))
             }
         }
     }
