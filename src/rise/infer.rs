@@ -9,11 +9,10 @@ use super::nat::{Nat, NatAtom};
 use super::primitives::{Fresh, Prim};
 use super::syntax::{Expr, ExprKind, Program};
 use super::term::{Node, Term};
-use super::types::{fun, nat_fun, shift_nat, Type};
+use super::types::{fun, nat_fun, shift_nat, Rebuild, Type};
 use crate::error::{Error, Result, Span};
 use std::collections::HashMap;
 use std::rc::Rc;
-use std::sync::Arc;
 
 /// A term during inference: types may still hold metavariables; nat variables are named.
 struct Pre {
@@ -96,53 +95,27 @@ impl Solver {
     /// metavariables are shared, not copied (a rewrite rule's matched types are concrete and
     /// large).
     fn zonk_changed(&self, t: &Type, depth: u32) -> Option<Type> {
-        let nat = |n: &Nat| {
-            Some(n.substitute(&mut |a| {
-                match a {
-                    NatAtom::Meta(i) => self.nat_metas[*i as usize]
-                        .as_ref()
-                        .map(|v| shift_nat(&self.zonk_nat(v), 0, depth as i64)),
-                    _ => None,
-                }
-            }))
-            .filter(|m| !m.same(n))
-        };
-        let ty = |t: &Arc<Type>, depth: u32| self.zonk_changed(t, depth).map(Arc::new);
-        let both =
-            |a: Option<Arc<Type>>, b: Option<Arc<Type>>, (x, y): (&Arc<Type>, &Arc<Type>)| {
-                (a.is_some() || b.is_some()).then(|| {
-                    (
-                        a.unwrap_or_else(|| x.clone()),
-                        b.unwrap_or_else(|| y.clone()),
-                    )
-                })
-            };
+        struct Zonk<'s>(&'s Solver);
+        impl Rebuild for Zonk<'_> {
+            fn nat(&mut self, n: &Nat, depth: u32) -> Option<Nat> {
+                let s = self.0;
+                Some(n.substitute(&mut |a| {
+                    match a {
+                        NatAtom::Meta(i) => (s.nat_metas[*i as usize].as_ref())
+                            .map(|v| shift_nat(&s.zonk_nat(v), 0, depth as i64)),
+                        _ => None,
+                    }
+                }))
+                .filter(|m| !m.same(n))
+            }
+            fn part(&mut self, t: &Type, depth: u32) -> Option<Type> {
+                self.0.zonk_changed(t, depth)
+            }
+        }
         match t {
             Type::Meta(i) => (self.metas[*i as usize].as_ref())
                 .map(|v| self.resolved(*i, v).shift_nats(depth as i64)),
-            Type::F32 | Type::Int => None,
-            Type::Idx(n) => nat(n).map(Type::Idx),
-            Type::Arr(n, e) => match (nat(n), ty(e, depth)) {
-                (None, None) => None,
-                (m, f) => Some(Type::Arr(
-                    m.unwrap_or_else(|| n.clone()),
-                    f.unwrap_or_else(|| e.clone()),
-                )),
-            },
-            Type::Vector(e, n) => match (ty(e, depth), nat(n)) {
-                (None, None) => None,
-                (f, m) => Some(Type::Vector(
-                    f.unwrap_or_else(|| e.clone()),
-                    m.unwrap_or_else(|| n.clone()),
-                )),
-            },
-            Type::Pair(a, b) => {
-                both(ty(a, depth), ty(b, depth), (a, b)).map(|(a, b)| Type::Pair(a, b))
-            }
-            Type::Fun(a, b) => {
-                both(ty(a, depth), ty(b, depth), (a, b)).map(|(a, b)| Type::Fun(a, b))
-            }
-            Type::NatFun(b) => ty(b, depth + 1).map(Type::NatFun),
+            _ => t.rebuild(depth, &mut Zonk(self)),
         }
     }
 

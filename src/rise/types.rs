@@ -27,6 +27,13 @@ pub enum Type {
     Meta(u32),
 }
 
+/// What [`Type::rebuild`] replaces: a size, or a part (under `depth` size binders); `None`
+/// keeps it.
+pub trait Rebuild {
+    fn nat(&mut self, n: &Nat, depth: u32) -> Option<Nat>;
+    fn part(&mut self, t: &Type, depth: u32) -> Option<Type>;
+}
+
 pub fn arr(n: Nat, t: Type) -> Type {
     Type::Arr(n, Arc::new(t))
 }
@@ -58,47 +65,47 @@ impl Type {
 
     /// [`Type::map_nats`], `None` where nothing changed.
     fn map_nats_changed(&self, depth: u32, f: &mut impl FnMut(&Nat, u32) -> Nat) -> Option<Type> {
-        fn nat(n: &Nat, depth: u32, f: &mut impl FnMut(&Nat, u32) -> Nat) -> Option<Nat> {
-            Some(f(n, depth)).filter(|m| !m.same(n))
+        struct MapNats<'f, F>(&'f mut F);
+        impl<F: FnMut(&Nat, u32) -> Nat> Rebuild for MapNats<'_, F> {
+            fn nat(&mut self, n: &Nat, depth: u32) -> Option<Nat> {
+                Some((self.0)(n, depth)).filter(|m| !m.same(n))
+            }
+            fn part(&mut self, t: &Type, depth: u32) -> Option<Type> {
+                t.map_nats_changed(depth, self.0)
+            }
         }
-        fn ty(
-            t: &Arc<Type>,
-            depth: u32,
-            f: &mut impl FnMut(&Nat, u32) -> Nat,
-        ) -> Option<Arc<Type>> {
-            t.map_nats_changed(depth, f).map(Arc::new)
+        self.rebuild(depth, &mut MapNats(f))
+    }
+
+    /// This type with its sizes and parts replaced where `r` replaces them; `None` if it
+    /// replaces none. The parts it keeps are shared, not copied. Metavariables are kept.
+    pub fn rebuild(&self, depth: u32, r: &mut impl Rebuild) -> Option<Type> {
+        fn part(r: &mut impl Rebuild, t: &Arc<Type>, depth: u32) -> Option<Arc<Type>> {
+            r.part(t, depth).map(Arc::new)
         }
+        let keep = |new: Option<Arc<Type>>, old: &Arc<Type>| new.unwrap_or_else(|| old.clone());
         match self {
             Type::F32 | Type::Int | Type::Meta(_) => None,
-            Type::Idx(n) => nat(n, depth, f).map(Type::Idx),
-            Type::Arr(n, t) => match (nat(n, depth, f), ty(t, depth, f)) {
+            Type::Idx(n) => r.nat(n, depth).map(Type::Idx),
+            Type::Arr(n, t) => match (r.nat(n, depth), part(r, t, depth)) {
                 (None, None) => None,
-                (m, u) => Some(Type::Arr(
-                    m.unwrap_or_else(|| n.clone()),
-                    u.unwrap_or_else(|| t.clone()),
-                )),
+                (m, u) => Some(Type::Arr(m.unwrap_or_else(|| n.clone()), keep(u, t))),
             },
-            Type::Vector(t, n) => match (ty(t, depth, f), nat(n, depth, f)) {
+            Type::Vector(t, n) => match (part(r, t, depth), r.nat(n, depth)) {
                 (None, None) => None,
-                (u, m) => Some(Type::Vector(
-                    u.unwrap_or_else(|| t.clone()),
-                    m.unwrap_or_else(|| n.clone()),
-                )),
+                (u, m) => Some(Type::Vector(keep(u, t), m.unwrap_or_else(|| n.clone()))),
             },
-            Type::Pair(a, b) | Type::Fun(a, b) => match (ty(a, depth, f), ty(b, depth, f)) {
+            Type::Pair(a, b) | Type::Fun(a, b) => match (part(r, a, depth), part(r, b, depth)) {
                 (None, None) => None,
                 (x, y) => {
-                    let (x, y) = (
-                        x.unwrap_or_else(|| a.clone()),
-                        y.unwrap_or_else(|| b.clone()),
-                    );
+                    let (x, y) = (keep(x, a), keep(y, b));
                     Some(match self {
                         Type::Pair(..) => Type::Pair(x, y),
                         _ => Type::Fun(x, y),
                     })
                 }
             },
-            Type::NatFun(b) => ty(b, depth + 1, f).map(Type::NatFun),
+            Type::NatFun(b) => part(r, b, depth + 1).map(Type::NatFun),
         }
     }
 
