@@ -197,6 +197,12 @@ fn matrix_vector_guides_compile_to_vector_code_and_validate() {
         let exe = compile(&p, &[256, 256], &opts).unwrap();
         let r = sketchlog::codegen::run::validate(&exe, &p, &opts).unwrap();
         assert!(r.max_rel_error < 1e-4, "{goal}: {}", r.max_rel_error);
+        // And the program the guide found still means the input's product (its partial sums
+        // reassociate the additions, within rounding).
+        let mut rng = Rng(11);
+        let (a, v) = (rng.f32s(256 * 256), rng.f32s(256));
+        let (out, _) = exe.run(&[a.clone(), v.clone()], &opts).unwrap();
+        assert_close(&out, &matmul(&a, &v, 256, 1, 256), 1e-4);
     }
     assert!(program_c("mv", &found("mv-parallel"), &[256, 256])
         .unwrap()
