@@ -171,7 +171,7 @@ impl CompiledRule {
             }
             Tmpl::Node(node, slot) => {
                 let (con, args) = Con::of(node);
-                let mut row = Vec::with_capacity(args.len() + 1);
+                let mut row = Vec::with_capacity(args.len());
                 for arg in args {
                     row.push(match arg {
                         Arg::Child(c) => self.build(c, b, m)?,
