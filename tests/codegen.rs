@@ -78,7 +78,13 @@ fn found_vectorization_and_loop_perm_compile_and_compute_the_product() {
 
 #[test]
 fn found_packing_versions_compile_and_compute_the_product() {
-    for goal in ["array-packing", "cache-blocks", "parallel", "kernel"] {
+    for goal in [
+        "array-packing",
+        "cache-blocks",
+        "parallel",
+        "kernel",
+        "parallel-packed",
+    ] {
         found_program_computes_the_product(goal);
     }
 }
@@ -98,9 +104,9 @@ fn reproduce_codegen_writes_every_version_validated_beside_the_reference() {
         .skip(1)
         .map(|l| l.split(',').collect())
         .collect();
-    // 7 matrix products and the register-blocked kernel, 3 matrix-vector products, 2 binomial
-    // filters, on 1 and 2 threads, and the reference GEMM on each.
-    assert_eq!(rows.len(), 28, "{csv}");
+    // 7 matrix products, the register-blocked kernel and parallel-packed, 3 matrix-vector
+    // products, 2 binomial filters, on 1 and 2 threads, and the reference GEMM on each.
+    assert_eq!(rows.len(), 30, "{csv}");
     for r in rows.iter().filter(|r| !r[0].starts_with("reference")) {
         let err: f64 = r[7].parse().unwrap();
         assert!(err < 1e-3, "{r:?}");
@@ -289,6 +295,19 @@ fn tiles_are_written_through_the_output_layout_not_copied() {
             "{goal}: whole vectors into the output: {c}"
         );
     }
+}
+
+#[test]
+fn parallel_packed_reads_a_only_to_pack_it() {
+    // `parallel` broadcasts A's elements straight from the input, a row of A (k floats) apart
+    // from one tile row to the next; `parallel-packed` copies A's row blocks once, k
+    // outermost, and its kernel broadcasts from that copy.
+    let reads_of_a = |goal: &str| {
+        let c = program_c("mm", &found(goal), &[64, 64, 64]).unwrap().c;
+        c.lines().filter(|l| l.contains("x0[")).count()
+    };
+    assert_eq!(reads_of_a("parallel-packed"), 1);
+    assert!(reads_of_a("parallel") > 1);
 }
 
 /// Compiles a program (lowered where it says nothing) and compares it with the interpreter.
