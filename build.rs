@@ -5,8 +5,9 @@
 //! - In release builds linked by lld (Rust's default linker on x86_64 Linux since 1.90), places
 //!   the functions that sketchlog's searches run together at the start of the code
 //!   (`scripts/hot-symbols.txt`, written by `scripts/hot-symbols.py`): a small search then has
-//!   a few megabytes of code resident instead of pages scattered over the whole binary.
-//!   `SKETCHLOG_NO_SYMBOL_ORDER=1`, or a linker of one's own, turns it off.
+//!   a few megabytes of code resident instead of pages scattered over the whole binary; and
+//!   packs the relative relocations (DT_RELR, which needs glibc 2.36 or later where the
+//!   binary runs). `SKETCHLOG_NO_SYMBOL_ORDER=1`, or a linker of one's own, turns both off.
 fn main() {
     let target = std::env::var("TARGET").expect("cargo sets TARGET for build scripts");
     println!("cargo:rustc-env=SKETCHLOG_TARGET={target}");
