@@ -259,7 +259,8 @@ enum Command {
     },
     /// Print the Rise schema every e-graph starts with: sizes and types
     /// (`schemas/types.egg`), the term constructors declared from sketchlog's table, and the
-    /// free-variable analyses (`schemas/free.egg`).
+    /// free-variable analyses (`schemas/free.egg`); then the analyses that Table 2's explicit
+    /// and named encodings add.
     Schema,
     /// Load a definition into an e-graph and extract it back: `FILE.rise:NAME`.
     Show {
@@ -642,6 +643,16 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Check(args) => check(&args),
         Command::Schema => {
             print!("{}", egraph::schema_text());
+            use egraph::schema::{family_rules, Family};
+            for (family, encoding) in [
+                (Family::Explicit, "explicit substitution"),
+                (Family::Names, "named binders"),
+            ] {
+                print!(
+                    "\n;; Added by the encodings with {encoding}:\n{}",
+                    family_rules(family)
+                );
+            }
             Ok(())
         }
         Command::Guide {

@@ -264,7 +264,8 @@ pub fn rise() -> impl Iterator<Item = Con> {
 }
 
 /// The egglog text derived from the table: `(datatype Expr ...)`, the `ty` function that gives
-/// each e-class its type and the `rise-types` rules that set it for e-nodes rewrites add.
+/// each e-class its type and the `rise-types` rules that set it for e-nodes rewrites add, for
+/// Rise's own constructors ([`family_rules`] has the other families').
 pub fn declarations() -> String {
     let mut out = String::from("(datatype Expr\n");
     for c in Con::ALL {
@@ -272,9 +273,31 @@ pub fn declarations() -> String {
         out += &format!("  ({} {}) ; {}\n", c.name(), sorts.join(" "), c.doc());
     }
     out += ")\n\n(function ty (Expr) Type :no-merge)\n(ruleset rise-types)\n";
+    out + &type_rules(Family::Rise)
+}
+
+/// The analysis rules of the constructors of an encoding's own `family` (explicit
+/// substitutions, named binders), which the encoding adds to its e-graphs: their `rise-types`
+/// rules and their free-variable rules (`schemas/free-explicit.egg`, `schemas/free-named.egg`).
+/// Every e-graph steps its analysis rulesets before every iteration, and egglog prepares every
+/// rule of a ruleset on every step, whether its tables have rows or not: with these rules in
+/// every e-graph, Table 2's reduction search ran 15% more instructions.
+pub fn family_rules(family: Family) -> String {
+    let free = match family {
+        Family::Rise => "",
+        Family::Explicit => include_str!("../../schemas/free-explicit.egg"),
+        Family::Names => include_str!("../../schemas/free-named.egg"),
+    };
+    type_rules(family) + free
+}
+
+/// The `rise-types` rules of a family's constructors: each sets its class's `ty` from the
+/// e-node's type field.
+fn type_rules(family: Family) -> String {
+    let mut out = String::new();
     // Variables named apart from the globals (`$x0`) a user's program may have defined
     // before a Rise command adds the schema.
-    for c in Con::ALL {
+    for c in Con::ALL.into_iter().filter(|c| c.family() == family) {
         let vars: Vec<String> = (0..c.fields().len())
             .map(|i| format!("ty-arg{i}"))
             .collect();
