@@ -101,21 +101,10 @@ impl Encoding {
     }
 
     /// Adds the encoding's own rules (beta, eta and, for explicit substitution, the rules
-    /// that push substitutions through terms) to `ruleset`, and the analyses of its own
-    /// constructors to the schema's (`schema::family_rules`).
+    /// that push substitutions through terms) to `ruleset`; the explicit and named encodings
+    /// also add the analyses of their own constructors ([`super::add_family_analyses`]).
     pub fn install(self, eg: &mut EGraph, ruleset: &str, snap: &SharedSnapshot) -> Result<()> {
-        use super::schema::{family_rules, Family};
         use super::{explicit, names, subst};
-        let family = match (self.binding, self.substitution) {
-            (Binding::DeBruijn, Substitution::Extraction) => Family::Rise,
-            (Binding::DeBruijn, Substitution::Explicit) => Family::Explicit,
-            (Binding::Names, _) => Family::Names,
-        };
-        if family != Family::Rise {
-            let what = format!("{} {} analyses", self.substitution, self.binding);
-            eg.parse_and_run_program(Some(what.clone()), &family_rules(family))
-                .map_err(|e| crate::error::Error::internal(format!("{what}: {e}")))?;
-        }
         match (self.binding, self.substitution) {
             (Binding::DeBruijn, Substitution::Extraction) => subst::add_beta_eta(eg, ruleset, snap),
             (Binding::DeBruijn, Substitution::Explicit) => {

@@ -41,6 +41,7 @@ pub fn add_explicit_substitution(
     ruleset: &str,
     snap: &SharedSnapshot,
 ) -> Result<()> {
+    super::add_family_analyses(eg, super::schema::Family::Explicit)?;
     super::add_rule_text(eg, ruleset, STRUCTURAL)?;
 
     // sigma(i, a, x) where a's representative is a variable or a constant.

@@ -38,6 +38,22 @@ pub fn add_schema(eg: &mut EGraph) -> Result<()> {
         .map_err(|e| Error::internal(format!("loading the Rise schema: {e}")))
 }
 
+/// Adds the analyses of an encoding's own constructors (`schema::family_rules`: explicit
+/// substitutions, named binders) to an e-graph, once.
+pub(crate) fn add_family_analyses(eg: &mut EGraph, family: schema::Family) -> Result<()> {
+    #[derive(Clone, Default)]
+    struct Added(Vec<schema::Family>);
+    let added = eg.extension_state_or_default::<Added>();
+    if added.0.contains(&family) {
+        return Ok(());
+    }
+    added.0.push(family);
+    let what = format!("{family:?} analyses");
+    eg.parse_and_run_program(Some(what.clone()), &schema::family_rules(family))
+        .map(|_| ())
+        .map_err(|e| Error::internal(format!("{what}: {e}")))
+}
+
 /// Adds plain egglog rules, written with the ruleset `RS`, to `ruleset` (created if needed).
 pub(crate) fn add_rule_text(eg: &mut EGraph, ruleset: &str, rules: &str) -> Result<()> {
     let _ = egglog::prelude::add_ruleset(eg, ruleset);

@@ -228,6 +228,7 @@ fn add_eta(eg: &mut EGraph, ruleset: &str, snap: &SharedSnapshot) -> Result<()> 
 
 /// Adds extraction-based beta and eta for named terms to `ruleset`.
 pub fn add_beta_eta(eg: &mut EGraph, ruleset: &str, snap: &SharedSnapshot) -> Result<()> {
+    super::add_family_analyses(eg, super::schema::Family::Names)?;
     let _ = egglog::prelude::add_ruleset(eg, ruleset);
     let vars = [
         ("e", "Expr"),
@@ -278,6 +279,7 @@ pub fn add_explicit_substitution(
     ruleset: &str,
     snap: &SharedSnapshot,
 ) -> Result<()> {
+    super::add_family_analyses(eg, super::schema::Family::Names)?;
     super::add_rule_text(eg, ruleset, LET_RULES)?;
     // let v a (fun w => b), w != v: fun w => let v a b when w is not free in a; otherwise
     // w is renamed to a name derived from the matched class, f: fun f => let v a (let w f b).
