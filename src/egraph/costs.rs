@@ -16,13 +16,15 @@ use rustc_hash::FxHashMap as HashMap;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-/// E-nodes as flat arrays: each node's class, children and own cost.
+/// E-nodes as flat arrays: each node's class, children and own cost, with classes numbered
+/// densely as they are pushed, so that the algorithms below index arrays instead of hashing.
 #[derive(Default)]
 pub struct CostedNodes {
-    class: Vec<Value>,
+    classes: Dense,
+    class: Vec<u32>,
     /// Node `i`'s children are `kids[start[i]..start[i + 1]]`.
     start: Vec<u32>,
-    kids: Vec<Value>,
+    kids: Vec<u32>,
     own: Vec<u64>,
 }
 
@@ -31,8 +33,12 @@ impl CostedNodes {
         if self.start.is_empty() {
             self.start.push(0);
         }
+        let class = self.classes.id(class);
         self.class.push(class);
-        self.kids.extend_from_slice(kids);
+        for k in kids {
+            let k = self.classes.id(*k);
+            self.kids.push(k);
+        }
         self.start.push(self.kids.len() as u32);
         self.own.push(own);
     }
@@ -45,12 +51,29 @@ impl CostedNodes {
         self.class.is_empty()
     }
 
-    pub fn class(&self, i: usize) -> Value {
+    /// The number of node `i`'s class.
+    pub fn class(&self, i: usize) -> u32 {
         self.class[i]
     }
 
-    pub fn kids(&self, i: usize) -> &[Value] {
+    /// The numbers of node `i`'s children's classes.
+    pub fn kids(&self, i: usize) -> &[u32] {
         &self.kids[self.start[i] as usize..self.start[i + 1] as usize]
+    }
+
+    /// How many classes the nodes name (their own and their children's).
+    pub fn classes(&self) -> usize {
+        self.classes.len()
+    }
+
+    /// The class numbered `c`.
+    pub fn class_value(&self, c: u32) -> Value {
+        self.classes.values[c as usize]
+    }
+
+    /// The number of a class, if some node names it.
+    pub fn class_id(&self, v: Value) -> Option<u32> {
+        self.classes.ids.get(&v).copied()
     }
 }
 
@@ -62,13 +85,6 @@ pub(crate) struct Dense {
 }
 
 impl Dense {
-    pub fn new(capacity: usize) -> Dense {
-        Dense {
-            ids: HashMap::with_capacity_and_hasher(capacity, Default::default()),
-            values: Vec::with_capacity(capacity),
-        }
-    }
-
     /// The number of `v`, given it now if it has none.
     pub fn id(&mut self, v: Value) -> u32 {
         let next = self.values.len() as u32;
@@ -101,31 +117,28 @@ pub(crate) fn adjacency(n: usize, pairs: &[(u32, u32)]) -> (Vec<u32>, Vec<u32>) 
     (start, items)
 }
 
-/// The cheapest node of every class that has a finite term: class -> (its cost, the index
-/// in `nodes` of its cheapest node). Ties go to the node costed first.
-pub fn cheapest(nodes: &CostedNodes) -> HashMap<Value, (u64, usize)> {
-    let mut dense = Dense::new(nodes.len());
-    let node_class: Vec<u32> = nodes.class.iter().map(|c| dense.id(*c)).collect();
+/// The cheapest node of every class that has a finite term, by class number
+/// ([`CostedNodes::class`]): (its cost, the index in `nodes` of its cheapest node). Ties go to
+/// the node costed first.
+pub fn cheapest(nodes: &CostedNodes) -> Vec<Option<(u64, usize)>> {
+    let classes = nodes.classes();
     // For every child occurrence, (child class, node): a node waits for each occurrence.
-    let mut uses = Vec::with_capacity(nodes.kids.len());
-    for i in 0..nodes.len() {
-        for k in nodes.kids(i) {
-            uses.push((dense.id(*k), i as u32));
-        }
-    }
-    let (start, users) = adjacency(dense.values.len(), &uses);
+    let uses: Vec<(u32, u32)> = (0..nodes.len())
+        .flat_map(|i| nodes.kids(i).iter().map(move |k| (*k, i as u32)))
+        .collect();
+    let (start, users) = adjacency(classes, &uses);
     drop(uses);
     let mut waiting: Vec<u32> = (0..nodes.len())
         .map(|i| nodes.kids(i).len() as u32)
         .collect();
-    let mut best: Vec<(u64, u32)> = vec![(u64::MAX, u32::MAX); dense.values.len()];
-    let mut settled = vec![false; dense.values.len()];
+    let mut best: Vec<(u64, u32)> = vec![(u64::MAX, u32::MAX); classes];
+    let mut settled = vec![false; classes];
     let mut heap = BinaryHeap::new();
     let offer = |i: usize, best: &mut Vec<(u64, u32)>, heap: &mut BinaryHeap<_>| {
-        let cost = nodes.kids(i).iter().fold(nodes.own[i], |acc, k| {
-            acc.saturating_add(best[dense.ids[k] as usize].0)
+        let cost = (nodes.kids(i).iter()).fold(nodes.own[i], |acc, k| {
+            acc.saturating_add(best[*k as usize].0)
         });
-        let c = node_class[i] as usize;
+        let c = nodes.class[i] as usize;
         if cost < best[c].0 {
             best[c] = (cost, i as u32);
             heap.push(Reverse((cost, c as u32)));
@@ -148,42 +161,38 @@ pub fn cheapest(nodes: &CostedNodes) -> HashMap<Value, (u64, usize)> {
             }
         }
     }
-    dense
-        .values
-        .iter()
-        .zip(best)
-        .filter(|(_, (cost, _))| *cost < u64::MAX)
-        .map(|(v, (cost, i))| (*v, (cost, i as usize)))
+    (best.into_iter())
+        .map(|(cost, i)| (cost < u64::MAX).then_some((cost, i as usize)))
         .collect()
 }
 
 /// Shortest distances from `root` (Dijkstra's algorithm) where a class reaches each child `k`
-/// of each of its nodes `i` at `weight(i, k)` (non-negative; `None`: no edge): class ->
-/// distance, for the classes reachable from `root`. The edges are not stored: a settled
-/// class's nodes are walked when it leaves the heap.
+/// of each of its nodes `i` at `weight(i, k)` (non-negative; `None`: no edge), by class number
+/// (`u64::MAX`: not reachable). The edges are not stored: a settled class's nodes are walked
+/// when it leaves the heap.
 pub fn shortest_from(
     root: Value,
     nodes: &CostedNodes,
-    weight: impl Fn(usize, Value) -> Option<u64>,
-) -> HashMap<Value, u64> {
-    let mut dense = Dense::new(nodes.len());
-    let root_id = dense.id(root);
+    weight: impl Fn(usize, u32) -> Option<u64>,
+) -> Vec<u64> {
+    let mut dist = vec![u64::MAX; nodes.classes()];
+    let Some(root) = nodes.class_id(root) else {
+        return dist;
+    };
     let pairs: Vec<(u32, u32)> = (0..nodes.len())
-        .map(|i| (dense.id(nodes.class(i)), i as u32))
+        .map(|i| (nodes.class[i], i as u32))
         .collect();
-    let (start, of_class) = adjacency(dense.len(), &pairs);
+    let (start, of_class) = adjacency(nodes.classes(), &pairs);
     drop(pairs);
-    let mut dist = vec![u64::MAX; dense.len()];
-    dist[root_id as usize] = 0;
-    let mut heap = BinaryHeap::from([Reverse((0u64, root_id))]);
+    dist[root as usize] = 0;
+    let mut heap = BinaryHeap::from([Reverse((0u64, root))]);
     while let Some(Reverse((d, c))) = heap.pop() {
         if d > dist[c as usize] {
             continue;
         }
         for &i in &of_class[start[c as usize] as usize..start[c as usize + 1] as usize] {
-            for k in nodes.kids(i as usize) {
-                // A child with no live node has nowhere to go: its distance is not needed.
-                let (Some(w), Some(&to)) = (weight(i as usize, *k), dense.ids.get(k)) else {
+            for &to in nodes.kids(i as usize) {
+                let Some(w) = weight(i as usize, to) else {
                     continue;
                 };
                 let through = d.saturating_add(w);
@@ -194,11 +203,5 @@ pub fn shortest_from(
             }
         }
     }
-    dense
-        .values
-        .iter()
-        .zip(dist)
-        .filter(|(_, d)| *d < u64::MAX)
-        .map(|(v, d)| (*v, d))
-        .collect()
+    dist
 }

@@ -247,9 +247,11 @@ impl<'g> Extractor<'g> {
                 position.push(i);
             }
         }
-        let best = cheapest(&flat)
-            .into_iter()
-            .map(|(class, (c, k))| (class, (c, position[k])))
+        let best = (cheapest(&flat).into_iter().enumerate())
+            .filter_map(|(class, best)| {
+                let (c, k) = best?;
+                Some((flat.class_value(class as u32), (c, position[k])))
+            })
             .collect();
         Extractor { graph, best }
     }

@@ -37,24 +37,15 @@ fn array_depth(t: &Type) -> usize {
 impl Filter {
     /// Does a new e-node of type `t` pass the type conditions?
     pub fn admits(&self, t: &Type) -> bool {
-        let mut overflowed = false;
-        t.for_each_nat(&mut |n| overflowed |= n.overflowed());
-        if overflowed {
-            return false;
-        }
         if self.array_depth.is_some_and(|d| array_depth(t) > d) {
             return false;
         }
-        if self.sizes_positive {
-            let mut ok = true;
-            t.for_each_nat(&mut |n| {
-                if n.as_const().is_some_and(|c| c.num < c.den) {
-                    ok = false;
-                }
-            });
-            return ok;
-        }
-        true
+        let mut ok = true;
+        t.for_each_nat(&mut |n| {
+            let below_one = || n.as_const().is_some_and(|c| c.num < c.den);
+            ok &= !(n.overflowed() || self.sizes_positive && below_one());
+        });
+        ok
     }
 
     pub fn is_empty(&self) -> bool {
@@ -80,24 +71,20 @@ impl Filter {
         })?;
         // down[c]: the fewest nodes of a term of class c.
         let down = cheapest(&nodes);
-        let cost = |k: &Value| down.get(k).map(|(c, _)| *c);
+        let cost = |k: u32| down[k as usize].map(|(c, _)| c);
         // A node's smallest term: itself plus its children's smallest terms.
         let sizes: Vec<Option<u64>> = (0..nodes.len())
-            .map(|i| {
-                nodes
-                    .kids(i)
-                    .iter()
-                    .try_fold(1u64, |a, k| Some(a + cost(k)?))
-            })
+            .map(|i| (nodes.kids(i).iter()).try_fold(1u64, |a, k| Some(a + cost(*k)?)))
             .collect();
         // up[c]: the fewest nodes of a context around class c, from the root. Going from a
         // class to a child k of one of its nodes adds that node's smallest term but k's.
         let up = super::costs::shortest_from(root, &nodes, |i, k| {
-            Some(sizes[i]? - cost(&k).unwrap_or(0))
+            Some(sizes[i]? - cost(k).unwrap_or(0))
         });
         let doomed: Vec<bool> = (0..nodes.len())
             .map(|i| {
-                let through = up.get(&nodes.class(i)).zip(sizes[i]).map(|(u, n)| u + n);
+                let up = Some(up[nodes.class(i) as usize]).filter(|u| *u < u64::MAX);
+                let through = up.zip(sizes[i]).map(|(u, n)| u + n);
                 through.is_none_or(|s| s > limit as u64)
             })
             .collect();

@@ -80,7 +80,7 @@ pub fn rust_rule(
         name: fresh_name(eg, name),
         ruleset: ruleset.into(),
         eval_mode: RuleEvalMode::Seminaive,
-        no_decomp: false,
+        no_decomp: true,
         include_subsumed: true,
     };
     eg.run_program(vec![Command::Rule { rule }])

@@ -163,10 +163,11 @@ impl Snapshot {
             encoded: Default::default(),
             added: Default::default(),
         };
-        for (class, (_, i)) in &best {
+        for (c, best) in best.iter().enumerate() {
+            let Some((_, i)) = best else { continue };
             let (_, node, ty) = nodes[*i];
             snap.reps.insert(
-                *class,
+                costed.class_value(c as u32),
                 Rep {
                     node,
                     ty,

@@ -33,6 +33,10 @@ struct Solver {
     /// so that resolving the types of a whole term costs the size of the result (a chain
     /// of n applications has n types of size up to n, each otherwise re-resolved).
     resolved: std::cell::RefCell<Option<HashMap<u32, Type>>>,
+    /// The right-hand side of every `unify` has no metavariables (a rule's types matched
+    /// against an e-graph's): a metavariable is bound to it as it is, without resolving or
+    /// searching it for the metavariable (matched types are large).
+    concrete_right: bool,
 }
 
 impl Fresh for Solver {
@@ -113,8 +117,10 @@ impl Solver {
             }
         }
         match t {
-            Type::Meta(i) => (self.metas[*i as usize].as_ref())
-                .map(|v| self.resolved(*i, v).shift_nats(depth as i64)),
+            Type::Meta(i) => (self.metas[*i as usize].as_ref()).map(|v| match depth {
+                0 => self.resolved(*i, v),
+                _ => self.resolved(*i, v).shift_nats(depth as i64),
+            }),
             _ => t.rebuild(depth, &mut Zonk(self)),
         }
     }
@@ -131,6 +137,13 @@ impl Solver {
     }
 
     fn bind(&mut self, i: u32, t: &Type) -> Result<(), ()> {
+        if self.concrete_right {
+            if self.meta_is_data[i as usize] && !t.is_data() {
+                return Err(());
+            }
+            self.metas[i as usize] = Some(t.clone());
+            return Ok(());
+        }
         let t = self.zonk(t);
         if t == Type::Meta(i) {
             return Ok(());
@@ -173,6 +186,9 @@ impl Solver {
     }
 
     fn unify_nat(&mut self, a: &Nat, b: &Nat, span: &Span) -> Result<(), ()> {
+        if a.same(b) || a == b {
+            return Ok(());
+        }
         let d = self.zonk_nat(&a.sub(b));
         if d.is_zero() {
             Ok(())
@@ -774,6 +790,7 @@ pub struct Matcher {
 impl Matcher {
     /// Unifies a pattern type (with metavariables) with a concrete type.
     pub fn unify(&mut self, pattern: &Type, actual: &Type) -> bool {
+        self.solver.concrete_right = true;
         let span = Span::new(&crate::error::Source::new("<match>", ""), 0, 0);
         self.ensure(pattern);
         self.solver.unify(pattern, actual, &span).is_ok()

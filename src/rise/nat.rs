@@ -230,6 +230,13 @@ impl Nat {
     /// Replaces atoms: `f` returns the replacement, or `None` to keep the atom. `f` is asked
     /// once per distinct atom; when it replaces none, the polynomial is returned as it is.
     pub fn substitute(&self, f: &mut impl FnMut(&NatAtom) -> Option<Nat>) -> Nat {
+        // A lone atom (a size variable, a metavariable) is what it is replaced by: no
+        // arithmetic, and the replacement is shared.
+        if let (1, Some((m, c))) = (self.terms.len(), self.terms.iter().next()) {
+            if let ([a], true) = (m.as_slice(), *c == Ratio::int(1)) {
+                return f(a).unwrap_or_else(|| self.clone());
+            }
+        }
         let mut replaced: BTreeMap<&NatAtom, Nat> = BTreeMap::new();
         for a in self.terms.keys().flatten() {
             if !replaced.contains_key(a) {
