@@ -148,6 +148,9 @@ impl Type {
 
     /// Shifts free nat indices (those >= `cutoff` in the type's own scope) by `by`.
     pub fn shift_nats(&self, by: i64) -> Type {
+        if by == 0 {
+            return self.clone();
+        }
         self.map_nats(0, &mut |n, depth| shift_nat(n, depth, by))
     }
 
