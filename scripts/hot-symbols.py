@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes scripts/hot-symbols.txt: the functions sketchlog runs, in the order the linker places them.
 
-Usage: scripts/hot-symbols.py [SKETCHLOG_BINARY]   (default target/release/sketchlog)
+Usage: scripts/hot-symbols.py [SKETCHLOG_BINARY]   (default the release build's)
 
 Runs a few representative commands under `valgrind --tool=callgrind --demangle=no` and lists
 the (mangled) functions of the binary each executes, those of the first command first. build.rs
@@ -56,8 +56,16 @@ def executed(binary, args):
     return [n for n in names if not (n in seen or seen.add(n))]
 
 
+def release_binary():
+    """The release build's binary: under the host triple (.cargo/config.toml names it)."""
+    host = subprocess.run(
+        ["rustc", "--print", "host-tuple"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    return os.path.join(ROOT, "target", host, "release", "sketchlog")
+
+
 def main():
-    binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "target/release/sketchlog")
+    binary = sys.argv[1] if len(sys.argv) > 1 else release_binary()
     symbols = text_symbols(binary)
     order, listed = [], set()
     for args in COMMANDS:

@@ -2,6 +2,7 @@
 """Table 2's efficient encoding beside egg-rise, in one run, interleaved.
 
 Usage: scripts/table2-peer.py EGG_RISE_BINARY [SKETCHLOG_BINARY] [--rounds N]
+(SKETCHLOG_BINARY defaults to the release build's, under target/<host triple>/release)
 
 egg-rise is Bastacyclop/egg-rise at 06e47b5 built against Bastacyclop/egg at 748d8ae
 (reference-implementations.md A.0). Each round runs, for each goal, egg-rise and then
@@ -51,6 +52,14 @@ def sketchlog(binary, goal):
     raise RuntimeError(f"no row for {goal}:\n{out}")
 
 
+def release_binary():
+    """The release build's binary: under the host triple (.cargo/config.toml names it)."""
+    host = subprocess.run(
+        ["rustc", "--print", "host-tuple"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    return f"target/{host}/release/sketchlog"
+
+
 def main():
     args = sys.argv[1:]
     rounds = 7
@@ -59,7 +68,7 @@ def main():
         rounds = int(args[i + 1])
         del args[i : i + 2]
     peer = args[0]
-    ours = args[1] if len(args) > 1 else "target/release/sketchlog"
+    ours = args[1] if len(args) > 1 else release_binary()
     runs = {g: ([], []) for g, _ in GOALS}
     for _ in range(rounds):
         for goal, peer_goal in GOALS:

@@ -11,6 +11,7 @@
 
 use crate::rise::nat::Nat;
 use crate::rise::term::Node;
+use smallvec::{smallvec, SmallVec};
 
 /// The kind of a constructor's field, by its egglog sort.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -244,16 +245,16 @@ impl<C> Arg<'_, C> {
 impl Con {
     /// A node of a De Bruijn Rise term as its constructor and fields in the schema's order
     /// (the type aside): the one place that maps Rise's nodes to the schema.
-    pub fn of<C>(node: &Node<C>) -> (Con, Vec<Arg<'_, C>>) {
+    pub fn of<C>(node: &Node<C>) -> (Con, SmallVec<[Arg<'_, C>; 2]>) {
         match node {
-            Node::Var(i) => (Con::Var, vec![Arg::Index(*i)]),
-            Node::App(f, x) => (Con::App, vec![Arg::Child(f), Arg::Child(x)]),
-            Node::Lam(b) => (Con::Lam, vec![Arg::Child(b)]),
-            Node::NatApp(f, n) => (Con::NatApp, vec![Arg::Child(f), Arg::Nat(n)]),
-            Node::NatLam(b) => (Con::NatLam, vec![Arg::Child(b)]),
-            Node::Prim(p) => (Con::Prim, vec![Arg::Prim(p.name())]),
-            Node::F32(x) => (Con::F32, vec![Arg::F32(x.0 as f64)]),
-            Node::Int(i) => (Con::Int, vec![Arg::Int(*i)]),
+            Node::Var(i) => (Con::Var, smallvec![Arg::Index(*i)]),
+            Node::App(f, x) => (Con::App, smallvec![Arg::Child(f), Arg::Child(x)]),
+            Node::Lam(b) => (Con::Lam, smallvec![Arg::Child(b)]),
+            Node::NatApp(f, n) => (Con::NatApp, smallvec![Arg::Child(f), Arg::Nat(n)]),
+            Node::NatLam(b) => (Con::NatLam, smallvec![Arg::Child(b)]),
+            Node::Prim(p) => (Con::Prim, smallvec![Arg::Prim(p.name())]),
+            Node::F32(x) => (Con::F32, smallvec![Arg::F32(x.0 as f64)]),
+            Node::Int(i) => (Con::Int, smallvec![Arg::Int(*i)]),
         }
     }
 }

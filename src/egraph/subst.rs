@@ -329,12 +329,16 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
         if let Some(v) = key.and_then(|k| self.snap.added.lock().unwrap().get(&k).copied()) {
             return v;
         }
-        let mut row = Vec::with_capacity(inputs.len() + 1);
-        row.extend_from_slice(inputs);
-        row.push(ty);
-        let v = (self.ws)
-            .add(con.name(), egglog::RawValues(row))
-            .expect("schema constructor");
+        let name = con.name();
+        let v = match *inputs {
+            [a] => self.ws.add(name, (a, ty)),
+            [a, b] => self.ws.add(name, (a, b, ty)),
+            [a, b, c] => self.ws.add(name, (a, b, c, ty)),
+            _ => self
+                .ws
+                .add(name, egglog::RawValues([inputs, &[ty]].concat())),
+        }
+        .expect("schema constructor");
         if let Some(k) = key {
             let mut added = self.snap.added.lock().unwrap();
             if added.len() >= ADDED_CACHE {

@@ -12,6 +12,7 @@ use crate::rise::nat::{Nat, NatAtom};
 use crate::rise::term::Node;
 use crate::rise::types::Type;
 use egglog::Value;
+use smallvec::SmallVec;
 use std::sync::Arc;
 
 /// What the RHS needs from one typing of a match (cached by the matched types and sizes):
@@ -116,12 +117,12 @@ impl CompiledRule {
         }
         let nvars = self.var_types.len();
         let nat_values = &values[1 + nvars..1 + nvars + self.nat_vars.len()];
-        let mut key: Vec<Value> = (0..=nvars)
+        let mut key: SmallVec<[Value; 8]> = (0..=nvars)
             .map(|k| snap.class_type_value(values[k]))
             .collect::<Option<_>>()?;
         key.extend_from_slice(nat_values);
         let mut typings = self.typings.lock().unwrap();
-        let typing = match typings.get(&key) {
+        let typing = match typings.get(&key[..]) {
             Some(t) => t.clone()?,
             None => {
                 let nats: Vec<Nat> = nat_values
@@ -129,7 +130,7 @@ impl CompiledRule {
                     .map(|v| snap.nat(*v).cloned())
                     .collect::<Option<_>>()?;
                 let t = self.type_rhs(b, snap, values, &nats);
-                typings.insert(key, t.clone());
+                typings.insert(key.to_vec(), t.clone());
                 t?
             }
         };
@@ -171,7 +172,7 @@ impl CompiledRule {
             }
             Tmpl::Node(node, slot) => {
                 let (con, args) = Con::of(node);
-                let mut row = Vec::with_capacity(args.len());
+                let mut row = SmallVec::<[Value; 3]>::new();
                 for arg in args {
                     row.push(match arg {
                         Arg::Child(c) => self.build(c, b, m)?,
