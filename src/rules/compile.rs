@@ -28,7 +28,7 @@ use crate::rise::syntax::{Expr, ExprKind, RuleDecl};
 use crate::rise::term::{Node, Term};
 use crate::rise::types::Type;
 use egglog::Value;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
 /// A right-hand side template. Each typed node has a `slot` in the list of the RHS's types.
