@@ -41,9 +41,7 @@ pub fn add_schema(eg: &mut EGraph) -> Result<()> {
 /// Adds the analyses of an encoding's own constructors (`schema::family_rules`: explicit
 /// substitutions, named binders) to an e-graph, once.
 pub(crate) fn add_family_analyses(eg: &mut EGraph, family: schema::Family) -> Result<()> {
-    #[derive(Clone, Default)]
-    struct Added(Vec<schema::Family>);
-    let added = eg.extension_state_or_default::<Added>();
+    let added = eg.extension_state_or_default::<FamiliesAdded>();
     if added.0.contains(&family) {
         return Ok(());
     }
@@ -52,6 +50,18 @@ pub(crate) fn add_family_analyses(eg: &mut EGraph, family: schema::Family) -> Re
     eg.parse_and_run_program(Some(what.clone()), &schema::family_rules(family))
         .map(|_| ())
         .map_err(|e| Error::internal(format!("{what}: {e}")))
+}
+
+/// The families whose analyses an e-graph has ([`add_family_analyses`]).
+#[derive(Clone, Default)]
+struct FamiliesAdded(Vec<schema::Family>);
+
+/// Does the e-graph hold De Bruijn Rise alone (no explicit substitutions, no names)? Then its
+/// free variables follow from the scanned e-nodes ([`subst::Snapshot::take`]).
+pub(crate) fn rise_only(eg: &mut EGraph) -> bool {
+    eg.extension_state_or_default::<FamiliesAdded>()
+        .0
+        .is_empty()
 }
 
 /// Adds plain egglog rules, written with the ruleset `RS`, to `ruleset` (created if needed).

@@ -330,13 +330,17 @@ fn saturate_loop(
             break StopReason::TimeLimit;
         }
         let mut clock = Clock::default();
-        // Bring the free-variable relation up to date, then snapshot representatives.
-        while eg.step_rules("rise-free").map_err(engine)?.updated {}
+        // Bring the free-variable relations up to date (De Bruijn Rise alone: the snapshot
+        // computes free variables itself), then snapshot representatives.
+        let rise_only = super::rise_only(eg);
+        if !rise_only {
+            while eg.step_rules("rise-free").map_err(engine)?.updated {}
+        }
         let free = clock.lap();
         {
             let mut snap = snapshot.write().unwrap();
             let previous = std::mem::take(&mut *snap);
-            *snap = Snapshot::take(eg, previous)?;
+            *snap = Snapshot::take(eg, previous, rise_only)?;
         }
         let snapshot_time = clock.lap();
         let before = match iterations.last() {

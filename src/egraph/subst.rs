@@ -9,7 +9,7 @@
 //! touches, and adds only the nodes on the paths to the substituted variables.
 
 use super::budget::Budget;
-use super::costs::{cheapest, CostedNodes};
+use super::costs::{adjacency, cheapest, CostedNodes};
 use super::encode::{self, TypeTable};
 use super::engine;
 use super::extract::redexes_then_size;
@@ -111,6 +111,45 @@ fn children(n: &Raw) -> ([Value; 2], usize) {
     }
 }
 
+/// The free variables of every class of De Bruijn Rise e-nodes (`scan`, costed in the same
+/// order), by class number: the least fixpoint of the rules of `schemas/free.egg`, "for all
+/// terms of the class", computed over the scanned e-nodes. A worklist from the variables
+/// upwards: a class is revisited only when its set grows, so the work follows the e-nodes
+/// and their parents, not the depth of the terms. The rules, run by egglog, need one round
+/// (one `step_rules`) per level of a new term to reach the same sets: fission's search ran 12
+/// of them an iteration, as many egglog steps as its rewrites took.
+fn free_variables(nodes: &[(Value, Raw, Value)], costed: &CostedNodes) -> Vec<u64> {
+    let uses: Vec<(u32, u32)> = (0..costed.len())
+        .flat_map(|i| costed.kids(i).iter().map(move |k| (*k, i as u32)))
+        .collect();
+    let (start, users) = adjacency(costed.classes(), &uses);
+    drop(uses);
+    let mut free = vec![0u64; costed.classes()];
+    let mut work: Vec<u32> = (0..nodes.len() as u32)
+        .filter(|i| matches!(nodes[*i as usize].1, Raw::Var(_)))
+        .collect();
+    while let Some(i) = work.pop() {
+        let i = i as usize;
+        let kid = |k: usize| free[costed.kids(i)[k] as usize];
+        let bits = match nodes[i].1 {
+            Raw::Var(v) => free_bit(v.clamp(0, 63) as u32),
+            Raw::App(..) => kid(0) | kid(1),
+            // Index j of the body is j - 1 of the lambda; the last bit stands for 63 and
+            // above, so from it both 62 and "63 and above" may be free.
+            Raw::Lam(_) if kid(0) & free_bit(63) != 0 => kid(0) >> 1 | free_bit(62) | free_bit(63),
+            Raw::Lam(_) => kid(0) >> 1,
+            Raw::NatApp(..) | Raw::NatLam(_) => kid(0),
+            Raw::Leaf(..) | Raw::NamedVar(_) | Raw::NamedLam(..) => 0,
+        };
+        let c = costed.class(i) as usize;
+        if free[c] | bits != free[c] {
+            free[c] |= bits;
+            work.extend_from_slice(&users[start[c] as usize..start[c + 1] as usize]);
+        }
+    }
+    free
+}
+
 /// Variable `v`'s bit in a set of free variables. Indices from 63 on share the last bit,
 /// so a class with any of them free counts as having all of them free (conservative: a
 /// freshness condition then fails).
@@ -119,9 +158,11 @@ fn free_bit(v: u32) -> u64 {
 }
 
 impl Snapshot {
-    /// Recomputes representatives (fewest beta-redexes, then smallest) and free variables.
-    /// The decoded sizes and types of `previous` carry over.
-    pub fn take(eg: &EGraph, previous: Snapshot) -> Result<Snapshot> {
+    /// Recomputes representatives (fewest beta-redexes, then smallest) and free variables:
+    /// with `rise_only` ([`super::rise_only`]) from the scanned e-nodes, otherwise from the
+    /// `free` and `nfree` relations, which the `rise-free` rules must have brought up to
+    /// date. The decoded sizes and types of `previous` carry over.
+    pub fn take(eg: &EGraph, previous: Snapshot, rise_only: bool) -> Result<Snapshot> {
         let mut table = previous.table;
         table.update(eg)?;
         let nodes = scan(eg)?;
@@ -137,22 +178,28 @@ impl Snapshot {
             costed.push(*class, &kids[..n], redexes_then_size(redex));
         }
         let best = cheapest(&costed);
-        // Free variables: the `free` relation, maintained by the schema's rise-free rules.
         let mut free: HashMap<Value, u64> = HashMap::default();
         let mut free_names: HashMap<Value, BTreeSet<Value>> = HashMap::default();
-        eg.read(|rs| {
-            rs.constructor_enodes("free", |e| {
-                let i = rs.value_to_base::<i64>(e.children[1]);
-                *free.entry(e.children[0]).or_default() |= free_bit(i as u32);
-            })?;
-            rs.constructor_enodes("nfree", |e| {
-                free_names
-                    .entry(e.children[0])
-                    .or_default()
-                    .insert(e.children[1]);
+        if rise_only {
+            let bits = free_variables(&nodes, &costed);
+            for (c, bits) in bits.into_iter().enumerate().filter(|(_, b)| *b != 0) {
+                free.insert(costed.class_value(c as u32), bits);
+            }
+        } else {
+            eg.read(|rs| {
+                rs.constructor_enodes("free", |e| {
+                    let i = rs.value_to_base::<i64>(e.children[1]);
+                    *free.entry(e.children[0]).or_default() |= free_bit(i as u32);
+                })?;
+                rs.constructor_enodes("nfree", |e| {
+                    free_names
+                        .entry(e.children[0])
+                        .or_default()
+                        .insert(e.children[1]);
+                })
             })
-        })
-        .map_err(engine)?;
+            .map_err(engine)?;
+        }
         let mut snap = Snapshot {
             reps: HashMap::default(),
             free,
@@ -603,4 +650,43 @@ pub fn add_beta_eta(eg: &mut EGraph, ruleset: &str, snap: &SharedSnapshot) -> Re
     add_eta(eg, "eta-extract", ruleset, snap, |b, f| {
         b.shift(f, 0, -1, &mut HashMap::default())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::egraph::saturate::{saturate, Check, Limits};
+
+    /// The free variables the snapshot computes from the scanned e-nodes are the ones the
+    /// `rise-free` rules derive, class by class, on an e-graph that beta and eta have grown
+    /// and merged (lambdas under lambdas, variables moved by substitution).
+    #[test]
+    fn free_variables_from_the_scan_are_the_rules_fixpoint() {
+        let text = "fun (a: f32) => fun (b: f32 -> f32) => \
+                    (fun (f: f32 -> f32) => fun (x: f32) => f (b (f x))) (fun (y: f32) => b y) a";
+        let t = crate::rise::parse::parse_expr(&crate::error::Source::new("<test>", text)).unwrap();
+        let t = crate::rise::infer::elaborate(None, &t).unwrap();
+        let mut eg = super::super::rise_egraph().unwrap();
+        super::super::encode::load_term(&mut eg, &t).unwrap();
+        let snap = SharedSnapshot::default();
+        add_beta_eta(&mut eg, "benf", &snap).unwrap();
+        let limits = Limits {
+            iterations: 4,
+            ..Limits::default()
+        };
+        saturate(
+            &mut eg,
+            "benf",
+            &snap,
+            &limits,
+            |_| Ok(Check::default()),
+            |_| {},
+        )
+        .unwrap();
+        while eg.step_rules("rise-free").unwrap().updated {}
+        let from_rules = Snapshot::take(&eg, Snapshot::default(), false).unwrap();
+        let from_scan = Snapshot::take(&eg, Snapshot::default(), true).unwrap();
+        assert!(from_scan.free.values().any(|bits| bits.count_ones() > 1));
+        assert_eq!(from_scan.free, from_rules.free);
+    }
 }
