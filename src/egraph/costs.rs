@@ -75,6 +75,15 @@ impl CostedNodes {
     pub fn class_id(&self, v: Value) -> Option<u32> {
         self.classes.ids.get(&v).copied()
     }
+
+    /// The nodes that use each class as a child, once per use: class `c`'s are
+    /// `users[start[c]..start[c + 1]]` ([`adjacency`]), as `(start, users)`.
+    pub fn users(&self) -> (Vec<u32>, Vec<u32>) {
+        let uses: Vec<(u32, u32)> = (0..self.len())
+            .flat_map(|i| self.kids(i).iter().map(move |k| (*k, i as u32)))
+            .collect();
+        adjacency(self.classes(), &uses)
+    }
 }
 
 /// E-classes numbered densely (0, 1, ...), in the order they are first seen.
@@ -122,12 +131,8 @@ pub(crate) fn adjacency(n: usize, pairs: &[(u32, u32)]) -> (Vec<u32>, Vec<u32>) 
 /// the node costed first.
 pub fn cheapest(nodes: &CostedNodes) -> Vec<Option<(u64, usize)>> {
     let classes = nodes.classes();
-    // For every child occurrence, (child class, node): a node waits for each occurrence.
-    let uses: Vec<(u32, u32)> = (0..nodes.len())
-        .flat_map(|i| nodes.kids(i).iter().map(move |k| (*k, i as u32)))
-        .collect();
-    let (start, users) = adjacency(classes, &uses);
-    drop(uses);
+    // A node waits for each occurrence of a child.
+    let (start, users) = nodes.users();
     let mut waiting: Vec<u32> = (0..nodes.len())
         .map(|i| nodes.kids(i).len() as u32)
         .collect();

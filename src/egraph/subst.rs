@@ -9,7 +9,7 @@
 //! touches, and adds only the nodes on the paths to the substituted variables.
 
 use super::budget::Budget;
-use super::costs::{adjacency, cheapest, CostedNodes};
+use super::costs::{cheapest, CostedNodes};
 use super::encode::{self, TypeTable};
 use super::engine;
 use super::extract::redexes_then_size;
@@ -119,11 +119,7 @@ fn children(n: &Raw) -> ([Value; 2], usize) {
 /// (one `step_rules`) per level of a new term to reach the same sets: fission's search ran 12
 /// of them an iteration, as many egglog steps as its rewrites took.
 fn free_variables(nodes: &[(Value, Raw, Value)], costed: &CostedNodes) -> Vec<u64> {
-    let uses: Vec<(u32, u32)> = (0..costed.len())
-        .flat_map(|i| costed.kids(i).iter().map(move |k| (*k, i as u32)))
-        .collect();
-    let (start, users) = adjacency(costed.classes(), &uses);
-    drop(uses);
+    let (start, users) = costed.users();
     let mut free = vec![0u64; costed.classes()];
     let mut work: Vec<u32> = (0..nodes.len() as u32)
         .filter(|i| matches!(nodes[*i as usize].1, Raw::Var(_)))
