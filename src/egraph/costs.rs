@@ -76,13 +76,28 @@ impl CostedNodes {
         self.classes.ids.get(&v).copied()
     }
 
-    /// The nodes that use each class as a child, once per use: class `c`'s are
-    /// `users[start[c]..start[c + 1]]` ([`adjacency`]), as `(start, users)`.
-    pub fn users(&self) -> (Vec<u32>, Vec<u32>) {
+    /// The nodes that use each class as a child ([`Users`]).
+    pub fn users(&self) -> Users {
         let uses: Vec<(u32, u32)> = (0..self.len())
             .flat_map(|i| self.kids(i).iter().map(move |k| (*k, i as u32)))
             .collect();
-        adjacency(self.classes(), &uses)
+        let (start, users) = adjacency(self.classes(), &uses);
+        Users { start, users }
+    }
+}
+
+/// For every class of a [`CostedNodes`], by number, the nodes that have it as a child, once
+/// per occurrence: what a pass from the children upwards follows. Built once, it serves
+/// several such passes over the same nodes (a snapshot's representatives and free variables).
+pub struct Users {
+    start: Vec<u32>,
+    users: Vec<u32>,
+}
+
+impl Users {
+    /// The nodes that use class `c`.
+    pub fn of(&self, c: u32) -> &[u32] {
+        &self.users[self.start[c as usize] as usize..self.start[c as usize + 1] as usize]
     }
 }
 
@@ -128,11 +143,10 @@ pub(crate) fn adjacency(n: usize, pairs: &[(u32, u32)]) -> (Vec<u32>, Vec<u32>) 
 
 /// The cheapest node of every class that has a finite term, by class number
 /// ([`CostedNodes::class`]): (its cost, the index in `nodes` of its cheapest node). Ties go to
-/// the node costed first.
-pub fn cheapest(nodes: &CostedNodes) -> Vec<Option<(u64, usize)>> {
+/// the node costed first. `users` is `nodes.users()`.
+pub fn cheapest(nodes: &CostedNodes, users: &Users) -> Vec<Option<(u64, usize)>> {
     let classes = nodes.classes();
     // A node waits for each occurrence of a child.
-    let (start, users) = nodes.users();
     let mut waiting: Vec<u32> = (0..nodes.len())
         .map(|i| nodes.kids(i).len() as u32)
         .collect();
@@ -158,7 +172,7 @@ pub fn cheapest(nodes: &CostedNodes) -> Vec<Option<(u64, usize)>> {
             continue;
         }
         settled[c] = true;
-        for &user in &users[start[c] as usize..start[c + 1] as usize] {
+        for &user in users.of(c as u32) {
             let user = user as usize;
             waiting[user] -= 1;
             if waiting[user] == 0 {

@@ -247,7 +247,7 @@ impl<'g> Extractor<'g> {
                 position.push(i);
             }
         }
-        let best = (cheapest(&flat).into_iter().enumerate())
+        let best = (cheapest(&flat, &flat.users()).into_iter().enumerate())
             .filter_map(|(class, best)| {
                 let (c, k) = best?;
                 Some((flat.class_value(class as u32), (c, position[k])))

@@ -70,7 +70,7 @@ impl Filter {
             nodes.push(e.eclass, &kids[..n], 1);
         })?;
         // down[c]: the fewest nodes of a term of class c.
-        let down = cheapest(&nodes);
+        let down = cheapest(&nodes, &nodes.users());
         let cost = |k: u32| down[k as usize].map(|(c, _)| c);
         // A node's smallest term: itself plus its children's smallest terms.
         let sizes: Vec<Option<u64>> = (0..nodes.len())

@@ -9,7 +9,7 @@
 //! touches, and adds only the nodes on the paths to the substituted variables.
 
 use super::budget::Budget;
-use super::costs::{cheapest, CostedNodes};
+use super::costs::{cheapest, CostedNodes, Users};
 use super::encode::{self, TypeTable};
 use super::engine;
 use super::extract::redexes_then_size;
@@ -118,8 +118,7 @@ fn children(n: &Raw) -> ([Value; 2], usize) {
 /// and their parents, not the depth of the terms. The rules, run by egglog, need one round
 /// (one `step_rules`) per level of a new term to reach the same sets: fission's search ran 12
 /// of them an iteration, as many egglog steps as its rewrites took.
-fn free_variables(nodes: &[(Value, Raw, Value)], costed: &CostedNodes) -> Vec<u64> {
-    let (start, users) = costed.users();
+fn free_variables(nodes: &[(Value, Raw, Value)], costed: &CostedNodes, users: &Users) -> Vec<u64> {
     let mut free = vec![0u64; costed.classes()];
     let mut work: Vec<u32> = (0..nodes.len() as u32)
         .filter(|i| matches!(nodes[*i as usize].1, Raw::Var(_)))
@@ -140,7 +139,7 @@ fn free_variables(nodes: &[(Value, Raw, Value)], costed: &CostedNodes) -> Vec<u6
         let c = costed.class(i) as usize;
         if free[c] | bits != free[c] {
             free[c] |= bits;
-            work.extend_from_slice(&users[start[c] as usize..start[c + 1] as usize]);
+            work.extend_from_slice(users.of(c as u32));
         }
     }
     free
@@ -173,11 +172,12 @@ impl Snapshot {
             let (kids, n) = children(n);
             costed.push(*class, &kids[..n], redexes_then_size(redex));
         }
-        let best = cheapest(&costed);
+        let users = costed.users();
+        let best = cheapest(&costed, &users);
         let mut free: HashMap<Value, u64> = HashMap::default();
         let mut free_names: HashMap<Value, BTreeSet<Value>> = HashMap::default();
         if rise_only {
-            let bits = free_variables(&nodes, &costed);
+            let bits = free_variables(&nodes, &costed, &users);
             for (c, bits) in bits.into_iter().enumerate().filter(|(_, b)| *b != 0) {
                 free.insert(costed.class_value(c as u32), bits);
             }
@@ -196,6 +196,7 @@ impl Snapshot {
             })
             .map_err(engine)?;
         }
+        drop(users);
         let mut snap = Snapshot {
             reps: HashMap::default(),
             free,
