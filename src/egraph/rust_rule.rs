@@ -93,6 +93,7 @@ pub(crate) fn parse_facts(
     eg: &mut EGraph,
     text: &str,
 ) -> crate::error::Result<Facts<String, String>> {
+    super::note_type_reads(eg, text);
     let cmds = eg
         .parse_program(None, &format!("(rule ({text}) ())"))
         .map_err(|e| {

@@ -129,7 +129,7 @@ pub struct Parts {
     pub snapshot: f64,
     /// egglog's step of the rewrite rules.
     pub rewrite: f64,
-    /// Giving the new e-nodes' classes their type (`rise-types`).
+    /// Giving the new e-nodes' classes their type (`rise-types`), when a rule or query reads it.
     pub types: f64,
     /// Counting e-nodes and e-classes.
     pub count: f64,
@@ -318,6 +318,11 @@ fn saturate_loop(
     let mut saturation = Duration::ZERO;
     let mut iterations: Vec<IterationStats> = vec![];
     let mut rewriter = Rewriter::default();
+    let types_read = super::types_read(eg);
+    if types_read {
+        // Classes added by an earlier search on this e-graph that nothing asked types of.
+        eg.step_rules("rise-types").map_err(engine)?;
+    }
     let mut check = found(eg)?;
     let stop = loop {
         if check.found {
@@ -351,9 +356,12 @@ fn saturate_loop(
         snapshot.write().unwrap().forget_classes();
         release_free_memory();
         let rewrite = clock.lap();
-        // New e-nodes carry their type; give their classes `ty` (a class that would get two
-        // types stops the run with an illegal-merge error).
-        eg.step_rules("rise-types").map_err(engine)?;
+        // New e-nodes carry their type; give their classes `ty` when something reads it (a
+        // class that would get two types stops the run with an illegal-merge error; else the
+        // next snapshot stops it).
+        if types_read {
+            eg.step_rules("rise-types").map_err(engine)?;
+        }
         let types = clock.lap();
         let (enodes, eclasses) = expr_size(eg)?;
         let count = clock.lap();

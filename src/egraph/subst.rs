@@ -197,11 +197,19 @@ impl Snapshot {
             .map_err(engine)?;
         }
         drop(users);
+        let mut class_ty = HashMap::with_capacity_and_hasher(nodes.len(), Default::default());
+        for (c, _, t) in &nodes {
+            if *class_ty.entry(*c).or_insert(*t) != *t {
+                return Err(Error::internal(format!(
+                    "e-class {c:?} holds terms of two types: a rewrite merged terms of different types"
+                )));
+            }
+        }
         let mut snap = Snapshot {
             reps: HashMap::default(),
             free,
             free_names,
-            class_ty: nodes.iter().map(|(c, _, t)| (*c, *t)).collect(),
+            class_ty,
             table,
             budget: Budget::default(),
             encoded: Default::default(),
@@ -363,7 +371,8 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
     }
 
     /// Adds an e-node (with its type as the last field). Its class's `ty` is set by the
-    /// schema's `rise-types` rules, which the driver runs after every iteration.
+    /// schema's `rise-types` rules, which the driver runs after every iteration that
+    /// something reads it ([`super::types_read`]).
     pub fn add(&mut self, con: Con, inputs: &[Value], ty: Value) -> Value {
         let key = match *inputs {
             [a] => Some((con, [a, ty, ty])),
@@ -685,5 +694,25 @@ mod tests {
         let from_scan = Snapshot::take(&eg, Snapshot::default(), true).unwrap();
         assert!(from_scan.free.values().any(|bits| bits.count_ones() > 1));
         assert_eq!(from_scan.free, from_rules.free);
+    }
+
+    /// Without the `rise-types` rules (nothing reads `ty`), the snapshot is what stops a search
+    /// in which a rewrite merged classes of different types.
+    #[test]
+    fn a_class_of_two_types_stops_the_snapshot() {
+        let load = |eg: &mut EGraph, text: &str| {
+            let t = crate::rise::parse::parse_expr(&crate::error::Source::new("<test>", text));
+            let t = crate::rise::infer::elaborate(None, &t.unwrap()).unwrap();
+            super::super::encode::load_term(eg, &t).unwrap()
+        };
+        let mut eg = super::super::rise_egraph().unwrap();
+        let a = load(&mut eg, "fun (x: f32) => x");
+        let b = load(&mut eg, "fun (x: int) => x");
+        assert!(Snapshot::take(&eg, Snapshot::default(), true).is_ok());
+        eg.update(|mut fs| fs.union(a, b)).unwrap();
+        let err = Snapshot::take(&eg, Snapshot::default(), true)
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("two types"), "{err}");
     }
 }

@@ -76,6 +76,7 @@ impl SketchQuery {
         query.engine = engine;
         match engine {
             Engine::Egglog => {
+                crate::egraph::note_type_reads(eg, &query.program);
                 eg.parse_and_run_program(None, &query.program)
                     .map_err(|e| Error::internal(format!("sketch query: {e}")))?;
             }
