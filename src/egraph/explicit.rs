@@ -45,13 +45,7 @@ pub fn add_explicit_substitution(
     super::add_rule_text(eg, ruleset, STRUCTURAL)?;
 
     // sigma(i, a, x) where a's representative is a variable or a constant.
-    let vars = [
-        ("e", "Expr"),
-        ("i", "i64"),
-        ("a", "Expr"),
-        ("x", "Expr"),
-        ("t", "Type"),
-    ];
+    let vars = [("e", "Expr"), ("i", "i64"), ("a", "Expr"), ("x", "Expr")];
     let query = SIG_QUERY;
     add_snapshot_rule(eg, "sig-var-const", ruleset, snap, &vars, query, |b, v| {
         let i = b.int(v[1]);
@@ -69,13 +63,7 @@ pub fn add_explicit_substitution(
     })?;
 
     // phi(d, k, a) where a's representative is a variable or a constant.
-    let vars = [
-        ("e", "Expr"),
-        ("d", "i64"),
-        ("k", "i64"),
-        ("a", "Expr"),
-        ("t", "Type"),
-    ];
+    let vars = [("e", "Expr"), ("d", "i64"), ("k", "i64"), ("a", "Expr")];
     let query = PHI_QUERY;
     add_snapshot_rule(eg, "phi-var-const", ruleset, snap, &vars, query, |b, v| {
         let (d, k) = (b.int(v[1]), b.int(v[2]));

@@ -213,13 +213,7 @@ pub const LET_LAM_QUERY: &str = "(= e (Let v a (NamedLam w body (TFun p r)) t)) 
 
 /// Eta, `fun x => f x` to `f` when `x` is not free in `f`.
 fn add_eta(eg: &mut EGraph, ruleset: &str, snap: &SharedSnapshot) -> Result<()> {
-    let vars = [
-        ("e", "Expr"),
-        ("x", "String"),
-        ("f", "Expr"),
-        ("vt", "Type"),
-        ("at", "Type"),
-    ];
+    let vars = [("e", "Expr"), ("x", "String"), ("f", "Expr")];
     let query = ETA_QUERY;
     add_snapshot_rule(eg, "eta-names", ruleset, snap, &vars, query, |b, v| {
         (!b.snap().may_have_free_name(v[2], v[1])).then_some(v[2])
@@ -235,8 +229,6 @@ pub fn add_beta_eta(eg: &mut EGraph, ruleset: &str, snap: &SharedSnapshot) -> Re
         ("x", "String"),
         ("body", "Expr"),
         ("arg", "Expr"),
-        ("lt", "Type"),
-        ("at", "Type"),
     ];
     let query = BETA_QUERY;
     add_snapshot_rule(

@@ -583,7 +583,9 @@ fn union_if(ws: &mut WriteState, class: Value, rewritten: Option<Value>) -> Opti
 }
 
 /// Adds a rule whose right-hand side is built on the snapshot to `ruleset`: `vars` are the
-/// query's variables with their sorts, the first the matched class; on every new match of
+/// query's variables the right-hand side reads, with their sorts, the first the matched class
+/// (a variable left out is one egglog need not enumerate when one atom holds it); on every
+/// new match of
 /// `query` (egglog facts), `rewrite` gets a [`Builder`] and the variables' values, and what
 /// it returns is unioned with the matched class. A match that does not fit returns `None`.
 pub fn add_snapshot_rule(
@@ -626,7 +628,7 @@ pub fn add_eta(
     snap: &SharedSnapshot,
     rewrite: impl Fn(&mut Builder, Value) -> Option<Value> + Clone + Send + Sync + 'static,
 ) -> Result<()> {
-    let vars = [("e", "Expr"), ("f", "Expr"), ("vt", "Type"), ("at", "Type")];
+    let vars = [("e", "Expr"), ("f", "Expr")];
     let query = ETA_QUERY;
     add_snapshot_rule(eg, name, ruleset, snap, &vars, query, move |b, v| {
         (!b.snap().may_be_free(v[1], 0))
@@ -642,13 +644,7 @@ pub type SharedSnapshot = Arc<RwLock<Snapshot>>;
 pub fn add_beta_eta(eg: &mut EGraph, ruleset: &str, snap: &SharedSnapshot) -> Result<()> {
     // The ruleset may exist already: the rules are added to it.
     let _ = egglog::prelude::add_ruleset(eg, ruleset);
-    let vars = [
-        ("e", "Expr"),
-        ("body", "Expr"),
-        ("arg", "Expr"),
-        ("lt", "Type"),
-        ("at", "Type"),
-    ];
+    let vars = [("e", "Expr"), ("body", "Expr"), ("arg", "Expr")];
     let query = BETA_QUERY;
     add_snapshot_rule(eg, "beta-extract", ruleset, snap, &vars, query, |b, v| {
         b.substitute(v[1], 0, v[2], &mut HashMap::default())

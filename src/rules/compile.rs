@@ -64,8 +64,12 @@ pub struct CompiledRule {
     pub query: String,
     /// The left-hand side is one (typed) pattern variable: it is `root`.
     pub(super) lone: bool,
-    /// Callback variables: `root`, pattern variables `v0..`, size variables `n_<name>..`,
-    /// then the query's type variables.
+    /// Callback variables: `root`, pattern variables `v0..`, size variables `n_<name>..`
+    /// (and with names, the left-hand side's binders). The query's type variables are not
+    /// among them: the right-hand side reads the matched classes' types from the snapshot, and
+    /// egglog's planner binds a variable that one atom holds and the action does not use only
+    /// where it must (a type variable made a join stage of its own; Table 2's binomial search
+    /// ran 9% more instructions with them).
     pub(super) vars: Vec<(String, &'static str)>,
     pub(super) var_types: Vec<Type>,
     pub(super) root_type: Type,
@@ -321,7 +325,6 @@ pub fn compile_for(rule: &RuleDecl, encoding: Encoding) -> Result<CompiledRule> 
     // query is on the class's type, and the variable is the matched class itself. (A variable
     // at the top of the left-hand side, under no binder, is a pattern variable.)
     let lone = matches!(typing.lhs.node, Node::Var(_));
-    let mut type_query_vars = vec![];
     let query = if lone {
         if !matches!(rule.lhs.kind, ExprKind::Annot(..)) {
             return Err(Error::at(
@@ -329,25 +332,23 @@ pub fn compile_for(rule: &RuleDecl, encoding: Encoding) -> Result<CompiledRule> 
                 "a lone pattern variable on the left-hand side needs a type: `(e : ?n.f32)`",
             ));
         }
-        let mut fresh = |sort: &'static str| {
-            type_query_vars.push((format!("q{}", type_query_vars.len()), sort));
-            type_query_vars.last().unwrap().0.clone()
-        };
-        let mut nat_holes = vec![];
+        let (mut types, mut nats) = (0, 0);
         let ty = crate::egraph::encode::type_sexpr_with(
             &typing.lhs.ty,
             &mut |n| {
                 Ok(match crate::egraph::encode::nat_term(n) {
                     Some(t) if n.as_const().is_some() => t.sexpr(),
                     _ => {
-                        nat_holes.push(());
-                        format!("qn{}", nat_holes.len() - 1)
+                        nats += 1;
+                        format!("qn{}", nats - 1)
                     }
                 })
             },
-            &mut || fresh("Type"),
+            &mut || {
+                types += 1;
+                format!("q{}", types - 1)
+            },
         )?;
-        type_query_vars.extend((0..nat_holes.len()).map(|i| (format!("qn{i}"), "Nat")));
         format!("(= (ty root) {ty})")
     } else {
         std::iter::once(format!("(= root {pattern})"))
@@ -390,8 +391,6 @@ pub fn compile_for(rule: &RuleDecl, encoding: Encoding) -> Result<CompiledRule> 
         cb_vars.extend((0..vars.len()).map(|k| (format!("v{k}"), "Expr")));
     }
     cb_vars.extend(nat_vars.iter().map(|n| (format!("n_{n}"), "Nat")));
-    cb_vars.extend((0..lc.type_vars).map(|i| (format!("ty{i}"), "Type")));
-    cb_vars.extend(type_query_vars);
     let lhs_binders: Vec<(String, usize)> = lc
         .binders
         .unwrap_or_default()
