@@ -585,9 +585,9 @@ fn union_if(ws: &mut WriteState, class: Value, rewritten: Option<Value>) -> Opti
 /// Adds a rule whose right-hand side is built on the snapshot to `ruleset`: `vars` are the
 /// query's variables the right-hand side reads, with their sorts, the first the matched class
 /// (a variable left out is one egglog need not enumerate when one atom holds it); on every
-/// new match of
-/// `query` (egglog facts), `rewrite` gets a [`Builder`] and the variables' values, and what
-/// it returns is unioned with the matched class. A match that does not fit returns `None`.
+/// new match of `query` (egglog facts), `rewrite` gets a [`Builder`] and the variables'
+/// values, and what it returns is unioned with the matched class. A match that does not fit
+/// returns `None`.
 pub fn add_snapshot_rule(
     eg: &mut EGraph,
     name: &str,
