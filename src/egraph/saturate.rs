@@ -326,6 +326,8 @@ fn saturate_loop(
     let mut saturation = Duration::ZERO;
     let mut iterations: Vec<IterationStats> = vec![];
     let mut rewriter = Rewriter::default();
+    // Fixed for the search: which constructors the e-graph has, and whether anything reads `ty`.
+    let rise_only = super::rise_only(eg);
     let types_read = super::types_read(eg);
     if types_read {
         // Classes added by an earlier search on this e-graph that nothing asked types of.
@@ -345,7 +347,6 @@ fn saturate_loop(
         let mut clock = Clock::default();
         // Bring the free-variable relations up to date (De Bruijn Rise alone: the snapshot
         // computes free variables itself), then snapshot representatives.
-        let rise_only = super::rise_only(eg);
         if !rise_only {
             while eg.step_rules("rise-free").map_err(engine)?.updated {}
         }
@@ -538,12 +539,7 @@ mod tests {
     /// must not end the watch over the outer one (its time and memory limits).
     #[test]
     fn a_search_inside_a_check_leaves_the_outer_search_watched() {
-        let t = crate::rise::parse::parse_expr(&crate::error::Source::new(
-            "<test>",
-            "fun (x: f32) => x",
-        ))
-        .unwrap();
-        let t = crate::rise::infer::elaborate(None, &t).unwrap();
+        let t = crate::rise::typed_term("fun (x: f32) => x");
         let mut eg = super::super::rise_egraph().unwrap();
         let limits = Limits::default();
         let mut watched_after_inner = None;

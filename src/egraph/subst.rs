@@ -666,8 +666,7 @@ mod tests {
     fn free_variables_from_the_scan_are_the_rules_fixpoint() {
         let text = "fun (a: f32) => fun (b: f32 -> f32) => \
                     (fun (f: f32 -> f32) => fun (x: f32) => f (b (f x))) (fun (y: f32) => b y) a";
-        let t = crate::rise::parse::parse_expr(&crate::error::Source::new("<test>", text)).unwrap();
-        let t = crate::rise::infer::elaborate(None, &t).unwrap();
+        let t = crate::rise::typed_term(text);
         let mut eg = super::super::rise_egraph().unwrap();
         super::super::encode::load_term(&mut eg, &t).unwrap();
         let snap = SharedSnapshot::default();
@@ -697,9 +696,7 @@ mod tests {
     #[test]
     fn a_class_of_two_types_stops_the_snapshot() {
         let load = |eg: &mut EGraph, text: &str| {
-            let t = crate::rise::parse::parse_expr(&crate::error::Source::new("<test>", text));
-            let t = crate::rise::infer::elaborate(None, &t.unwrap()).unwrap();
-            super::super::encode::load_term(eg, &t).unwrap()
+            super::super::encode::load_term(eg, &crate::rise::typed_term(text)).unwrap()
         };
         let mut eg = super::super::rise_egraph().unwrap();
         let a = load(&mut eg, "fun (x: f32) => x");

@@ -19,6 +19,13 @@ use crate::error::{read_source, Result};
 use std::path::Path;
 use std::rc::Rc;
 
+/// A closed expression written in Rise, parsed and typed (for unit tests).
+#[cfg(test)]
+pub(crate) fn typed_term(text: &str) -> Rc<term::Term> {
+    let e = parse::parse_expr(&crate::error::Source::new("<test>", text)).unwrap();
+    infer::elaborate(None, &e).unwrap()
+}
+
 /// Reads and parses a `.rise` file.
 pub fn load_program(path: &Path) -> Result<syntax::Program> {
     parse::parse_program(&read_source(path)?)
