@@ -7,7 +7,8 @@ mod common;
 
 use common::{assert_close, def, matmul, Rng};
 use sketchlog::egraph::extract::{AstSize, ENode, ExprGraph, Extractor};
-use sketchlog::egraph::saturate::{find_term, normalise, saturate, Check, Limits};
+use sketchlog::egraph::lookup::find_term;
+use sketchlog::egraph::saturate::{normalise, saturate, Check, Limits};
 use sketchlog::egraph::subst::{add_beta_eta, SharedSnapshot};
 use sketchlog::egraph::{encode, rise_egraph};
 use sketchlog::guide;

@@ -129,7 +129,8 @@ fn extraction_based_beta_agrees_with_the_interpreter_on_random_terms() {
 fn explicit_substitution_agrees_with_the_interpreter_on_random_terms() {
     use sketchlog::egraph::explicit::add_explicit_substitution;
     use sketchlog::egraph::extract::{ExprGraph, Extractor, RedexesThenSize};
-    use sketchlog::egraph::saturate::{find_term, saturate};
+    use sketchlog::egraph::lookup::find_term;
+    use sketchlog::egraph::saturate::saturate;
     use sketchlog::egraph::subst::SharedSnapshot;
     use sketchlog::egraph::{encode, rise_egraph};
     let mut rng = Rng(99);

@@ -183,7 +183,7 @@ fn extraction_follows_cycles_and_costs() {
     let eg = hand_built();
     let graph = ExprGraph::read(&eg).unwrap();
     let c = term("fun (x : 4.f32) => reduce add 0.0 (map (fun y => mul y y) x)");
-    let root = sketchlog::egraph::saturate::find_term(&eg, &c).unwrap();
+    let root = sketchlog::egraph::lookup::find_term(&eg, &c).unwrap();
     let with_id = Sketch::contains(Sketch::Node(Op::Prim(Prim::Id), vec![]));
     let (cost, t) = SketchExtractor::new(&graph, &AstSize)
         .extract(&with_id, root)
@@ -300,7 +300,7 @@ fn weighted_costs_steer_sketch_extraction() {
     let eg = hand_built();
     let graph = ExprGraph::read(&eg).unwrap();
     let c = term("fun (x : 4.f32) => reduce add 0.0 (map (fun y => mul y y) x)");
-    let root = sketchlog::egraph::saturate::find_term(&eg, &c).unwrap();
+    let root = sketchlog::egraph::lookup::find_term(&eg, &c).unwrap();
     let (cost, t) = SketchExtractor::new(&graph, &w)
         .extract(&Sketch::Any, root)
         .unwrap();

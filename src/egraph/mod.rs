@@ -2,7 +2,7 @@
 //! `schemas/types.egg` and `schemas/free.egg`), loading typed terms into an e-graph
 //! (`encode`), extracting them back (`extract`), extraction-based substitution as Rust rules
 //! (`subst`, registered by `rust_rule`), and the saturation driver with its limits and
-//! "found" query (`saturate`; the e-node cap inside an iteration: `budget`), and serialized
+//! "found" query (`saturate`; looking terms up: `lookup`; the e-node cap inside an iteration: `budget`), and serialized
 //! e-graphs for people and tools (`serialize`).
 
 pub mod budget;
@@ -12,6 +12,7 @@ pub mod encoding;
 pub mod explicit;
 pub mod extract;
 pub mod filter;
+pub mod lookup;
 pub mod names;
 pub mod rust_rule;
 pub mod saturate;

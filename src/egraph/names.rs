@@ -12,7 +12,7 @@
 //!
 //! Freshness reads the schema's `nfree` relation: a name free in some term of the class.
 
-use super::saturate::{find_in, find_named_term, find_nat, find_type};
+use super::lookup::{find_named_term, Lookup};
 use super::subst::{add_snapshot_rule, scan, Builder, Raw, SharedSnapshot};
 use crate::egraph::schema::Con;
 use crate::error::Result;
@@ -43,7 +43,7 @@ pub fn alpha_found(eg: &EGraph, start: &Term, goal: &Term) -> Result<bool> {
     }
     Ok(eg.read(|rs| {
         AlphaMatcher {
-            rs: &rs,
+            find: Lookup::new(&rs),
             nodes: &nodes,
             memo: HashMap::default(),
         }
@@ -51,16 +51,16 @@ pub fn alpha_found(eg: &EGraph, start: &Term, goal: &Term) -> Result<bool> {
     }))
 }
 
-struct AlphaMatcher<'r, R> {
-    rs: &'r R,
+struct AlphaMatcher<'r, 't, R> {
+    find: Lookup<'r, 't, R>,
     /// Each class's e-nodes with their types.
     nodes: &'r HashMap<Value, Vec<(Raw, Value)>>,
     /// (class, goal subterm, names of the binders around it) -> matches.
     memo: HashMap<(Value, *const Term, Vec<Value>), bool>,
 }
 
-impl<'a, 'db: 'a, R: egglog::Read<'a, 'db>> AlphaMatcher<'_, R> {
-    fn matches(&mut self, class: Value, goal: &Term, env: &mut Vec<Value>) -> bool {
+impl<'t, 'a, 'db: 'a, R: egglog::Read<'a, 'db>> AlphaMatcher<'_, 't, R> {
+    fn matches(&mut self, class: Value, goal: &'t Term, env: &mut Vec<Value>) -> bool {
         let key = (class, goal as *const Term, env.clone());
         if let Some(m) = self.memo.get(&key) {
             return *m;
@@ -70,13 +70,13 @@ impl<'a, 'db: 'a, R: egglog::Read<'a, 'db>> AlphaMatcher<'_, R> {
         m
     }
 
-    fn matches_uncached(&mut self, class: Value, goal: &Term, env: &mut Vec<Value>) -> bool {
-        let Some(ty) = find_type(self.rs, &goal.ty) else {
+    fn matches_uncached(&mut self, class: Value, goal: &'t Term, env: &mut Vec<Value>) -> bool {
+        let Some(ty) = self.find.ty(&goal.ty) else {
             return false;
         };
         if goal.node.children().is_empty() && !matches!(goal.node, Node::Var(_)) {
             // A primitive or literal: its e-node is in the class or not.
-            return find_in(self.rs, goal, None) == Some(class);
+            return self.find.term(goal, None) == Some(class);
         }
         let nodes = self.nodes;
         let candidates = nodes.get(&class).map_or(&[][..], Vec::as_slice);
@@ -96,7 +96,7 @@ impl<'a, 'db: 'a, R: egglog::Read<'a, 'db>> AlphaMatcher<'_, R> {
                         self.matches(f, gf, env) && self.matches(x, gx, env)
                     }
                     (Raw::NatApp(f, n), Node::NatApp(gf, gn)) => {
-                        find_nat(self.rs, gn) == Some(n) && self.matches(f, gf, env)
+                        self.find.nat(gn) == Some(n) && self.matches(f, gf, env)
                     }
                     (Raw::NatLam(b), Node::NatLam(gb)) => self.matches(b, gb, env),
                     _ => false,

@@ -6,11 +6,12 @@
 
 use super::budget::Rewriter;
 use super::engine;
+use super::lookup::find_term;
 use super::subst::{SharedSnapshot, Snapshot};
 use crate::egraph::schema::Con;
 use crate::error::{Error, Result};
 use crate::rise::term::Term;
-use egglog::{EGraph, Read, Value};
+use egglog::EGraph;
 use std::time::{Duration, Instant};
 
 /// When to give up.
@@ -423,88 +424,6 @@ fn saturate_loop(
         iterations,
         saturation,
     })
-}
-
-/// The e-class of a term, if the e-graph holds it (nothing is added).
-pub fn find_term(eg: &EGraph, t: &Term) -> Option<Value> {
-    eg.read(|rs| find_in(&rs, t, None))
-}
-
-/// [`find_term`] for a term loaded with named variables.
-pub fn find_named_term(eg: &EGraph, t: &Term) -> Option<Value> {
-    eg.read(|rs| find_in(&rs, t, Some(0)))
-}
-
-/// The class of `t`; with `names: Some(depth)`, named as [`super::encode::load_named_term`]
-/// names it under `depth` binders.
-pub(crate) fn find_in<'a, 'db: 'a>(
-    rs: &impl Read<'a, 'db>,
-    t: &Term,
-    names: Option<u32>,
-) -> Option<Value> {
-    use super::encode::{node_fields, Field};
-    use egglog::IntoValue;
-    let ty = find_type(rs, &t.ty)?;
-    let (con, mut row) = node_fields(t, names, |field| match field {
-        Field::Child(c, names) => find_in(rs, c, names).ok_or(()),
-        Field::Nat(n) => find_nat(rs, n).ok_or(()),
-        Field::Base(a) => a.base_value(rs).ok_or(()),
-        Field::Name(x) => Ok(x.into_value(rs.base_values())),
-    })
-    .ok()?;
-    row.push(ty);
-    rs.eclass_of(con.name(), egglog::RawValues(row)).ok()?
-}
-
-pub(crate) fn find_nat<'a, 'db: 'a>(
-    rs: &impl Read<'a, 'db>,
-    n: &crate::rise::nat::Nat,
-) -> Option<Value> {
-    use super::encode::{nat_term, NatTerm};
-    fn go<'a, 'db: 'a>(rs: &impl Read<'a, 'db>, t: &NatTerm) -> Option<Value> {
-        match t {
-            NatTerm::Num(n, d) => rs.eclass_of("NNum", (*n, *d)).ok()?,
-            NatTerm::Var(i) => rs.eclass_of("NVar", (*i,)).ok()?,
-            NatTerm::Add(a, b) => rs.eclass_of("NAdd", (go(rs, a)?, go(rs, b)?)).ok()?,
-            NatTerm::Mul(a, b) => rs.eclass_of("NMul", (go(rs, a)?, go(rs, b)?)).ok()?,
-        }
-    }
-    go(rs, &nat_term(n)?)
-}
-
-pub(crate) fn find_type<'a, 'db: 'a>(
-    rs: &impl Read<'a, 'db>,
-    t: &crate::rise::types::Type,
-) -> Option<Value> {
-    use crate::rise::types::Type;
-    let none = egglog::RawValues(vec![]);
-    match t {
-        Type::F32 => rs.eclass_of("TF32", none).ok()?,
-        Type::Int => rs.eclass_of("TInt", none).ok()?,
-        Type::Idx(n) => rs.eclass_of("TIdx", (find_nat(rs, n)?,)).ok()?,
-        Type::Arr(n, e) => rs
-            .eclass_of("TArr", (find_nat(rs, n)?, find_type(rs, e)?))
-            .ok()?,
-        Type::Vector(e, n) => rs
-            .eclass_of("TVec", (find_type(rs, e)?, find_nat(rs, n)?))
-            .ok()?,
-        Type::Pair(a, b) => rs
-            .eclass_of("TPair", (find_type(rs, a)?, find_type(rs, b)?))
-            .ok()?,
-        Type::Fun(a, b) => rs
-            .eclass_of("TFun", (find_type(rs, a)?, find_type(rs, b)?))
-            .ok()?,
-        Type::NatFun(b) => rs.eclass_of("TNatFun", (find_type(rs, b)?,)).ok()?,
-        Type::Meta(_) => None,
-    }
-}
-
-/// Is `goal` in the same e-class as `start`?
-pub fn same_class(eg: &EGraph, start: &Term, goal: &Term) -> bool {
-    match (find_term(eg, start), find_term(eg, goal)) {
-        (Some(a), Some(b)) => a == b,
-        _ => false,
-    }
 }
 
 /// The beta-eta normal form of a term (BENF): saturate with extraction-based beta and eta,

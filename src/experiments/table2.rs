@@ -10,8 +10,9 @@
 use super::child::{self, Caps, End};
 use crate::cluster::job::Task;
 use crate::egraph::encoding::{Binding, Encoding, Substitution};
+use crate::egraph::lookup::same_class;
 use crate::egraph::names;
-use crate::egraph::saturate::{normalise, same_class, saturate, Limits, Outcome};
+use crate::egraph::saturate::{normalise, saturate, Limits, Outcome};
 use crate::egraph::subst::SharedSnapshot;
 use crate::egraph::{encode, rise_egraph};
 use crate::error::{Error, Result};

@@ -20,7 +20,8 @@
 
 use crate::egraph::extract::{CostModel, ENode, ExprGraph, Extractor};
 use crate::egraph::filter::Filter;
-use crate::egraph::saturate::{find_term, normalise, saturate, Check, Limits};
+use crate::egraph::lookup::find_term;
+use crate::egraph::saturate::{normalise, saturate, Check, Limits};
 use crate::egraph::subst::SharedSnapshot;
 use crate::egraph::{encode, rise_egraph};
 

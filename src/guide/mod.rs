@@ -14,8 +14,9 @@ pub mod shared;
 use crate::egraph::encoding::Encoding;
 use crate::egraph::extract::{AstSize, CostModel, ENode, ExprGraph, Weighted};
 use crate::egraph::filter::Filter;
+use crate::egraph::lookup::find_term;
 use crate::egraph::saturate::{
-    find_term, normalise, resident_mb, saturate, Check, IterationStats, Limits, Outcome, StopReason,
+    normalise, resident_mb, saturate, Check, IterationStats, Limits, Outcome, StopReason,
 };
 use crate::egraph::serialize::Dump;
 use crate::egraph::subst::{add_beta_eta, SharedSnapshot};
