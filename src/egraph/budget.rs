@@ -36,6 +36,8 @@ pub struct Budget {
     /// Matches seen, and of those fired, this iteration.
     seen: AtomicUsize,
     fired: AtomicUsize,
+    /// Matches a naively evaluated rule had applied before, found again this iteration.
+    repeated: AtomicUsize,
 }
 
 const WHOLE: usize = 1_000_000;
@@ -58,9 +60,15 @@ impl Budget {
         true
     }
 
+    /// Counts a match a naively evaluated rule had applied before (it does not fire again).
+    pub fn repeat(&self) {
+        self.repeated.fetch_add(1, Relaxed);
+    }
+
     fn start(&self, limit: Option<(usize, usize)>) {
         self.seen.store(0, Relaxed);
         self.fired.store(0, Relaxed);
+        self.repeated.store(0, Relaxed);
         self.limited.store(limit.is_some(), Relaxed);
         if let Some((share, most)) = limit {
             self.share.store(share, Relaxed);
@@ -68,9 +76,10 @@ impl Budget {
         }
     }
 
-    /// Matches (seen, fired) since [`Budget::start`].
-    fn counts(&self) -> (usize, usize) {
-        (self.seen.load(Relaxed), self.fired.load(Relaxed))
+    /// Matches (seen, fired, repeated) since [`Budget::start`].
+    pub(super) fn counts(&self) -> (usize, usize, usize) {
+        let load = |n: &AtomicUsize| n.load(Relaxed);
+        (load(&self.seen), load(&self.fired), load(&self.repeated))
     }
 }
 
@@ -110,13 +119,13 @@ impl Rewriter {
         let limit = self.limit(enodes, cap);
         snapshot.read().unwrap().budget.start(limit);
         let report = eg.step_rules(ruleset).map_err(super::engine)?;
-        let (seen, fired) = snapshot.read().unwrap().budget.counts();
+        let (seen, fired, repeated) = snapshot.read().unwrap().budget.counts();
         let found: usize = report.num_matches_per_rule.values().sum();
         self.before_last = self.last;
         self.last = Some((enodes, fired));
         Ok(Step {
-            // egglog's count includes the matches the budget turned away.
-            matches: found.saturating_sub(seen - fired),
+            // egglog's count includes the matches the budget turned away and those found again.
+            matches: found.saturating_sub(seen - fired + repeated),
             updated: report.updated,
             capped: fired < seen,
         })
@@ -165,7 +174,7 @@ mod tests {
         let b = Budget::default();
         b.start(None);
         assert_eq!(admitted(&b, 50).len(), 50);
-        assert_eq!(b.counts(), (50, 50));
+        assert_eq!(b.counts(), (50, 50, 0));
     }
 
     #[test]
@@ -175,7 +184,7 @@ mod tests {
         // Every fourth match, until ten have fired.
         let fired = admitted(&b, 100);
         assert_eq!(fired, (0..10).map(|i| 4 * i + 3).collect::<Vec<_>>());
-        assert_eq!(b.counts(), (100, 10));
+        assert_eq!(b.counts(), (100, 10, 0));
     }
 
     #[test]

@@ -20,7 +20,7 @@ use crate::rise::types::Type;
 use egglog::{Core, EGraph, Read, Value, Write, WriteState};
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::BTreeSet;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 /// An e-node as stored: children are e-class ids; `payload` is the literal field (the
 /// index of a Var, the nat of a NatApp); `ty` the type value.
@@ -587,7 +587,8 @@ fn union_if(ws: &mut WriteState, class: Value, rewritten: Option<Value>) -> Opti
 /// (a variable left out is one egglog need not enumerate when one atom holds it); on every
 /// new match of `query` (egglog facts), `rewrite` gets a [`Builder`] and the variables'
 /// values, and what it returns is unioned with the matched class. A match that does not fit
-/// returns `None`.
+/// returns `None`. A rule evaluated naively ([`super::rust_rule::naive`]) finds its old
+/// matches again every step: they are remembered, and skipped.
 pub fn add_snapshot_rule(
     eg: &mut EGraph,
     name: &str,
@@ -600,11 +601,20 @@ pub fn add_snapshot_rule(
     let vars: Vec<(&str, egglog::ArcSort)> =
         vars.iter().map(|(v, s)| (*v, super::sort(eg, s))).collect();
     let facts = super::rust_rule::parse_facts(eg, query)?;
+    let applied = super::rust_rule::naive(&facts).then(|| Arc::new(Mutex::new(Applied::default())));
     let s = snap.clone();
     super::rust_rule::rust_rule(eg, name, ruleset, &vars, facts, move |mut ws, v| {
         let snap = s.read().unwrap();
+        let mut applied = applied.as_ref().map(|a| a.lock().unwrap());
+        if applied.as_ref().is_some_and(|a| a.contains(v)) {
+            snap.budget.repeat();
+            return Some(());
+        }
         if !snap.budget.admit() {
             return Some(());
+        }
+        if let Some(a) = &mut applied {
+            a.insert(v.into());
         }
         let r = rewrite(&mut Builder::new(&snap, &mut ws), v);
         union_if(&mut ws, v[0], r)
@@ -612,6 +622,9 @@ pub fn add_snapshot_rule(
     .map_err(|e| Error::bad_input(format!("rule {name}: {e}")))?;
     Ok(())
 }
+
+/// The matches a naively evaluated rule has applied (its variables' values).
+type Applied = rustc_hash::FxHashSet<smallvec::SmallVec<[Value; 6]>>;
 
 /// The queries of eta and beta with De Bruijn indices. Eta's variable must be the lambda's
 /// own parameter: an e-class can also hold terms from other contexts, where index 0 is another
@@ -689,6 +702,49 @@ mod tests {
         let from_scan = Snapshot::take(&eg, Snapshot::default(), true).unwrap();
         assert!(from_scan.free.values().any(|bits| bits.count_ones() > 1));
         assert_eq!(from_scan.free, from_rules.free);
+    }
+
+    /// A rule with a large query is evaluated naively: egglog finds its match again every
+    /// step, and the right-hand side runs once.
+    #[test]
+    fn a_naive_rules_old_matches_do_not_fire_again() {
+        let depth = 16;
+        let params: String = (0..depth).map(|i| format!("fun (x{i}: f32) => ")).collect();
+        let t = crate::rise::typed_term(&format!("{params}x0"));
+        let query = format!(
+            "(= e {}(Var {} vt){})",
+            "(Lam ".repeat(depth),
+            depth - 1,
+            (0..depth).map(|i| format!(" t{i})")).collect::<String>()
+        );
+        let mut eg = super::super::rise_egraph().unwrap();
+        super::super::encode::load_term(&mut eg, &t).unwrap();
+        assert!(super::super::rust_rule::naive(
+            &super::super::rust_rule::parse_facts(&mut eg, &query).unwrap()
+        ));
+        let snap = SharedSnapshot::default();
+        let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = calls.clone();
+        egglog::prelude::add_ruleset(&mut eg, "naive").unwrap();
+        add_snapshot_rule(
+            &mut eg,
+            "chain",
+            "naive",
+            &snap,
+            &[("e", "Expr")],
+            &query,
+            move |_, _| {
+                counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                None
+            },
+        )
+        .unwrap();
+        for _ in 0..3 {
+            eg.step_rules("naive").unwrap();
+        }
+        assert_eq!(calls.load(std::sync::atomic::Ordering::Relaxed), 1);
+        // Seen and fired once, found again twice.
+        assert_eq!(snap.read().unwrap().budget.counts(), (1, 1, 2));
     }
 
     /// Without the `rise-types` rules (nothing reads `ty`), the snapshot is what stops a search
