@@ -61,15 +61,18 @@ pub struct Snapshot {
     table: TypeTable,
     /// Which of the iteration's matches fire (the e-node cap inside an iteration).
     pub budget: Budget,
-    /// The types the iteration's right-hand sides added, with their values: a rule's typing
-    /// encodes the same types again and again.
-    encoded: std::sync::Mutex<HashMap<Type, Value>>,
+    /// The types right-hand sides added, with their values: a rule's typing encodes the
+    /// same types again and again. Kept from snapshot to snapshot (types are never merged).
+    encoded: Mutex<HashMap<Type, Value>>,
     /// The e-nodes of up to two fields (and a type) the iteration's right-hand sides added,
     /// with their classes: matches rebuild the same variables, lambdas and applications again
     /// and again, and within one rewrite step (no rebuild) a row's class does not change.
     /// At most [`ADDED_CACHE`] of them, the most recent (binomial's Table 2 search: -8% of
     /// its instructions).
-    added: std::sync::Mutex<HashMap<(Con, [Value; 3]), Value>>,
+    added: Mutex<HashMap<(Con, [Value; 3]), Value>>,
+    /// Primitives' names as string values, kept from snapshot to snapshot: egglog interns a
+    /// string on every conversion (binomial's Table 2 search: 1% of its instructions).
+    prims: Mutex<HashMap<&'static str, Value>>,
 }
 
 /// How many added e-nodes a snapshot remembers (a few MB): a large step adds millions.
@@ -159,6 +162,7 @@ impl Snapshot {
     /// date. The decoded sizes and types of `previous` carry over.
     pub fn take(eg: &EGraph, previous: Snapshot, rise_only: bool) -> Result<Snapshot> {
         let mut table = previous.table;
+        let (prims, encoded) = (previous.prims, previous.encoded);
         table.update(eg)?;
         let nodes = scan(eg)?;
         let lam_classes: rustc_hash::FxHashSet<Value> = nodes
@@ -212,8 +216,9 @@ impl Snapshot {
             class_ty,
             table,
             budget: Budget::default(),
-            encoded: Default::default(),
+            encoded,
             added: Default::default(),
+            prims,
         };
         for (c, best) in best.iter().enumerate() {
             let Some((_, i)) = best else { continue };
@@ -239,14 +244,13 @@ impl Snapshot {
     }
 
     /// Frees what the rules read about classes (representatives, free variables, types),
-    /// keeping the decoded sizes and types for the next snapshot: after the rewrite step,
-    /// the filter, the check and extraction run without them.
+    /// keeping the decoded and encoded sizes and types for the next snapshot: after the
+    /// rewrite step, the filter, the check and extraction run without them.
     pub fn forget_classes(&mut self) {
         self.reps = HashMap::default();
         self.free = HashMap::default();
         self.free_names = HashMap::default();
         self.class_ty = HashMap::default();
-        self.encoded = Default::default();
         self.added = Default::default();
     }
 
@@ -367,7 +371,17 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
 
     /// A node's payload that is a base value (an index, a primitive's name, a literal).
     pub fn literal<C>(&self, payload: &crate::egraph::schema::Arg<C>) -> Option<Value> {
-        payload.base_value(&*self.ws)
+        match *payload {
+            crate::egraph::schema::Arg::Prim(name) => Some(self.prim(name)),
+            _ => payload.base_value(&*self.ws),
+        }
+    }
+
+    /// A primitive's name as a string value.
+    pub fn prim(&self, name: &'static str) -> Value {
+        let snap = self.snap;
+        let mut prims = snap.prims.lock().unwrap();
+        *prims.entry(name).or_insert_with(|| self.base(name))
     }
 
     /// Adds an e-node (with its type as the last field). Its class's `ty` is set by the
@@ -379,11 +393,26 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
             [a, b] => Some((con, [a, b, ty])),
             _ => None,
         };
-        if let Some(v) = key.and_then(|k| self.snap.added.lock().unwrap().get(&k).copied()) {
-            return v;
+        let Some(key) = key else {
+            return self.insert(con, inputs, ty);
+        };
+        let snap = self.snap;
+        let mut added = snap.added.lock().unwrap();
+        if let Some(v) = added.get(&key) {
+            return *v;
         }
+        if added.len() >= ADDED_CACHE {
+            added.clear();
+        }
+        let v = self.insert(con, inputs, ty);
+        added.insert(key, v);
+        v
+    }
+
+    /// Adds an e-node to egglog's table.
+    fn insert(&mut self, con: Con, inputs: &[Value], ty: Value) -> Value {
         let name = con.name();
-        let v = match *inputs {
+        match *inputs {
             [a] => self.ws.add(name, (a, ty)),
             [a, b] => self.ws.add(name, (a, b, ty)),
             [a, b, c] => self.ws.add(name, (a, b, c, ty)),
@@ -391,15 +420,7 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
                 .ws
                 .add(name, egglog::RawValues([inputs, &[ty]].concat())),
         }
-        .expect("schema constructor");
-        if let Some(k) = key {
-            let mut added = self.snap.added.lock().unwrap();
-            if added.len() >= ADDED_CACHE {
-                added.clear();
-            }
-            added.insert(k, v);
-        }
-        v
+        .expect("schema constructor")
     }
 
     pub fn var(&mut self, i: u32, ty: Value) -> Value {
@@ -501,7 +522,7 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
             }
             Raw::Leaf(Con::Prim, p) => {
                 let lifts = ["add", "mul", "fst", "snd", "makePair"];
-                if !lifts.iter().any(|name| self.base(*name) == p) {
+                if !lifts.iter().any(|name| self.prim(name) == p) {
                     return None;
                 }
                 self.add(Con::Prim, &[p], ty)
@@ -511,7 +532,7 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
                     scalar_ty,
                     vectorized(&Type::F32, n),
                 ))?;
-                let prim = self.base("vectorFromScalar");
+                let prim = self.prim("vectorFromScalar");
                 let f = self.add(Con::Prim, &[prim], broadcast);
                 self.add(Con::App, &[f, class], ty)
             }

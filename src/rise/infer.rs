@@ -185,7 +185,7 @@ impl Solver {
 
     fn unify_nat(&mut self, a: &Nat, b: &Nat, span: &Span) -> Result<(), ()> {
         // (Equality of the shared polynomials compares addresses first.)
-        if a == b {
+        if a == b || self.bind_lone_nat(a, b) || self.bind_lone_nat(b, a) {
             return Ok(());
         }
         let d = self.zonk_nat(&a.sub(b));
@@ -199,6 +199,22 @@ impl Solver {
             Ok(())
         } else {
             Err(())
+        }
+    }
+
+    /// The common case without polynomial arithmetic: `a` is a lone metavariable, unbound
+    /// and then bound to `b` (which has none), or already bound to `b`. False if not.
+    fn bind_lone_nat(&mut self, a: &Nat, b: &Nat) -> bool {
+        let Some(id) = a.as_meta() else {
+            return false;
+        };
+        match &self.nat_metas[id as usize] {
+            None if !b.has_metas() => {
+                self.nat_metas[id as usize] = Some(b.clone());
+                true
+            }
+            Some(v) => v == b,
+            None => false,
         }
     }
 
@@ -820,11 +836,9 @@ impl Matcher {
             }
         });
         t.for_each_nat(&mut |n| {
-            for a in n.atoms() {
-                if let NatAtom::Meta(i) = a {
-                    while self.solver.nat_metas.len() <= *i as usize {
-                        self.solver.nat_metas.push(None);
-                    }
+            for i in n.metas() {
+                while self.solver.nat_metas.len() <= i as usize {
+                    self.solver.nat_metas.push(None);
                 }
             }
         });

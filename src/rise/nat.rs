@@ -224,7 +224,15 @@ impl Nat {
         }
     }
     pub fn has_metas(&self) -> bool {
-        self.atoms().iter().any(|a| matches!(a, NatAtom::Meta(_)))
+        self.metas().next().is_some()
+    }
+
+    /// The metavariables in the polynomial (one per occurrence).
+    pub fn metas(&self) -> impl Iterator<Item = u32> + '_ {
+        (self.terms.keys().flatten()).filter_map(|a| match a {
+            NatAtom::Meta(i) => Some(*i),
+            _ => None,
+        })
     }
 
     /// Replaces atoms: `f` returns the replacement, or `None` to keep the atom. `f` is asked
