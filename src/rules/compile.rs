@@ -99,10 +99,13 @@ fn strip(e: &Expr) -> &Expr {
 }
 
 struct LhsCompiler<'r> {
-    /// Extra facts: each lambda's type split into parameter and result.
+    /// Extra facts: the type of each lambda whose variable the pattern uses, split into
+    /// parameter and result (the variable's type is then the parameter's: an e-class can
+    /// hold terms from other contexts, where the index is another variable).
     facts: Vec<String>,
-    /// The parameter-type variable of each enclosing lambda, innermost last.
-    params: Vec<String>,
+    /// The parameter-type variable of each enclosing lambda, and whether the pattern uses
+    /// its variable, innermost last.
+    params: Vec<(String, bool)>,
     /// With names, the query variable of each LHS binder's name (`bn<k>`) and the rule's
     /// name for it, in pre-order; `None` with De Bruijn indices.
     binders: Option<Vec<String>>,
@@ -158,7 +161,9 @@ impl LhsCompiler<'_> {
             // A bound variable has its binder's parameter type: an e-class can also hold terms
             // from other contexts, where the same index is another variable.
             (_, Node::Var(i)) if *i < depth => {
-                let param = &self.params[self.params.len() - 1 - *i as usize];
+                let k = self.params.len() - 1 - *i as usize;
+                self.params[k].1 = true;
+                let param = &self.params[k].0;
                 match self.binders {
                     None => Con::Var.apply(&[&i.to_string(), param]),
                     Some(_) => {
@@ -180,8 +185,9 @@ impl LhsCompiler<'_> {
             }
             (ExprKind::Lam(x, _, b), Node::Lam(tb)) => {
                 let (param, result) = (self.fresh_ty(), self.fresh_ty());
+                let fact = self.facts.len();
                 self.facts.push(format!("(= {ty} (TFun {param} {result}))"));
-                self.params.push(param);
+                self.params.push((param, false));
                 ctx.push(x.clone());
                 let binder = self.binders.as_mut().map(|names| {
                     names.push(x.clone());
@@ -190,7 +196,12 @@ impl LhsCompiler<'_> {
                 self.binder_stack.extend(binder.clone());
                 let b = self.pattern(b, tb, ctx);
                 ctx.pop();
-                self.params.pop();
+                // A lambda whose variable the pattern does not use needs no type split: one
+                // atom and one join fewer (the facts of lambdas inside it, later in the list,
+                // are settled already).
+                if self.params.pop().is_some_and(|(_, used)| !used) {
+                    self.facts.remove(fact);
+                }
                 match binder {
                     None => Con::Lam.apply(&[b?, ty]),
                     Some(name) => {
