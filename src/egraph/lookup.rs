@@ -81,12 +81,12 @@ impl<'r, 't, 'a, 'db: 'a, R: Read<'a, 'db>> Lookup<'r, 't, R> {
         match t {
             NatTerm::Num(n, d) => rs.eclass_of("NNum", (*n, *d)).ok()?,
             NatTerm::Var(i) => rs.eclass_of("NVar", (*i,)).ok()?,
-            NatTerm::Add(a, b) => {
-                (rs.eclass_of("NAdd", (self.nat_term(a)?, self.nat_term(b)?))).ok()?
-            }
-            NatTerm::Mul(a, b) => {
-                (rs.eclass_of("NMul", (self.nat_term(a)?, self.nat_term(b)?))).ok()?
-            }
+            NatTerm::Add(a, b) => rs
+                .eclass_of("NAdd", (self.nat_term(a)?, self.nat_term(b)?))
+                .ok()?,
+            NatTerm::Mul(a, b) => rs
+                .eclass_of("NMul", (self.nat_term(a)?, self.nat_term(b)?))
+                .ok()?,
         }
     }
 
