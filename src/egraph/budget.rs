@@ -118,6 +118,7 @@ impl Rewriter {
     ) -> Result<Step> {
         let limit = self.limit(enodes, cap);
         snapshot.read().unwrap().budget.start(limit);
+        super::views::refresh(eg, ruleset)?;
         let report = eg.step_rules(ruleset).map_err(super::engine)?;
         let (seen, fired, repeated) = snapshot.read().unwrap().budget.counts();
         let found: usize = report.num_matches_per_rule.values().sum();

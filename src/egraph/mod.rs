@@ -19,6 +19,7 @@ pub mod saturate;
 pub mod schema;
 pub mod serialize;
 pub mod subst;
+pub mod views;
 
 use crate::error::{Error, Result};
 use egglog::EGraph;

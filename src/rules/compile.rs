@@ -20,6 +20,7 @@ use super::rhs::Typing;
 use crate::egraph::encoding::{Binding, Encoding};
 use crate::egraph::filter::Filter;
 use crate::egraph::schema::{Arg, Con};
+use crate::egraph::views::View;
 use crate::error::{Error, Result, Span};
 use crate::rise::infer::type_rule;
 use crate::rise::nat::{Nat, NatAtom};
@@ -89,6 +90,8 @@ pub struct CompiledRule {
     pub(super) typings: std::sync::Mutex<HashMap<Vec<Value>, Option<Arc<Typing>>>>,
     /// New e-nodes whose types fail the filter are not built (the rewrite does not fire).
     pub(super) filter: Filter,
+    /// The views the query reads (declared with the rule).
+    pub(super) views: Vec<View>,
 }
 
 fn strip(e: &Expr) -> &Expr {
@@ -97,6 +100,10 @@ fn strip(e: &Expr) -> &Expr {
         _ => e,
     }
 }
+
+/// The fewest arguments a spine needs to become a view: a primitive applied to one argument
+/// is an `App` atom over the small `Prim` table, and its view would save only that join.
+const VIEW_ARITY: usize = 2;
 
 struct LhsCompiler<'r> {
     /// Extra facts: the type of each lambda whose variable the pattern uses, split into
@@ -115,6 +122,11 @@ struct LhsCompiler<'r> {
     nat_vars: &'r [String],
     lhs_ctx: Vec<Option<Vec<String>>>,
     type_vars: usize,
+    /// The views the query reads, and whether the pattern being compiled is the whole
+    /// left-hand side (a view there is `root` itself).
+    use_views: bool,
+    views: Vec<View>,
+    top: bool,
     span: &'r Span,
 }
 
@@ -147,7 +159,46 @@ impl LhsCompiler<'_> {
         ))
     }
 
+    /// An application spine headed by a primitive, `p a1 .. ak`, as one view atom
+    /// ([`crate::egraph::views`]); its class is the returned variable.
+    fn view(&mut self, e: &Expr, t: &Term, ctx: &mut Vec<String>) -> Option<Result<String>> {
+        if !self.use_views {
+            return None;
+        }
+        let mut args = vec![];
+        let (mut e, mut t) = (e, t);
+        while let (ExprKind::App(f, x), Node::App(tf, tx)) = (&strip(e).kind, &t.node) {
+            args.push((x, tx));
+            (e, t) = (f, tf);
+        }
+        let prim = match t.node {
+            Node::Prim(p) if p != Prim::Vectorize && args.len() >= VIEW_ARITY => p,
+            _ => return None,
+        };
+        let out = match std::mem::take(&mut self.top) {
+            true => "root".to_string(),
+            false => format!("w{}", self.views.len()),
+        };
+        let view = View {
+            prim,
+            arity: args.len(),
+        };
+        self.views.push(view);
+        let args = args
+            .into_iter()
+            .rev()
+            .map(|(x, tx)| self.pattern(x, tx, ctx));
+        Some(args.collect::<Result<Vec<_>>>().map(|args| {
+            self.facts.push(view.atom(&out, &args));
+            out
+        }))
+    }
+
     fn pattern(&mut self, e: &Expr, t: &Term, ctx: &mut Vec<String>) -> Result<String> {
+        if let Some(view) = self.view(e, t, ctx) {
+            return view;
+        }
+        self.top = false;
         let e = strip(e);
         let depth = ctx.len() as u32;
         // Variables take no type variable of their own: a pattern variable stands for a
@@ -320,18 +371,30 @@ pub fn compile(rule: &RuleDecl) -> Result<CompiledRule> {
 pub fn compile_for(rule: &RuleDecl, encoding: Encoding) -> Result<CompiledRule> {
     let (vars, nat_vars) = super::pattern_vars(&rule.lhs);
     let typing = type_rule(&rule.lhs, &rule.rhs, &vars, &nat_vars)?;
-    let mut lc = LhsCompiler {
-        facts: vec![],
-        params: vec![],
-        nvars: vars.len(),
-        nat_vars: &nat_vars,
-        lhs_ctx: vec![None; vars.len()],
-        type_vars: 0,
-        span: &rule.span,
-        binders: (encoding.binding == Binding::Names).then(Vec::new),
-        binder_stack: vec![],
+    let compile_lhs = |use_views: bool| {
+        let mut lc = LhsCompiler {
+            facts: vec![],
+            params: vec![],
+            nvars: vars.len(),
+            nat_vars: &nat_vars,
+            lhs_ctx: vec![None; vars.len()],
+            type_vars: 0,
+            use_views,
+            views: vec![],
+            top: true,
+            span: &rule.span,
+            binders: (encoding.binding == Binding::Names).then(Vec::new),
+            binder_stack: vec![],
+        };
+        lc.pattern(&rule.lhs, &typing.lhs, &mut vec![])
+            .map(|pattern| (lc, pattern))
     };
-    let pattern = lc.pattern(&rule.lhs, &typing.lhs, &mut vec![])?;
+    // Views pay where a query joins two spines or more; one spine alone would only move its
+    // join into the view's rule and keep a relation as large as its matches.
+    let (mut lc, pattern) = match compile_lhs(true)? {
+        (lc, _) if lc.views.len() < 2 => compile_lhs(false)?,
+        compiled => compiled,
+    };
     // A lone pattern variable (`(e : ?n.f32) => ...`) matches every class of its type: the
     // query is on the class's type, and the variable is the matched class itself. (A variable
     // at the top of the left-hand side, under no binder, is a pattern variable.)
@@ -362,11 +425,15 @@ pub fn compile_for(rule: &RuleDecl, encoding: Encoding) -> Result<CompiledRule> 
         )?;
         format!("(= (ty root) {ty})")
     } else {
-        std::iter::once(format!("(= root {pattern})"))
+        // A view at the top binds `root` itself.
+        (pattern != "root")
+            .then(|| format!("(= root {pattern})"))
+            .into_iter()
             .chain(lc.facts.iter().cloned())
             .collect::<Vec<_>>()
             .join(" ")
     };
+    let views = std::mem::take(&mut lc.views);
     let lhs_ctx: Vec<Vec<String>> = lc
         .lhs_ctx
         .iter()
@@ -441,6 +508,7 @@ pub fn compile_for(rule: &RuleDecl, encoding: Encoding) -> Result<CompiledRule> 
         slots,
         typings: Default::default(),
         filter: Filter::default(),
+        views,
     })
 }
 

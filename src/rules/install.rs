@@ -30,6 +30,7 @@ pub fn add_rules(
             })
             .collect();
         let first = rules[0].clone();
+        crate::egraph::views::declare(eg, ruleset, &first.views)?;
         let name = (rules.iter().map(|r| r.name.as_str()))
             .collect::<Vec<_>>()
             .join("+");
