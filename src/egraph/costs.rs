@@ -8,13 +8,13 @@
 //! settled, so the work is one visit per e-node and per child edge, plus a heap, whatever
 //! the e-graph's shape (cycles included: a class with no finite term is never settled).
 //!
-//! The same settling order gives [`shortest_from`], the fewest nodes of a context around each
-//! class (the term-size filter's distances from the root).
+//! Settling by distance also gives [`shortest_from`], the fewest nodes of a context around
+//! each class (the term-size filter's distances from the root), with a bucket per distance.
 
 use egglog::Value;
 use rustc_hash::FxHashMap as HashMap;
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BTreeMap, BinaryHeap};
 
 /// E-nodes as flat arrays: each node's class, children and own cost, with classes numbered
 /// densely as they are pushed, so that the algorithms below index arrays instead of hashing.
@@ -185,13 +185,17 @@ pub fn cheapest(nodes: &CostedNodes, users: &Users) -> Vec<Option<(u64, usize)>>
         .collect()
 }
 
-/// Shortest distances from `root` (Dijkstra's algorithm) where a class reaches each child `k`
-/// of each of its nodes `i` at `weight(i, k)` (non-negative; `None`: no edge), by class number
-/// (`u64::MAX`: not reachable). The edges are not stored: a settled class's nodes are walked
-/// when it leaves the heap.
+/// Shortest distances from `root`, up to `bound`, where a class reaches each child `k` of
+/// each of its nodes `i` at `weight(i, k)` (`None`: no edge), by class number (`u64::MAX`:
+/// not reachable within `bound`). Dijkstra's algorithm with a queue of buckets, one per
+/// distance (Dial's, the buckets kept by distance in a map): the weights are whole numbers
+/// and the term-size filter asks for distances up to its bound (a few hundred), so the queue
+/// holds few distinct distances, and nothing farther than `bound` is queued. The edges are
+/// not stored: a settled class's nodes are walked when it leaves the queue.
 pub fn shortest_from(
     root: Value,
     nodes: &CostedNodes,
+    bound: u64,
     weight: impl Fn(usize, u32) -> Option<u64>,
 ) -> Vec<u64> {
     let mut dist = vec![u64::MAX; nodes.classes()];
@@ -204,23 +208,60 @@ pub fn shortest_from(
     let (start, of_class) = adjacency(nodes.classes(), &pairs);
     drop(pairs);
     dist[root as usize] = 0;
-    let mut heap = BinaryHeap::from([Reverse((0u64, root))]);
-    while let Some(Reverse((d, c))) = heap.pop() {
-        if d > dist[c as usize] {
-            continue;
-        }
-        for &i in &of_class[start[c as usize] as usize..start[c as usize + 1] as usize] {
-            for &to in nodes.kids(i as usize) {
-                let Some(w) = weight(i as usize, to) else {
-                    continue;
-                };
-                let through = d.saturating_add(w);
-                if through < dist[to as usize] {
+    let mut buckets = BTreeMap::from([(0u64, vec![root])]);
+    while let Some((d, mut bucket)) = buckets.pop_first() {
+        while let Some(c) = bucket.pop() {
+            if d > dist[c as usize] {
+                continue;
+            }
+            for &i in &of_class[start[c as usize] as usize..start[c as usize + 1] as usize] {
+                for &to in nodes.kids(i as usize) {
+                    let Some(w) = weight(i as usize, to) else {
+                        continue;
+                    };
+                    let through = d.saturating_add(w);
+                    if through > bound || through >= dist[to as usize] {
+                        continue;
+                    }
                     dist[to as usize] = through;
-                    heap.push(Reverse((through, to)));
+                    match through == d {
+                        true => bucket.push(to),
+                        false => buckets.entry(through).or_default().push(to),
+                    }
                 }
             }
         }
     }
     dist
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Class `r` has a node over `a` and `b`, `a` a node over `c`; `b` and `c` are leaves.
+    fn chain() -> CostedNodes {
+        let v = Value::new_const;
+        let mut nodes = CostedNodes::default();
+        nodes.push(v(0), &[v(1), v(2)], 1);
+        nodes.push(v(1), &[v(3)], 1);
+        nodes.push(v(2), &[], 1);
+        nodes.push(v(3), &[], 1);
+        nodes
+    }
+
+    /// Distances follow the weights, an edge of weight 0 included, and a class farther than
+    /// the bound is unreachable.
+    #[test]
+    fn shortest_distances_stop_at_the_bound() {
+        let nodes = chain();
+        let at = |d: &[u64], c: u32| d[nodes.class_id(Value::new_const(c)).unwrap() as usize];
+        let unit = shortest_from(Value::new_const(0), &nodes, 10, |_, _| Some(1));
+        assert_eq!([0, 1, 2, 3].map(|c| at(&unit, c)), [0, 1, 1, 2]);
+        let bounded = shortest_from(Value::new_const(0), &nodes, 1, |_, _| Some(1));
+        assert_eq!([0, 1, 2, 3].map(|c| at(&bounded, c)), [0, 1, 1, u64::MAX]);
+        // From `a`'s node (node 1) to `c` costs nothing: `c` is as far as `a`.
+        let free = shortest_from(Value::new_const(0), &nodes, 1, |i, _| Some((i == 0) as u64));
+        assert_eq!([0, 1, 2, 3].map(|c| at(&free, c)), [0, 1, 1, 1]);
+    }
 }

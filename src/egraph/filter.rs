@@ -78,7 +78,8 @@ impl Filter {
             .collect();
         // up[c]: the fewest nodes of a context around class c, from the root. Going from a
         // class to a child k of one of its nodes adds that node's smallest term but k's.
-        let up = super::costs::shortest_from(root, &nodes, |i, k| {
+        // Distances beyond the bound doom every e-node below them: they are not computed.
+        let up = super::costs::shortest_from(root, &nodes, limit as u64, |i, k| {
             Some(sizes[i]? - cost(k).unwrap_or(0))
         });
         let doomed: Vec<bool> = (0..nodes.len())
