@@ -122,10 +122,11 @@ struct LhsCompiler<'r> {
     nat_vars: &'r [String],
     lhs_ctx: Vec<Option<Vec<String>>>,
     type_vars: usize,
-    /// The views the query reads, and whether the pattern being compiled is the whole
-    /// left-hand side (a view there is `root` itself).
+    /// Whether spines become views, and the views the query reads.
     use_views: bool,
     views: Vec<View>,
+    /// Whether the pattern being compiled is the whole left-hand side (a view there binds
+    /// `root` itself).
     top: bool,
     span: &'r Span,
 }
