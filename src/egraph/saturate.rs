@@ -190,7 +190,7 @@ impl Outcome {
 /// (e-nodes, e-classes) of Rise terms.
 pub fn expr_size(eg: &EGraph) -> Result<(usize, usize)> {
     let mut nodes = 0;
-    let mut classes = std::collections::HashSet::new();
+    let mut classes = rustc_hash::FxHashSet::default();
     for c in Con::ALL {
         eg.constructor_enodes(c.name(), |e| {
             nodes += 1;

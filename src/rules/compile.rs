@@ -105,6 +105,10 @@ fn strip(e: &Expr) -> &Expr {
 /// is an `App` atom over the small `Prim` table, and its view would save only that join.
 const VIEW_ARITY: usize = 2;
 
+/// The fewest spines a query must join to read views: one spine alone would only move its
+/// join into the view's rule and keep a relation as large as its matches.
+const VIEW_SPINES: usize = 2;
+
 struct LhsCompiler<'r> {
     /// Extra facts: the type of each lambda whose variable the pattern uses, split into
     /// parameter and result (the variable's type is then the parameter's: an e-class can
@@ -390,10 +394,8 @@ pub fn compile_for(rule: &RuleDecl, encoding: Encoding) -> Result<CompiledRule> 
         lc.pattern(&rule.lhs, &typing.lhs, &mut vec![])
             .map(|pattern| (lc, pattern))
     };
-    // Views pay where a query joins two spines or more; one spine alone would only move its
-    // join into the view's rule and keep a relation as large as its matches.
     let (mut lc, pattern) = match compile_lhs(true)? {
-        (lc, _) if lc.views.len() < 2 => compile_lhs(false)?,
+        (lc, _) if lc.views.len() < VIEW_SPINES => compile_lhs(false)?,
         compiled => compiled,
     };
     // A lone pattern variable (`(e : ?n.f32) => ...`) matches every class of its type: the
