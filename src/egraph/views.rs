@@ -18,7 +18,7 @@
 //! one spine would only move its join into the view's rule). A spine's own type variables are
 //! never constrained elsewhere in a query, so the view loses nothing the query asked.
 
-use super::schema::Con;
+use super::schema::{Arg, Con};
 use crate::error::{Error, Result};
 use crate::rise::primitives::Prim;
 use egglog::EGraph;
@@ -45,8 +45,8 @@ impl View {
     /// The egglog rule that keeps the view, in `ruleset`. Like the Rust rules it serves, it
     /// also reads subsumed e-nodes, and is planned as one bag.
     fn rule(self, ruleset: &str) -> String {
-        let prim = format!("\"{}\"", self.prim.name());
-        let mut spine = Con::Prim.apply(&[prim.as_str(), "t0"]);
+        let prim = Arg::<()>::Prim(self.prim.name()).literal();
+        let mut spine = Con::Prim.apply(&[prim.expect("a primitive's name"), "t0".into()]);
         let args: Vec<String> = (1..=self.arity).map(|k| format!("a{k}")).collect();
         for (k, a) in args.iter().enumerate() {
             spine = Con::App.apply(&[spine, a.clone(), format!("t{}", k + 1)]);
