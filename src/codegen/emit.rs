@@ -89,7 +89,8 @@ pub struct Emitter {
 }
 
 /// An emitted assignment: the array element it writes (`None`: a scalar variable) and the
-/// array elements it reads. Indices of a vector statement are those of its lane.
+/// array elements it reads. Indices of a vector statement are those of its lane, named
+/// [`LANE`] in every such statement, so that two statements over the same elements agree.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Access {
     pub target: Option<(Rc<str>, Ix)>,
@@ -106,7 +107,19 @@ impl Access {
         value.loads(&mut reads);
         Access { target, reads }
     }
+
+    /// The access with the lane variable `lane` named [`LANE`].
+    fn with_lane(self, lane: &str) -> Access {
+        let rename = |(a, ix): (Rc<str>, Ix)| (a, ix.renamed(lane, LANE));
+        Access {
+            target: self.target.map(rename),
+            reads: self.reads.into_iter().map(rename).collect(),
+        }
+    }
 }
+
+/// The lane variable's name in a vector statement's [`Access`] (no C variable has it).
+const LANE: &str = "@lane";
 
 /// A program's C and what it computes.
 #[derive(Debug)]
@@ -686,7 +699,7 @@ impl Emitter {
                     false => format!("{target} = (f32x{width}){{}} + {value};"),
                 });
             }
-            Some(Access::new(&d, &x))
+            Some(Access::new(&d, &x).with_lane(&lane))
         });
         let Some(access) = access else {
             self.rewind(&mark);
@@ -840,7 +853,8 @@ impl Emitter {
         let acc = self.fresh("acc");
         let next = next_of(&acc);
         let floats: i64 = shape.iter().product();
-        // The declaration of vector variables, rewritten without `NAME_next` when unused.
+        // The declaration of vector variables or arrays, rewritten without `NAME_next` when
+        // unused.
         let mut declaration = None;
         let swap = match storage {
             Storage::Scalar => {
@@ -875,10 +889,16 @@ impl Emitter {
                 swap.collect::<Vec<_>>().join(" ")
             }
             Storage::Memory => {
-                self.line(&format!(
-                    "float {acc}_a[{floats}] {a}, {acc}_b[{floats}] {a}, *{acc} = {acc}_a, *{next} = {acc}_b;",
-                    a = aligned()
+                let a = aligned();
+                let both = format!(
+                    "float {acc}_a[{floats}] {a}, {acc}_b[{floats}] {a}, *{acc} = {acc}_a, *{next} = {acc}_b;"
+                );
+                declaration = Some((
+                    self.body.len(),
+                    both.clone(),
+                    format!("float {acc}[{floats}] {a};"),
                 ));
+                self.line(&both);
                 self.aligned.insert(acc.clone());
                 self.aligned.insert(next.clone());
                 format!("{{ float *t = {acc}; {acc} = {next}; {next} = t; }}")
@@ -956,16 +976,43 @@ fn machine_vector_floats() -> i64 {
     4
 }
 
-/// Can the assignments `code`, which update the accumulator array `acc`, run in place? Yes
-/// when every assignment that reads `acc` writes `acc` at exactly the index it reads.
+/// Can the assignments `code`, which update the accumulator array `acc`, run in place?
+/// `code` writes each element of `acc` once (it stores a whole array value), so yes when no
+/// assignment reads an element after it may have been overwritten:
+/// - every assignment that reads `acc` writes `acc` at exactly the index it reads (an
+///   element-wise update), or
+/// - every read and write of `acc` is at one and the same index, and no read follows the
+///   first write, except within a writing assignment (a row loaded into registers, updated
+///   there and stored back where it came from: each iteration of the loops around it reads
+///   only the elements it writes, before writing them; loop variables are fresh, so one
+///   index means the same loops).
 pub fn in_place(code: &[Access], acc: &str) -> bool {
-    code.iter().all(|a| {
-        let mut reads = a.reads.iter().filter(|(array, _)| &**array == acc);
+    let of_acc = |(array, _): &&(Rc<str>, Ix)| &**array == acc;
+    let writes = |a: &Access| a.target.as_ref().is_some_and(|t| of_acc(&t));
+    let element_wise = code.iter().all(|a| {
+        let mut reads = a.reads.iter().filter(of_acc);
         match &a.target {
             Some((array, ix)) if &**array == acc => reads.all(|(_, r)| r == ix),
             _ => reads.next().is_none(),
         }
-    })
+    });
+    let first_write = code.iter().position(writes).unwrap_or(code.len());
+    let mut indices = code
+        .iter()
+        .flat_map(|a| {
+            a.target
+                .iter()
+                .filter(of_acc)
+                .chain(a.reads.iter().filter(of_acc))
+        })
+        .map(|(_, ix)| ix);
+    let one_index = indices
+        .next()
+        .is_none_or(|first| indices.all(|ix| ix == first));
+    let reads_first = code[first_write..]
+        .iter()
+        .all(|a| writes(a) || !a.reads.iter().any(|r| of_acc(&r)));
+    element_wise || (one_index && reads_first)
 }
 
 /// The free variable indices of `t` under `depth` binders (relative to the outside).
@@ -1152,13 +1199,30 @@ mod tests {
         ));
         // Reads another element (a transpose, a shift): not in place.
         assert!(!in_place(&[access(("acc", "i"), &[("acc", "j")])], "acc"));
-        // Reads the accumulator without writing it (into another buffer first).
+        // Read into another buffer by one loop, written back by another (loop variables are
+        // fresh: another name is another loop); the rule does not follow that.
         let copy = [
             access(("buf", "i"), &[("acc", "i")]),
-            access(("acc", "i"), &[("buf", "i")]),
+            access(("acc", "j"), &[("buf", "j")]),
         ];
         assert!(!in_place(&copy, "acc"));
         // Another array whose name extends `acc` is not the accumulator.
         assert!(in_place(&[access(("acc2", "i"), &[("acc2", "j")])], "acc"));
+        // A row loaded into registers, updated there and stored back where it came from.
+        let row = [
+            access(("r", "l"), &[("acc", "i")]),
+            access(("r", "l"), &[("r", "l"), ("x", "k")]),
+            access(("acc", "i"), &[("r", "l")]),
+        ];
+        assert!(in_place(&row, "acc"));
+        // Stored back elsewhere (a shift of the rows), or read again after the store.
+        let shifted = [
+            row[0].clone(),
+            row[1].clone(),
+            access(("acc", "j"), &[("r", "l")]),
+        ];
+        assert!(!in_place(&shifted, "acc"));
+        let reread = [row.to_vec(), vec![access(("s", "l"), &[("acc", "i")])]].concat();
+        assert!(!in_place(&reread, "acc"));
     }
 }

@@ -147,6 +147,20 @@ impl Ix {
         })
     }
 
+    /// The index with the variable `from` renamed `to` (also under divisions and remainders).
+    pub fn renamed(&self, from: &str, to: &str) -> Ix {
+        let atom = |a: &Atom| match a {
+            Atom::Var(v) if &**v == from => Atom::Var(to.into()),
+            Atom::Var(_) => a.clone(),
+            Atom::Div(x, k) => Atom::Div(Rc::new(x.renamed(from, to)), *k),
+            Atom::Rem(x, k) => Atom::Rem(Rc::new(x.renamed(from, to)), *k),
+        };
+        Ix {
+            terms: self.terms.iter().map(|(a, c)| (atom(a), *c)).collect(),
+            constant: self.constant,
+        }
+    }
+
     /// When the index is `base + name` (`name` with coefficient 1, nowhere else): `base`.
     pub fn unit_stride_base(&self, name: &str) -> Option<Ix> {
         if self.coefficient(name) != 1 || self.mentions_nonlinearly(name) {
