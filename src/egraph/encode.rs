@@ -68,6 +68,31 @@ impl NatTerm {
     }
 }
 
+/// An argument of a type's constructor: a size or a type.
+pub(crate) enum TypeArg<'t> {
+    Nat(&'t Nat),
+    Type(&'t Type),
+}
+
+/// The schema constructor of a type and its arguments in the constructor's order; `None` for
+/// a metavariable. The one place that maps types to the `T*` constructors: adding, looking up
+/// and printing a type all follow it.
+pub(crate) fn type_node(t: &Type) -> Option<(&'static str, smallvec::SmallVec<[TypeArg<'_>; 2]>)> {
+    use smallvec::smallvec;
+    use TypeArg::{Nat as N, Type as T};
+    Some(match t {
+        Type::F32 => ("TF32", smallvec![]),
+        Type::Int => ("TInt", smallvec![]),
+        Type::Idx(n) => ("TIdx", smallvec![N(n)]),
+        Type::Arr(n, e) => ("TArr", smallvec![N(n), T(e)]),
+        Type::Vector(e, n) => ("TVec", smallvec![T(e), N(n)]),
+        Type::Pair(a, b) => ("TPair", smallvec![T(a), T(b)]),
+        Type::Fun(a, b) => ("TFun", smallvec![T(a), T(b)]),
+        Type::NatFun(b) => ("TNatFun", smallvec![T(b)]),
+        Type::Meta(_) => return None,
+    })
+}
+
 /// A type as egglog text, with `nat` printing its sizes and `meta` its metavariables (a
 /// sketch's holes become query variables; a term's types have none).
 pub fn type_sexpr_with(
@@ -75,19 +100,18 @@ pub fn type_sexpr_with(
     nat: &mut dyn FnMut(&Nat) -> Result<String>,
     meta: &mut dyn FnMut() -> String,
 ) -> Result<String> {
-    let mut ty =
-        |t: &Type, nat: &mut dyn FnMut(&Nat) -> Result<String>| type_sexpr_with(t, nat, &mut *meta);
-    Ok(match t {
-        Type::F32 => "(TF32)".into(),
-        Type::Int => "(TInt)".into(),
-        Type::Idx(n) => format!("(TIdx {})", nat(n)?),
-        Type::Arr(n, e) => format!("(TArr {} {})", nat(n)?, ty(e, nat)?),
-        Type::Vector(e, n) => format!("(TVec {} {})", ty(e, nat)?, nat(n)?),
-        Type::Pair(a, b) => format!("(TPair {} {})", ty(a, nat)?, ty(b, nat)?),
-        Type::Fun(a, b) => format!("(TFun {} {})", ty(a, nat)?, ty(b, nat)?),
-        Type::NatFun(b) => format!("(TNatFun {})", ty(b, nat)?),
-        Type::Meta(_) => meta(),
-    })
+    let Some((name, args)) = type_node(t) else {
+        return Ok(meta());
+    };
+    let mut text = format!("({name}");
+    for arg in args {
+        text.push(' ');
+        text += &match arg {
+            TypeArg::Nat(n) => nat(n)?,
+            TypeArg::Type(e) => type_sexpr_with(e, nat, meta)?,
+        };
+    }
+    Ok(text + ")")
 }
 
 pub fn add_nat<'a, 'db: 'a>(fs: &mut impl Write<'a, 'db>, n: &Nat) -> Result<Value> {
@@ -125,39 +149,17 @@ pub fn add_type<'a, 'db: 'a>(
     if let Some(v) = memo.as_ref().and_then(|m| m.get(t)) {
         return Ok(*v);
     }
-    let v = match t {
-        Type::F32 => add(fs, "TF32", egglog::RawValues(vec![])),
-        Type::Int => add(fs, "TInt", egglog::RawValues(vec![])),
-        Type::Idx(n) => {
-            let n = add_nat(fs, n)?;
-            add(fs, "TIdx", (n,))
-        }
-        Type::Arr(n, e) => {
-            let n = add_nat(fs, n)?;
-            let e = add_type(fs, e, memo.as_deref_mut())?;
-            add(fs, "TArr", (n, e))
-        }
-        Type::Vector(e, n) => {
-            let e = add_type(fs, e, memo.as_deref_mut())?;
-            let n = add_nat(fs, n)?;
-            add(fs, "TVec", (e, n))
-        }
-        Type::Pair(a, b) | Type::Fun(a, b) => {
-            let a = add_type(fs, a, memo.as_deref_mut())?;
-            let b = add_type(fs, b, memo.as_deref_mut())?;
-            let name = if matches!(t, Type::Pair(..)) {
-                "TPair"
-            } else {
-                "TFun"
-            };
-            add(fs, name, (a, b))
-        }
-        Type::NatFun(b) => {
-            let b = add_type(fs, b, memo.as_deref_mut())?;
-            add(fs, "TNatFun", (b,))
-        }
-        Type::Meta(_) => return Err(Error::bad_input("cannot store an incomplete type")),
+    let Some((name, args)) = type_node(t) else {
+        return Err(Error::bad_input("cannot store an incomplete type"));
     };
+    let mut values = Vec::with_capacity(args.len());
+    for arg in args {
+        values.push(match arg {
+            TypeArg::Nat(n) => add_nat(fs, n)?,
+            TypeArg::Type(e) => add_type(fs, e, memo.as_deref_mut())?,
+        });
+    }
+    let v = add(fs, name, egglog::RawValues(values));
     if let Some(m) = memo {
         m.insert(t.clone(), v);
     }

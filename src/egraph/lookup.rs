@@ -7,7 +7,7 @@
 //! [`Lookup`] remembers each type and size it found (or did not): on binomial's Table 2
 //! search, the eleven checks' instructions halved (8.2M to 4.1M, callgrind).
 
-use super::encode::{nat_term, node_fields, Field, NatTerm};
+use super::encode::{nat_term, node_fields, type_node, Field, NatTerm, TypeArg};
 use crate::rise::nat::Nat;
 use crate::rise::term::Term;
 use crate::rise::types::Type;
@@ -101,18 +101,14 @@ impl<'r, 't, 'a, 'db: 'a, R: Read<'a, 'db>> Lookup<'r, 't, R> {
     }
 
     fn ty_uncached(&mut self, t: &'t Type) -> Option<Value> {
-        let rs = self.rs;
-        let none = egglog::RawValues(vec![]);
-        match t {
-            Type::F32 => rs.eclass_of("TF32", none).ok()?,
-            Type::Int => rs.eclass_of("TInt", none).ok()?,
-            Type::Idx(n) => rs.eclass_of("TIdx", (self.nat(n)?,)).ok()?,
-            Type::Arr(n, e) => rs.eclass_of("TArr", (self.nat(n)?, self.ty(e)?)).ok()?,
-            Type::Vector(e, n) => rs.eclass_of("TVec", (self.ty(e)?, self.nat(n)?)).ok()?,
-            Type::Pair(a, b) => rs.eclass_of("TPair", (self.ty(a)?, self.ty(b)?)).ok()?,
-            Type::Fun(a, b) => rs.eclass_of("TFun", (self.ty(a)?, self.ty(b)?)).ok()?,
-            Type::NatFun(b) => rs.eclass_of("TNatFun", (self.ty(b)?,)).ok()?,
-            Type::Meta(_) => None,
+        let (name, args) = type_node(t)?;
+        let mut values = Vec::with_capacity(args.len());
+        for arg in args {
+            values.push(match arg {
+                TypeArg::Nat(n) => self.nat(n)?,
+                TypeArg::Type(e) => self.ty(e)?,
+            });
         }
+        self.rs.eclass_of(name, egglog::RawValues(values)).ok()?
     }
 }
