@@ -185,6 +185,49 @@ pub fn cheapest(nodes: &CostedNodes, users: &Users) -> Vec<Option<(u64, usize)>>
         .collect()
 }
 
+/// [`cheapest`]'s costs, only up to `bound`: by class number, the cost of the class's
+/// cheapest node, `None` when it has no term of cost at most `bound`. The same settling in
+/// order of cost, with a bucket per cost instead of a heap (Dial's): the term-size filter's
+/// costs are whole numbers under a bound of a few hundred, and nothing beyond it is queued.
+pub fn cheapest_within(nodes: &CostedNodes, users: &Users, bound: u64) -> Vec<Option<u64>> {
+    let mut waiting: Vec<u32> = (0..nodes.len())
+        .map(|i| nodes.kids(i).len() as u32)
+        .collect();
+    let mut best = vec![u64::MAX; nodes.classes()];
+    let mut buckets: Vec<Vec<u32>> = vec![vec![]; bound as usize + 1];
+    // Offered once all its children are settled, so each child's cost is at most `bound`.
+    let offer = |i: usize, best: &mut Vec<u64>, buckets: &mut Vec<Vec<u32>>| {
+        let cost = (nodes.kids(i).iter()).fold(nodes.own[i], |acc, k| acc + best[*k as usize]);
+        let c = nodes.class[i] as usize;
+        if cost <= bound && cost < best[c] {
+            best[c] = cost;
+            buckets[cost as usize].push(c as u32);
+        }
+    };
+    for (i, _) in waiting.iter().enumerate().filter(|(_, w)| **w == 0) {
+        offer(i, &mut best, &mut buckets);
+    }
+    for cost in 0..=bound {
+        // A node of own cost 0 offers its class at this cost again, into this bucket.
+        while let Some(c) = buckets[cost as usize].pop() {
+            // Queued again at a lower cost since, and settled then.
+            if best[c as usize] != cost {
+                continue;
+            }
+            for &user in users.of(c) {
+                let user = user as usize;
+                waiting[user] -= 1;
+                if waiting[user] == 0 {
+                    offer(user, &mut best, &mut buckets);
+                }
+            }
+        }
+    }
+    best.into_iter()
+        .map(|b| (b <= bound).then_some(b))
+        .collect()
+}
+
 /// Shortest distances from `root`, up to `bound`, where a class reaches each child `k` of
 /// each of its nodes `i` at `weight(i, k)` (`None`: no edge), by class number (`u64::MAX`:
 /// not reachable within `bound`). Dijkstra's algorithm with a queue of buckets, one per
@@ -248,6 +291,30 @@ mod tests {
         nodes.push(v(2), &[], 1);
         nodes.push(v(3), &[], 1);
         nodes
+    }
+
+    /// The bounded costs are the unbounded ones up to the bound, on random e-graphs with
+    /// cycles, shared children and nodes of own cost 0.
+    #[test]
+    fn bounded_costs_agree_with_the_heap() {
+        let mut rng = fastrand::Rng::with_seed(7);
+        for _ in 0..200 {
+            let classes = rng.u32(1..30);
+            let mut nodes = CostedNodes::default();
+            for _ in 0..rng.usize(1..60) {
+                let kids: Vec<Value> = (0..rng.usize(0..3))
+                    .map(|_| Value::new_const(rng.u32(0..classes)))
+                    .collect();
+                nodes.push(Value::new_const(rng.u32(0..classes)), &kids, rng.u64(0..3));
+            }
+            let users = nodes.users();
+            let bound = rng.u64(0..12);
+            let heap: Vec<Option<u64>> = cheapest(&nodes, &users)
+                .into_iter()
+                .map(|c| c.map(|(cost, _)| cost).filter(|cost| *cost <= bound))
+                .collect();
+            assert_eq!(cheapest_within(&nodes, &users, bound), heap);
+        }
     }
 
     /// Distances follow the weights, an edge of weight 0 included, and a class farther than

@@ -10,7 +10,7 @@
 //! iterations by subsuming the e-nodes that fail it (egglog's rules no longer match them, and
 //! extraction skips them), as the reference deletes failing classes during rebuilding.
 
-use super::costs::{cheapest, CostedNodes};
+use super::costs::{cheapest_within, CostedNodes};
 use super::engine;
 use super::schema::Con;
 use crate::error::Result;
@@ -69,9 +69,10 @@ impl Filter {
             }
             nodes.push(e.eclass, &kids[..n], 1);
         })?;
-        // down[c]: the fewest nodes of a term of class c.
-        let down = cheapest(&nodes, &nodes.users());
-        let cost = |k: u32| down[k as usize].map(|(c, _)| c);
+        // down[c]: the fewest nodes of a term of class c, if at most the bound.
+        // Beyond the bound a class's cost dooms every node that uses it: not computed.
+        let down = cheapest_within(&nodes, &nodes.users(), limit as u64);
+        let cost = |k: u32| down[k as usize];
         // A node's smallest term: itself plus its children's smallest terms.
         let sizes: Vec<Option<u64>> = (0..nodes.len())
             .map(|i| (nodes.kids(i).iter()).try_fold(1u64, |a, k| Some(a + cost(*k)?)))
