@@ -11,7 +11,9 @@ instead of pages scattered over the whole binary (the kernel maps a file's cache
 each one touched, so scattered code costs resident memory far beyond what runs).
 
 Names that no longer exist (a function renamed, inlined, or a crate updated) are skipped by
-the linker, so a stale list costs only some of the gain; rerun this after large changes.
+the linker, so a stale list costs only some of the gain; rerun this after large changes and
+after any change of a dependency's version or features (symbol names carry a hash of the
+crate's dependencies: one feature changed renamed every symbol, and the list matched none).
 """
 import os
 import re
