@@ -310,6 +310,26 @@ fn parallel_packed_reads_a_only_to_pack_it() {
     assert!(reads_of_a("parallel") > 1);
 }
 
+#[test]
+fn a_transposing_copy_reads_whole_cache_lines() {
+    // `parallel-packed` copies A (m.k) into blocks k-major: contiguous along k in A, 32
+    // floats apart in the copy. The copy runs in blocks of 16 elements of k (a cache line of
+    // A), the innermost loop reading them one after the other.
+    let c = program_c("mm", &found("parallel-packed"), &[64, 64, 64])
+        .unwrap()
+        .c;
+    let lines: Vec<&str> = c.lines().collect();
+    let read = lines.iter().position(|l| l.contains("x0[")).unwrap();
+    let header = lines[read - 1].trim();
+    assert!(header.contains(" < 16; "), "{c}");
+    let var = header.split_whitespace().nth(2).unwrap();
+    let index = &lines[read][lines[read].find("x0[").unwrap()..];
+    assert!(
+        index.contains(&format!("+ {var}]")),
+        "unit stride along the block: {c}"
+    );
+}
+
 /// Compiles a program (lowered where it says nothing) and compares it with the interpreter.
 fn agrees_with_the_interpreter(path: &str, name: &str, sizes: &[i64]) {
     let p = sequential(&def(path, name));

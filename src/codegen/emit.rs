@@ -646,7 +646,7 @@ impl Emitter {
                 _ => Err(unsupported("writing a pair into a non-pair")),
             },
             Val::Array { len, vector, .. } => {
-                if self.write_whole(&v, &dest, len)? {
+                if self.write_whole(&v, &dest, len)? || self.write_transposed(&v, &dest, len)? {
                     return Ok(());
                 }
                 self.emit_loop(len, vector.then_some("omp simd"), |em, i| {
@@ -658,6 +658,64 @@ impl Emitter {
                 "a function is stored as data (an under-applied primitive)",
             )),
         }
+    }
+
+    /// Writes a copy that transposes (`d[i][j] = s[j][i]`: contiguous along `j` in the
+    /// destination, along `i` in the source, rows of the source far apart) in blocks of
+    /// [`LINE`] rows: `for ib { for j { for ii < LINE { d[ib LINE + ii][j] = ... } } }`, so that
+    /// each line of the source read is used whole while it is in the cache (copied row by row,
+    /// each element read is a line of its own, and rows 4 KB apart evict each other). Only for
+    /// plain copies of loads between different arrays, whose order does not matter; otherwise
+    /// nothing is emitted.
+    fn write_transposed(&mut self, v: &Val, dest: &Val, len: i64) -> Result<bool> {
+        if len % LINE != 0 || len == LINE || !matches!(v, Val::Array { .. }) {
+            return Ok(false);
+        }
+        // Probed with variables no C code names (taken back: not fresh names).
+        let (i, j) = ("@row", "@col");
+        let mark = self.mark();
+        // Element `j` of row `i` of the value and of the destination, and the rows' length.
+        let element = |em: &mut Self, i: &Ix, j: &Ix| -> Result<Option<(i64, Val, Val)>> {
+            let (row, to) = (em.get(v, i)?, em.get(dest, i)?);
+            let Val::Array {
+                len, vector: false, ..
+            } = row
+            else {
+                return Ok(None);
+            };
+            Ok(Some((len, em.get(&row, j)?, em.get(&to, j)?)))
+        };
+        let probe = element(self, &Ix::var(i), &Ix::var(j));
+        let inner = match (probe, self.body.len() == mark.body) {
+            (Ok(Some((inner, Val::Scalar(x), Val::Scalar(d)))), true) => match (&x, &d) {
+                (Scalar::Load { array: a, ix: from }, Scalar::Load { array: b, ix: to })
+                    if a != b
+                        && to.unit_stride_base(j).is_some()
+                        && from.unit_stride_base(i).is_some()
+                        && from.coefficient(j) >= LINE =>
+                {
+                    inner
+                }
+                _ => 0,
+            },
+            _ => 0,
+        };
+        self.rewind(&mark);
+        if inner < 2 {
+            return Ok(false);
+        }
+        let block = self.open_loop(len / LINE, None);
+        let j = self.open_loop(inner, None);
+        let within = self.open_loop(LINE, None);
+        let i = block.scale(LINE).add(&within);
+        let Some((_, x, d)) = element(self, &i, &j)? else {
+            unreachable!("the probe saw an array of scalars");
+        };
+        self.write(x, d)?;
+        for _ in 0..3 {
+            self.close_loop();
+        }
+        Ok(true)
     }
 
     /// Writes a short array (4 to 64 elements, a power of two: a Rise vector, or a row held
@@ -957,6 +1015,9 @@ struct Mark {
     unnamed: usize,
     spilled: usize,
 }
+
+/// Floats in a cache line: the block of a transposing copy ([`Emitter::write_transposed`]).
+const LINE: i64 = 16;
 
 /// The most iterations of a loop unrolled to name register vectors by constants.
 const MAX_UNROLLED: i64 = 64;
