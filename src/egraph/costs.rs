@@ -14,7 +14,7 @@
 use egglog::Value;
 use rustc_hash::FxHashMap as HashMap;
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::BinaryHeap;
 
 /// E-nodes as flat arrays: each node's class, children and own cost, with classes numbered
 /// densely as they are pushed, so that the algorithms below index arrays instead of hashing.
@@ -230,11 +230,10 @@ pub fn cheapest_within(nodes: &CostedNodes, users: &Users, bound: u64) -> Vec<Op
 
 /// Shortest distances from `root`, up to `bound`, where a class reaches each child `k` of
 /// each of its nodes `i` at `weight(i, k)` (`None`: no edge), by class number (`u64::MAX`:
-/// not reachable within `bound`). Dijkstra's algorithm with a queue of buckets, one per
-/// distance (Dial's, the buckets kept by distance in a map): the weights are whole numbers
-/// and the term-size filter asks for distances up to its bound (a few hundred), so the queue
-/// holds few distinct distances, and nothing farther than `bound` is queued. The edges are
-/// not stored: a settled class's nodes are walked when it leaves the queue.
+/// not reachable within `bound`). Dijkstra's algorithm with a bucket per distance (Dial's, as
+/// [`cheapest_within`]): the weights are whole numbers and the term-size filter asks for
+/// distances up to its bound (a few hundred), and nothing farther than `bound` is queued. The
+/// edges are not stored: a settled class's nodes are walked when it leaves the queue.
 pub fn shortest_from(
     root: Value,
     nodes: &CostedNodes,
@@ -251,9 +250,11 @@ pub fn shortest_from(
     let (start, of_class) = adjacency(nodes.classes(), &pairs);
     drop(pairs);
     dist[root as usize] = 0;
-    let mut buckets = BTreeMap::from([(0u64, vec![root])]);
-    while let Some((d, mut bucket)) = buckets.pop_first() {
-        while let Some(c) = bucket.pop() {
+    let mut buckets: Vec<Vec<u32>> = vec![vec![]; bound as usize + 1];
+    buckets[0].push(root);
+    for d in 0..=bound {
+        // An edge of weight 0 queues its class at this distance, into this bucket.
+        while let Some(c) = buckets[d as usize].pop() {
             if d > dist[c as usize] {
                 continue;
             }
@@ -267,10 +268,7 @@ pub fn shortest_from(
                         continue;
                     }
                     dist[to as usize] = through;
-                    match through == d {
-                        true => bucket.push(to),
-                        false => buckets.entry(through).or_default().push(to),
-                    }
+                    buckets[through as usize].push(to);
                 }
             }
         }
