@@ -21,8 +21,9 @@ ENGINES = ["scan", "egglog", "dataflow"]
 
 
 def default_binary():
-    host = re.search(r"host: (\S+)", subprocess.run(
-        ["rustc", "-vV"], capture_output=True, text=True, check=True).stdout).group(1)
+    """The release build's binary: under the host triple (.cargo/config.toml names it)."""
+    host = subprocess.run(["rustc", "--print", "host-tuple"], capture_output=True, text=True,
+                          check=True).stdout.strip()
     return f"target/{host}/release/sketchlog"
 
 
