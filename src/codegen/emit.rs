@@ -27,6 +27,7 @@ use std::fmt::Write;
 use std::rc::Rc;
 
 use super::index::Ix;
+use super::preamble;
 use super::value::{
     array_len, buffer_view, is_deferred, join_view, split_view, transpose_view, view, Reshape,
     Scalar, Val,
@@ -63,6 +64,14 @@ pub struct Emitter {
     flops: f64,
     /// Trip counts of the loops being emitted, outermost first.
     trips: Vec<i64>,
+    /// For each loop being emitted (as `trips`), where its text starts in `body` and the
+    /// streaming stores emitted before it, if it is a parallel loop (see
+    /// [`Emitter::close_loop`]).
+    parallel: Vec<Option<(usize, usize)>>,
+    /// Does the output take whole-vector stores past the cache (large enough, see
+    /// [`preamble::STREAMED_OUTPUT_BYTES`]), and how many such stores were emitted.
+    stream_output: bool,
+    streams: usize,
     /// Accumulators held in registers, each as C vector variables `NAME_0`, `NAME_1`, ... of
     /// the width given here, one per machine vector of its floats.
     registers: std::collections::HashMap<String, i64>,
@@ -149,6 +158,9 @@ impl Emitter {
     /// loop of one iteration is no loop, its index 0.
     fn open_loop(&mut self, len: i64, pragma: Option<&str>) -> Ix {
         self.trips.push(len);
+        let parallel = pragma == Some(PARALLEL_FOR) && len > 1;
+        self.parallel
+            .push(parallel.then_some((self.body.len(), self.streams)));
         if len == 1 {
             return Ix::constant(0);
         }
@@ -161,10 +173,30 @@ impl Emitter {
         Ix::var(&i)
     }
 
+    /// Closes the innermost loop. A parallel loop that stored to the output past the cache
+    /// becomes `omp for nowait` in a parallel region that ends with a store fence in each
+    /// thread (`rise_fence()`), so that the stores are visible when the region ends.
     fn close_loop(&mut self) {
+        let parallel = self.parallel.pop().flatten();
         if self.trips.pop() != Some(1) {
             self.indent -= 1;
             self.line("}");
+        }
+        match parallel {
+            Some((at, streams)) if self.streams > streams => {
+                let text = self.body.split_off(at);
+                self.line("#pragma omp parallel");
+                self.line("{");
+                self.indent += 1;
+                self.line("#pragma omp for nowait");
+                for l in text.lines().skip(1) {
+                    let _ = writeln!(self.body, "  {l}");
+                }
+                self.line("rise_fence();");
+                self.indent -= 1;
+                self.line("}");
+            }
+            _ => {}
         }
     }
 
@@ -196,6 +228,7 @@ impl Emitter {
             accesses: self.accesses.len(),
             unnamed: self.unnamed.len(),
             spilled: self.spilled.len(),
+            streams: self.streams,
         }
     }
 
@@ -205,6 +238,7 @@ impl Emitter {
         self.accesses.truncate(mark.accesses);
         self.unnamed.truncate(mark.unnamed);
         self.spilled.truncate(mark.spilled);
+        self.streams = mark.streams;
     }
 
     /// A loop of `len` iterations around `body`. When the body names a register vector by
@@ -331,10 +365,12 @@ impl Emitter {
         let saved = std::mem::replace(&mut self.body, std::mem::take(&mut self.prologue));
         let indent = std::mem::replace(&mut self.indent, 1);
         let trips = std::mem::take(&mut self.trips);
+        let parallel = std::mem::take(&mut self.parallel);
         let v = self.eval(x, env).and_then(|v| self.materialise(v, &t.ty));
         self.prologue = std::mem::replace(&mut self.body, saved);
         self.indent = indent;
         self.trips = trips;
+        self.parallel = parallel;
         let v = v?;
         self.hoisted.insert(key, v.clone());
         Ok(v)
@@ -750,12 +786,21 @@ impl Emitter {
             };
             let base = ix.unit_stride_base(&lane)?;
             for offset in (0..len).step_by(width as usize) {
-                let target = self.vector_ref(array, &base.add(&Ix::constant(offset)), width);
+                let at = base.add(&Ix::constant(offset));
                 let (value, is_vector) = self.vectorise(&x, &lane, width, offset)?;
-                statements.push(match is_vector {
-                    true => format!("{target} = {value};"),
-                    false => format!("{target} = (f32x{width}){{}} + {value};"),
+                let value = match is_vector {
+                    true => value,
+                    false => format!("(f32x{width}){{}} + {value}"),
+                };
+                let streamed = self.stream_output
+                    && &**array == OUTPUT
+                    && width == self.machine
+                    && at.rem(width) == Ix::constant(0);
+                statements.push(match streamed {
+                    true => format!("rise_stream{width}(&{array}[{at}], {value});"),
+                    false => format!("{} = {value};", self.vector_ref(array, &at, width)),
                 });
+                self.streams += usize::from(streamed);
             }
             Some(Access::new(&d, &x).with_lane(&lane))
         });
@@ -846,7 +891,7 @@ impl Emitter {
         }
         match prim {
             Prim::MapSeq | Prim::MapPar => {
-                let pragma = (prim == Prim::MapPar).then_some("omp parallel for");
+                let pragma = (prim == Prim::MapPar).then_some(PARALLEL_FOR);
                 self.emit_loop(len, pragma, |em, i| {
                     let x = em.get(&xs, i)?;
                     let y = em.apply(args[0].clone(), x)?;
@@ -1014,7 +1059,14 @@ struct Mark {
     accesses: usize,
     unnamed: usize,
     spilled: usize,
+    streams: usize,
 }
+
+/// The pragma of a parallel loop (`mapPar`).
+const PARALLEL_FOR: &str = "omp parallel for";
+
+/// The output parameter's name.
+const OUTPUT: &str = "out";
 
 /// Floats in a cache line: the block of a transposing copy ([`Emitter::write_transposed`]).
 const LINE: i64 = 16;
@@ -1132,6 +1184,9 @@ fn signature(program: &Rc<Term>, sizes: &[i64]) -> Result<Signature> {
         hoisted: Default::default(),
         flops: 0.0,
         trips: vec![],
+        parallel: vec![],
+        stream_output: false,
+        streams: 0,
         registers: Default::default(),
         unnamed: vec![],
         spilled: vec![],
@@ -1185,30 +1240,23 @@ pub fn program_c(name: &str, program: &Rc<Term>, sizes: &[i64]) -> Result<Genera
         .map(|i| format!("const float *restrict x{i}"))
         .collect();
     em.params = env.len();
+    let out_floats: i64 = out_shape.iter().product();
+    em.stream_output = 4 * out_floats >= preamble::STREAMED_OUTPUT_BYTES;
     let v = em.eval(&body, &env)?;
-    em.write(v, buffer_view("out", &out_shape, false))?;
-    let body = format!("{}{}", em.prologue, em.body);
-    let mut c = String::from("#include <stdlib.h>\n\n");
-    for w in &em.widths {
-        // Unaligned, and allowed to alias the float buffers it is loaded from and stored to.
-        let _ = writeln!(
-            c,
-            "typedef float f32x{w} __attribute__((vector_size({}), aligned(4), may_alias));",
-            4 * w
-        );
-    }
-    for w in &em.aligned_widths {
-        let _ = writeln!(
-            c,
-            "typedef float f32x{w}a __attribute__((vector_size({0}), aligned({0}), may_alias));",
-            4 * w
-        );
-    }
-    if !em.widths.is_empty() {
-        c.push('\n');
-    }
-    for (b, n) in &em.buffers {
-        let _ = writeln!(c, "static float {b}[{n}] {};", aligned());
+    em.write(v, buffer_view(OUTPUT, &out_shape, false))?;
+    let mut body = format!("{}{}", em.prologue, em.body);
+    let streams = (em.streams > 0).then(|| {
+        // A program that reads its output back keeps it in the cache: plain stores.
+        let mut reads = em.accesses.iter().flat_map(|a| &a.reads);
+        let past_cache = !reads.any(|(array, _)| &**array == OUTPUT);
+        body = format!("{}{body}  rise_fence();\n", preamble::OUTPUT_ALIGNED);
+        (em.machine, past_cache)
+    });
+    let mut c = preamble::includes(!em.buffers.is_empty());
+    c.push_str(&preamble::vector_types(&em.widths, &em.aligned_widths));
+    c.push_str(&preamble::buffers(&em.buffers));
+    if let Some((width, past_cache)) = streams {
+        c.push_str(&preamble::streaming(width, past_cache));
     }
     params.push("float *restrict out".into());
     let _ = writeln!(c, "void {name}({}) {{\n{body}}}", params.join(", "));

@@ -4,6 +4,7 @@
 
 pub mod emit;
 pub mod index;
+pub mod preamble;
 pub mod reference;
 pub mod run;
 pub mod value;

@@ -1,0 +1,136 @@
+//! The C a generated program starts with, before its function: the vector types it uses and
+//! its large buffers, allocated once when the program is loaded.
+//!
+//! Large buffers are where a program packs a matrix it reads many times (`parallel` copies
+//! all of B, 4 MB at 1024^3, into blocks). Its kernel reads a block of that copy per tile,
+//! far apart in memory from the last, so with 4 KB pages nearly every block costs a TLB
+//! miss (on a virtual machine, a two-level page walk). The buffers are therefore aligned
+//! to 2 MB and, where the kernel has transparent huge pages, advised onto them
+//! (`madvise(MADV_HUGEPAGE)`): one TLB entry per 2 MB. On the Zen 4 machine of session 23,
+//! `parallel` ran 3-4% faster on 1 thread so (hand-made harness, alternating).
+
+use std::collections::BTreeSet;
+use std::fmt::Write;
+
+/// Bytes in a huge page (x86-64 and AArch64 with 4 KB base pages): a buffer this large is
+/// aligned to it and advised onto huge pages.
+const HUGE_PAGE: i64 = 2 << 20;
+
+/// The typedefs of the C vector types of the given widths (floats): `f32xW` unaligned,
+/// `f32xWa` aligned to its size; both may alias the float arrays they are loaded from.
+pub fn vector_types(widths: &BTreeSet<i64>, aligned: &BTreeSet<i64>) -> String {
+    let mut c = String::new();
+    for w in widths {
+        let _ = writeln!(
+            c,
+            "typedef float f32x{w} __attribute__((vector_size({}), aligned(4), may_alias));",
+            4 * w
+        );
+    }
+    for w in aligned {
+        let _ = writeln!(
+            c,
+            "typedef float f32x{w}a __attribute__((vector_size({0}), aligned({0}), may_alias));",
+            4 * w
+        );
+    }
+    if !c.is_empty() {
+        c.push('\n');
+    }
+    c
+}
+
+/// The file-level buffers (name, floats): a pointer each, set by a constructor that runs
+/// when the program is loaded. The memory is zeroed, at least 64-byte aligned and never
+/// freed, as a static array would be; a buffer of [`HUGE_PAGE`] bytes or more is aligned to
+/// a huge page and advised onto huge pages. A failed allocation ends the process with a
+/// message.
+pub fn buffers(buffers: &[(String, i64)]) -> String {
+    if buffers.is_empty() {
+        return String::new();
+    }
+    let mut c = String::new();
+    for (name, _) in buffers {
+        let _ = writeln!(c, "static float *restrict {name};");
+    }
+    let _ = write!(
+        c,
+        r#"
+static float *rise_buffer(size_t floats) {{
+  size_t bytes = floats * sizeof(float), align = bytes >= {HUGE_PAGE} ? {HUGE_PAGE} : 64;
+  void *p = NULL;
+  if (posix_memalign(&p, align, bytes) != 0) {{
+    fputs("generated program: out of memory for its buffers\n", stderr);
+    abort();
+  }}
+#ifdef MADV_HUGEPAGE
+  if (align == {HUGE_PAGE}) madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+  return memset(p, 0, bytes);
+}}
+
+__attribute__((constructor)) static void rise_buffers(void) {{
+"#
+    );
+    for (name, floats) in buffers {
+        let _ = writeln!(c, "  {name} = rise_buffer({floats});");
+    }
+    c.push_str("}\n\n");
+    c
+}
+
+/// The headers the preamble's code needs.
+pub fn includes(buffers: bool) -> String {
+    let mut c = String::from("#include <stdlib.h>\n");
+    if buffers {
+        c.push_str("#include <stdio.h>\n#include <string.h>\n#include <sys/mman.h>\n");
+    }
+    c.push('\n');
+    c
+}
+
+/// An output of this many bytes or more is stored past the cache where whole aligned
+/// vectors of it are stored: more than a core's private cache holds (2 MB covers the L2 of
+/// current x86 and Arm server cores), so keeping it there only evicts what the program
+/// still reads.
+pub const STREAMED_OUTPUT_BYTES: i64 = 2 << 20;
+
+/// The statement that opens a function with streaming stores: they need their address
+/// aligned to the vector, so they are used only when the caller's output is 64-byte aligned.
+pub const OUTPUT_ALIGNED: &str = "  const int rise_out_aligned = (size_t)out % 64 == 0;\n";
+
+/// `rise_streamW(p, v)`, which stores the `W`-float vector `v` at `p` in the output, and
+/// `rise_fence()`, which a thread runs after its last such store.
+///
+/// With `past_cache` (the program never reads its output back), on x86 with the vector
+/// width's instruction set, the store is non-temporal when the output is aligned: a
+/// streaming store writes a whole cache line without first reading it in (an ordinary store
+/// of a line that is not cached reads it from memory), and does not evict the data the
+/// program reads from the cache. Such stores are weakly ordered, hence the fence: an
+/// `sfence` in each thread before its parallel region ends. Elsewhere both are plain.
+/// `parallel` at 1024^3 ran 1-2% faster with them on the Zen 4 machine (hand-made harness).
+pub fn streaming(width: i64, past_cache: bool) -> String {
+    let plain = format!("#define rise_stream{width}(p, v) (*(f32x{width} *)(p) = (v))\n");
+    let intrinsic = match width {
+        16 => Some(("__AVX512F__", "_mm512_stream_ps", "__m512")),
+        8 => Some(("__AVX__", "_mm256_stream_ps", "__m256")),
+        4 => Some(("__SSE__", "_mm_stream_ps", "__m128")),
+        _ => None,
+    };
+    let Some((feature, store, ty)) = intrinsic.filter(|_| past_cache) else {
+        return format!("{plain}#define rise_fence() ((void)0)\n\n");
+    };
+    format!(
+        "/* Whole cache lines of the output, which the program never reads back, stored past the cache. */
+#if defined(__x86_64__) && defined({feature})
+#include <immintrin.h>
+#define rise_stream{width}(p, v) \\
+  (rise_out_aligned ? {store}((p), ({ty})(v)) : (void)(*(f32x{width} *)(p) = (v)))
+#define rise_fence() _mm_sfence()
+#else
+{plain}#define rise_fence() ((void)0)
+#endif
+
+"
+    )
+}
