@@ -330,6 +330,64 @@ fn a_transposing_copy_reads_whole_cache_lines() {
     );
 }
 
+#[test]
+fn a_packing_copy_reads_its_source_in_address_order() {
+    // `parallel` copies B (k.n) into column blocks of 32: a row of a block is 32 floats of a
+    // row of B. The copy's outer loop runs over B's rows (64 floats apart at 64^3) and the
+    // inner one over the blocks (32 floats apart), so B is read from start to end.
+    let c = program_c("mm", &found("parallel"), &[64, 64, 64])
+        .unwrap()
+        .c;
+    let lines: Vec<&str> = c.lines().collect();
+    let read = lines.iter().position(|l| l.contains("x1[")).unwrap();
+    let loop_var = |l: &str| l.split_whitespace().nth(2).unwrap().to_string();
+    let (outer, inner) = (loop_var(lines[read - 2]), loop_var(lines[read - 1]));
+    let index = &lines[read][lines[read].find("x1[").unwrap()..];
+    assert!(index.contains(&format!("({outer}) * 64")), "{c}");
+    assert!(index.contains(&format!("({inner}) * 32")), "{c}");
+    assert!(lines[read - 3].contains("omp parallel for"), "{c}");
+}
+
+#[test]
+fn a_large_output_is_stored_past_the_cache_and_a_large_buffer_allocated_once() {
+    // At 1024^3 the output (4 MB) is larger than a core's cache: its whole vectors are
+    // stored past it, and the parallel loop storing them ends in a fence in each thread.
+    // The packed copy of B (4 MB) is allocated when the program is loaded.
+    let p = found("parallel");
+    let c = program_c("mm", &p, &[1024, 1024, 1024]).unwrap().c;
+    assert!(c.contains("rise_buffer(1048576)"), "{c}");
+    assert!(c.contains("_stream_ps("), "{c}");
+    let stores = c.lines().filter(|l| l.contains("rise_stream")).count();
+    assert!(stores > 2, "{c}");
+    let body = &c[c.find("void mm(").unwrap()..];
+    let region = &body[body.find("#pragma omp parallel\n").unwrap()..];
+    let nowait = region.find("#pragma omp for nowait").unwrap();
+    let fence = region.find("rise_fence();").unwrap();
+    assert!(nowait < region.find("rise_stream").unwrap());
+    assert!(region.find("rise_stream").unwrap() < fence, "{c}");
+    // A small output stays in the cache.
+    let small = program_c("mm", &p, &[64, 64, 64]).unwrap().c;
+    assert!(!small.contains("rise_stream") && !small.contains("rise_buffer"));
+    // Streamed, on two threads, the program computes its meaning (the interpreter's
+    // sampled elements recurse deeply at this size: the command line's stack).
+    let opts = COptions {
+        threads: 2,
+        ..COptions::default()
+    };
+    let exe = compile(&p, &[1024, 1024, 1024], &opts).unwrap();
+    let error = std::thread::Builder::new()
+        .stack_size(sketchlog::cli::STACK_BYTES)
+        .spawn(move || {
+            let p = found("parallel");
+            sketchlog::codegen::run::validate(&exe, &p, &opts).map(|r| r.max_rel_error)
+        })
+        .unwrap()
+        .join()
+        .unwrap()
+        .unwrap();
+    assert!(error < 1e-5, "{error}");
+}
+
 /// Compiles a program (lowered where it says nothing) and compares it with the interpreter.
 fn agrees_with_the_interpreter(path: &str, name: &str, sizes: &[i64]) {
     let p = sequential(&def(path, name));

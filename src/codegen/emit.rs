@@ -754,6 +754,76 @@ impl Emitter {
         Ok(true)
     }
 
+    /// Writes a copy of rows (`d[o][n][l] = s[..]`: each row `l` contiguous in both arrays,
+    /// whole cache lines) with the loops over `o` and `n` exchanged when the source is read
+    /// in address order so (its rows `n` further apart than its rows `o`): `for n { for o {
+    /// row } }`, the outer loop keeping the parallel pragma. A read that misses waits for
+    /// memory, a store does not (it is buffered), so reads in order matter more than writes
+    /// in order: `parallel` packs B's column blocks (`o`) by reading 128 bytes of each of
+    /// B's 1,024 rows (`n`), each row on a page of its own. Only for plain copies of loads
+    /// between different arrays, whose order does not matter; otherwise nothing is emitted.
+    fn write_in_source_order(
+        &mut self,
+        v: &Val,
+        dest: &Val,
+        len: i64,
+        pragma: Option<&str>,
+    ) -> Result<bool> {
+        let (o, n, lane) = (Ix::var("@o"), Ix::var("@n"), "@lane");
+        let mark = self.mark();
+        // Row `n` of element `o` of the value and of the destination, and the lengths of
+        // the elements and of the rows.
+        let rows = |em: &mut Self, o: &Ix, n: &Ix| -> Result<Option<(i64, i64, Val, Val)>> {
+            let (x, to) = (em.get(v, o)?, em.get(dest, o)?);
+            let Val::Array { len: inner, .. } = x else {
+                return Ok(None);
+            };
+            let (row, to) = (em.get(&x, n)?, em.get(&to, n)?);
+            let Val::Array { len: row_len, .. } = row else {
+                return Ok(None);
+            };
+            Ok(Some((inner, row_len, row, to)))
+        };
+        let mut probe = || -> Result<Option<i64>> {
+            let Some((inner, row_len, row, to)) = rows(self, &o, &n)? else {
+                return Ok(None);
+            };
+            let l = Ix::var(lane);
+            let (Val::Scalar(x), Val::Scalar(d)) = (self.get(&row, &l)?, self.get(&to, &l)?) else {
+                return Ok(None);
+            };
+            let (Scalar::Load { array: a, ix: from }, Scalar::Load { array: b, ix: to }) = (x, d)
+            else {
+                return Ok(None);
+            };
+            let (o, n) = (o.to_string(), n.to_string());
+            // Rows `n` at most a row apart are read in order already.
+            let copy = a != b
+                && row_len % LINE == 0
+                && from.unit_stride_base(lane).is_some()
+                && to.unit_stride_base(lane).is_some()
+                && from.coefficient(&n) > from.coefficient(&o).max(row_len);
+            Ok(copy.then_some(inner))
+        };
+        let inner = probe()
+            .ok()
+            .flatten()
+            .filter(|_| self.body.len() == mark.body);
+        self.rewind(&mark);
+        let Some(inner) = inner.filter(|&n| n > 1) else {
+            return Ok(false);
+        };
+        let n = self.open_loop(inner, pragma);
+        let o = self.open_loop(len, None);
+        let Some((_, _, row, to)) = rows(self, &o, &n)? else {
+            unreachable!("the probe saw arrays of rows");
+        };
+        self.write(row, to)?;
+        self.close_loop();
+        self.close_loop();
+        Ok(true)
+    }
+
     /// Writes a short array (4 to 64 elements, a power of two: a Rise vector, or a row held
     /// in vector registers) as C vector statements, one per machine vector of its lanes, when
     /// its lanes are contiguous in the destination and each lane reads either the same scalar
@@ -878,29 +948,26 @@ impl Emitter {
     fn write_loop(&mut self, prim: Prim, args: Vec<Val>, ty: &Type, dest: Val) -> Result<()> {
         let xs = self.force(args[args.len() - 1].clone())?;
         let len = array_len(&xs)?;
-        if prim == Prim::MapSeq {
-            // A short sequential map may run as one vector statement (its order is free).
-            let (f, elements) = (args[0].clone(), xs.clone());
-            let mapped = view(len, false, move |em, i| {
-                let x = em.get(&elements, i)?;
-                em.apply(f.clone(), x)
-            });
-            if self.write_whole(&mapped, &dest, len)? {
-                return Ok(());
-            }
+        if !matches!(prim, Prim::MapSeq | Prim::MapPar) {
+            return self.write_reduction(prim, args, &xs, ty, dest);
         }
-        match prim {
-            Prim::MapSeq | Prim::MapPar => {
-                let pragma = (prim == Prim::MapPar).then_some(PARALLEL_FOR);
-                self.emit_loop(len, pragma, |em, i| {
-                    let x = em.get(&xs, i)?;
-                    let y = em.apply(args[0].clone(), x)?;
-                    let d = em.get(&dest, i)?;
-                    em.write(y, d)
-                })
-            }
-            _ => self.write_reduction(prim, args, &xs, ty, dest),
+        let f = args[0].clone();
+        let mapped = view(len, false, move |em, i| {
+            let x = em.get(&xs, i)?;
+            em.apply(f.clone(), x)
+        });
+        // A short sequential map may run as one vector statement (its order is free).
+        if prim == Prim::MapSeq && self.write_whole(&mapped, &dest, len)? {
+            return Ok(());
         }
+        let pragma = (prim == Prim::MapPar).then_some(PARALLEL_FOR);
+        if self.write_in_source_order(&mapped, &dest, len, pragma)? {
+            return Ok(());
+        }
+        self.emit_loop(len, pragma, |em, i| {
+            let (y, d) = (em.get(&mapped, i)?, em.get(&dest, i)?);
+            em.write(y, d)
+        })
     }
 
     /// A reduction accumulates in local storage, then is written to `dest`. A scalar lives
