@@ -87,13 +87,19 @@ fn harness(name: &str, inputs: &[usize], output: usize) -> String {
 #include <stdlib.h>
 #include <time.h>
 #include <string.h>
+#include <sys/mman.h>
 void {name}({params}float *);
 /* Zeroed and cache-line aligned, as a caller of a numerical kernel would pass them: from
-   malloc, a large array starts 16 bytes into a line, and half its 32-byte loads cross one. */
+   malloc, a large array starts 16 bytes into a line, and half its 32-byte loads cross one.
+   Arrays of 4 MB or more are advised onto huge pages, as numpy allocates its arrays. */
 static float *floats(size_t n) {{
+  size_t bytes = n * sizeof(float), align = bytes >= (4u << 20) ? (2u << 20) : 64;
   void *p = NULL;
-  if (posix_memalign(&p, 64, n * sizeof(float) + 64) != 0) return NULL;
-  return memset(p, 0, n * sizeof(float));
+  if (posix_memalign(&p, align, bytes + 64) != 0) return NULL;
+#ifdef MADV_HUGEPAGE
+  if (align > 64) madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+  return memset(p, 0, bytes);
 }}
 int main(int argc, char **argv) {{
   if (argc != 4) return 2;
