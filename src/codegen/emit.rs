@@ -16,7 +16,11 @@
 //! small reduction accumulator becomes C vector variables (the short loops that select them
 //! unrolled), so that GCC keeps it in registers; the arrays it declares are cache-line
 //! aligned, and a vector access into one at a multiple of its width uses an aligned vector
-//! type (which GCC does not split, as it splits unaligned 256-bit stores for AMD Zen).
+//! type (which GCC does not split, as it splits unaligned 256-bit stores for AMD Zen). It
+//! also decides how the code meets the memory system: a copy reads its source in address
+//! order or in blocks of a cache line, large buffers are allocated on huge pages, and whole
+//! vectors of a large output that the program never reads are stored past the cache (the
+//! last two in the C's [`preamble`]).
 
 use crate::error::{Error, Result};
 use crate::rise::nat::{Nat, NatAtom};
@@ -769,23 +773,25 @@ impl Emitter {
         len: i64,
         pragma: Option<&str>,
     ) -> Result<bool> {
-        let (o, n, lane) = (Ix::var("@o"), Ix::var("@n"), "@lane");
+        // Probed with variables no C code names (taken back: not fresh names).
+        let (outer, inner, lane) = ("@o", "@n", "@lane");
+        let (o, n) = (Ix::var(outer), Ix::var(inner));
         let mark = self.mark();
         // Row `n` of element `o` of the value and of the destination, and the lengths of
         // the elements and of the rows.
         let rows = |em: &mut Self, o: &Ix, n: &Ix| -> Result<Option<(i64, i64, Val, Val)>> {
             let (x, to) = (em.get(v, o)?, em.get(dest, o)?);
-            let Val::Array { len: inner, .. } = x else {
+            let Val::Array { len: rows_len, .. } = x else {
                 return Ok(None);
             };
             let (row, to) = (em.get(&x, n)?, em.get(&to, n)?);
             let Val::Array { len: row_len, .. } = row else {
                 return Ok(None);
             };
-            Ok(Some((inner, row_len, row, to)))
+            Ok(Some((rows_len, row_len, row, to)))
         };
         let mut probe = || -> Result<Option<i64>> {
-            let Some((inner, row_len, row, to)) = rows(self, &o, &n)? else {
+            let Some((rows_len, row_len, row, to)) = rows(self, &o, &n)? else {
                 return Ok(None);
             };
             let l = Ix::var(lane);
@@ -796,24 +802,23 @@ impl Emitter {
             else {
                 return Ok(None);
             };
-            let (o, n) = (o.to_string(), n.to_string());
             // Rows `n` at most a row apart are read in order already.
             let copy = a != b
                 && row_len % LINE == 0
                 && from.unit_stride_base(lane).is_some()
                 && to.unit_stride_base(lane).is_some()
-                && from.coefficient(&n) > from.coefficient(&o).max(row_len);
-            Ok(copy.then_some(inner))
+                && from.coefficient(inner) > from.coefficient(outer).max(row_len);
+            Ok(copy.then_some(rows_len))
         };
-        let inner = probe()
+        let rows_len = probe()
             .ok()
             .flatten()
             .filter(|_| self.body.len() == mark.body);
         self.rewind(&mark);
-        let Some(inner) = inner.filter(|&n| n > 1) else {
+        let Some(rows_len) = rows_len.filter(|&n| n > 1) else {
             return Ok(false);
         };
-        let n = self.open_loop(inner, pragma);
+        let n = self.open_loop(rows_len, pragma);
         let o = self.open_loop(len, None);
         let Some((_, _, row, to)) = rows(self, &o, &n)? else {
             unreachable!("the probe saw arrays of rows");
@@ -1312,18 +1317,15 @@ pub fn program_c(name: &str, program: &Rc<Term>, sizes: &[i64]) -> Result<Genera
     let v = em.eval(&body, &env)?;
     em.write(v, buffer_view(OUTPUT, &out_shape, false))?;
     let mut body = format!("{}{}", em.prologue, em.body);
-    let streams = (em.streams > 0).then(|| {
-        // A program that reads its output back keeps it in the cache: plain stores.
-        let mut reads = em.accesses.iter().flat_map(|a| &a.reads);
-        let past_cache = !reads.any(|(array, _)| &**array == OUTPUT);
-        body = format!("{}{body}  rise_fence();\n", preamble::OUTPUT_ALIGNED);
-        (em.machine, past_cache)
-    });
     let mut c = preamble::includes(!em.buffers.is_empty());
     c.push_str(&preamble::vector_types(&em.widths, &em.aligned_widths));
     c.push_str(&preamble::buffers(&em.buffers));
-    if let Some((width, past_cache)) = streams {
-        c.push_str(&preamble::streaming(width, past_cache));
+    if em.streams > 0 {
+        // A program that reads its output back keeps it in the cache: plain stores.
+        let mut reads = em.accesses.iter().flat_map(|a| &a.reads);
+        let past_cache = !reads.any(|(array, _)| &**array == OUTPUT);
+        c.push_str(&preamble::streaming(em.machine, past_cache));
+        body = format!("{}{body}  rise_fence();\n", preamble::OUTPUT_ALIGNED);
     }
     params.push("float *restrict out".into());
     let _ = writeln!(c, "void {name}({}) {{\n{body}}}", params.join(", "));

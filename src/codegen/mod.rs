@@ -1,5 +1,6 @@
 //! OpenMP C code generation from low-level Rise ([`emit`], over the [`value`]s of partial
-//! evaluation, with [`index`] arithmetic as affine forms), compiling, running and validating the generated C against the
+//! evaluation, with [`index`] arithmetic as affine forms, after the C [`preamble`] of vector
+//! types, buffers and streaming stores), compiling, running and validating the generated C against the
 //! interpreter ([`run`]), and the reference GEMM it is timed beside ([`mod@reference`]).
 
 pub mod emit;
