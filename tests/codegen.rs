@@ -47,6 +47,11 @@ fn found(goal: &str) -> std::rc::Rc<sketchlog::rise::term::Term> {
     sequential(steps.last().unwrap().term.as_ref().unwrap())
 }
 
+/// The C of a goal's found program at 64^3.
+fn found_c(goal: &str) -> String {
+    program_c("mm", &found(goal), &[64, 64, 64]).unwrap().c
+}
+
 /// Compiles a goal's found program and checks it at a square and a non-square size.
 fn found_program_computes_the_product(goal: &str) {
     let p = found(goal);
@@ -241,9 +246,7 @@ fn only_in_registers(c: &str, name: &str) -> bool {
 
 #[test]
 fn the_parallel_kernel_updates_whole_vectors_in_registers() {
-    let c = program_c("mm", &found("parallel"), &[64, 64, 64])
-        .unwrap()
-        .c;
+    let c = found_c("parallel");
     // The unrolled reduction's accumulator (a 32-float tile row) is held in vector variables
     // updated as wholes: no lane loops are left, and it is never addressed as memory.
     let acc = register_accumulators(&c);
@@ -254,7 +257,7 @@ fn the_parallel_kernel_updates_whole_vectors_in_registers() {
 
 #[test]
 fn the_register_blocked_kernel_accumulates_its_tile_in_registers() {
-    let c = program_c("mm", &found("kernel"), &[64, 64, 64]).unwrap().c;
+    let c = found_c("kernel");
     // One accumulator, the 4 x 16 tile (64 floats), in vector variables updated in place over
     // all of k (`acc5_3 = ((acc5_3) + ...`), the loops over its rows unrolled to name them.
     let acc = register_accumulators(&c);
@@ -287,7 +290,7 @@ fn tiles_are_written_through_the_output_layout_not_copied() {
     // where it lands in the output (a layout view of the destination), not into a stack
     // buffer of rows that is copied out after the loop.
     for goal in ["parallel", "kernel"] {
-        let c = program_c("mm", &found(goal), &[64, 64, 64]).unwrap().c;
+        let c = found_c(goal);
         let copied = c.lines().any(|l| l.contains("out[") && l.contains("= buf"));
         assert!(!copied, "{goal}: {c}");
         assert!(
@@ -303,7 +306,7 @@ fn parallel_packed_reads_a_only_to_pack_it() {
     // from one tile row to the next; `parallel-packed` copies A's row blocks once, k
     // outermost, and its kernel broadcasts from that copy.
     let reads_of_a = |goal: &str| {
-        let c = program_c("mm", &found(goal), &[64, 64, 64]).unwrap().c;
+        let c = found_c(goal);
         c.lines().filter(|l| l.contains("x0[")).count()
     };
     assert_eq!(reads_of_a("parallel-packed"), 1);
@@ -315,19 +318,28 @@ fn a_transposing_copy_reads_whole_cache_lines() {
     // `parallel-packed` copies A (m.k) into blocks k-major: contiguous along k in A, 32
     // floats apart in the copy. The copy runs in blocks of 16 elements of k (a cache line of
     // A), the innermost loop reading them one after the other.
-    let c = program_c("mm", &found("parallel-packed"), &[64, 64, 64])
-        .unwrap()
-        .c;
-    let lines: Vec<&str> = c.lines().collect();
-    let read = lines.iter().position(|l| l.contains("x0[")).unwrap();
-    let header = lines[read - 1].trim();
-    assert!(header.contains(" < 16; "), "{c}");
-    let var = header.split_whitespace().nth(2).unwrap();
-    let index = &lines[read][lines[read].find("x0[").unwrap()..];
+    let c = found_c("parallel-packed");
+    let (above, index) = first_read(&c, "x0");
+    assert!(above[0].contains(" < 16; "), "{c}");
     assert!(
-        index.contains(&format!("+ {var}]")),
+        index.contains(&format!("+ {}]", loop_var(above[0]))),
         "unit stride along the block: {c}"
     );
+}
+
+/// The lines above the first one of `c` that reads `array`, nearest first, and that line
+/// from the read on.
+fn first_read<'c>(c: &'c str, array: &str) -> (Vec<&'c str>, &'c str) {
+    let lines: Vec<&str> = c.lines().collect();
+    let read = format!("{array}[");
+    let at = lines.iter().position(|l| l.contains(&read)).unwrap();
+    let above = lines[..at].iter().rev().map(|l| l.trim()).collect();
+    (above, &lines[at][lines[at].find(&read).unwrap()..])
+}
+
+/// The variable of a loop header `for (long i3 = 0; ...`.
+fn loop_var(header: &str) -> &str {
+    header.split_whitespace().nth(2).unwrap()
 }
 
 #[test]
@@ -335,17 +347,12 @@ fn a_packing_copy_reads_its_source_in_address_order() {
     // `parallel` copies B (k.n) into column blocks of 32: a row of a block is 32 floats of a
     // row of B. The copy's outer loop runs over B's rows (64 floats apart at 64^3) and the
     // inner one over the blocks (32 floats apart), so B is read from start to end.
-    let c = program_c("mm", &found("parallel"), &[64, 64, 64])
-        .unwrap()
-        .c;
-    let lines: Vec<&str> = c.lines().collect();
-    let read = lines.iter().position(|l| l.contains("x1[")).unwrap();
-    let loop_var = |l: &str| l.split_whitespace().nth(2).unwrap().to_string();
-    let (outer, inner) = (loop_var(lines[read - 2]), loop_var(lines[read - 1]));
-    let index = &lines[read][lines[read].find("x1[").unwrap()..];
+    let c = found_c("parallel");
+    let (above, index) = first_read(&c, "x1");
+    let (inner, outer) = (loop_var(above[0]), loop_var(above[1]));
     assert!(index.contains(&format!("({outer}) * 64")), "{c}");
     assert!(index.contains(&format!("({inner}) * 32")), "{c}");
-    assert!(lines[read - 3].contains("omp parallel for"), "{c}");
+    assert!(above[2].contains("omp parallel for"), "{c}");
 }
 
 #[test]
