@@ -1,0 +1,690 @@
+//! Translating low-level Rise to C99 with OpenMP by partial evaluation.
+//!
+//! A program `nfun m n k => fun a b => body` is evaluated at concrete sizes into [`Val`]ues:
+//! data-layout primitives (`split`, `join`, `transpose`, `zip`, `unzip`, `slide`, `asVector`,
+//! `asScalar`, `fst`, `snd`, `generate`) become *views*, functions from C index expressions to
+//! elements, so they turn into index arithmetic on the buffers they read and never copy.
+//! The imperative primitives (`mapSeq`, `mapPar`, `reduceSeq`, `reduceSeqUnroll`) are
+//! *deferred*: writing one to a destination emits its loop (destination passing, so nested
+//! maps write straight into the output); reading one first materialises it into a buffer, so
+//! the generator never fuses or recomputes what the program computes separately (it takes no
+//! implementation decision of its own). `toMem` stores a value in a buffer of its own; a
+//! high-level `map` or `reduce` left in the program is an error naming the subterm.
+//!
+//! What it does decide is how C expresses what the program says: short arrays whose lanes are
+//! contiguous become statements on GCC vector types of the machine's vector width, and a
+//! small reduction accumulator becomes C vector variables (the short loops that select them
+//! unrolled), so that GCC keeps it in registers; the arrays it declares are cache-line
+//! aligned, and a vector access into one at a multiple of its width uses an aligned vector
+//! type (which GCC does not split, as it splits unaligned 256-bit stores for AMD Zen). It
+//! also decides how the code meets the memory system: a copy reads its source in address
+//! order or in blocks of a cache line, large buffers are allocated on huge pages, and whole
+//! vectors of a large output that the program never reads are stored past the cache (the
+//! last two in the C's [`preamble`]).
+
+use crate::error::{Error, Result};
+use crate::rise::nat::{Nat, NatAtom};
+use crate::rise::primitives::Prim;
+use crate::rise::term::{Node, Term};
+use crate::rise::types::Type;
+use std::fmt::Write;
+use std::rc::Rc;
+
+use super::index::Ix;
+use super::preamble;
+use reduction::Access;
+use vectors::machine_vector_floats;
+
+mod copies;
+mod primitives;
+mod reduction;
+mod vectors;
+use super::value::{
+    array_len, buffer_view, is_deferred, join_view, split_view, transpose_view, view, Reshape,
+    Scalar, Val,
+};
+
+/// The alignment in bytes of the arrays the generated code declares (a cache line, and at
+/// least the widest machine vector).
+const ALIGN: i64 = 64;
+
+/// The attribute that aligns a declared array to [`ALIGN`] bytes.
+fn aligned() -> String {
+    format!("__attribute__((aligned({ALIGN})))")
+}
+
+/// The C code of one program, built statement by statement.
+pub struct Emitter {
+    body: String,
+    indent: usize,
+    fresh: usize,
+    /// Sizes bound by the program's `nfun`s, innermost last.
+    nats: Vec<i64>,
+    /// File-level buffers (`toMem`): name and number of floats.
+    buffers: Vec<(String, i64)>,
+    /// Arithmetic operations evaluated so far (a view must not compute).
+    arith: usize,
+    /// The program's parameters: the first entries of every environment.
+    params: usize,
+    /// Code that runs once, before the loops: stored values that depend only on the
+    /// parameters (the reference hoists such `let`s out of loops before code generation).
+    prologue: String,
+    hoisted: std::collections::HashMap<*const Term, Val>,
+    /// Arithmetic operations the emitted code performs: each operation emitted, times the
+    /// trip counts of the loops around it.
+    flops: f64,
+    /// Trip counts of the loops being emitted, outermost first.
+    trips: Vec<i64>,
+    /// For each loop being emitted (as `trips`), where its text starts in `body` and the
+    /// streaming stores emitted before it, if it is a parallel loop (see
+    /// [`Emitter::close_loop`]).
+    parallel: Vec<Option<(usize, usize)>>,
+    /// Does the output take whole-vector stores past the cache (large enough, see
+    /// [`preamble::STREAMED_OUTPUT_BYTES`]), and how many such stores were emitted.
+    stream_output: bool,
+    streams: usize,
+    /// Accumulators held in registers, each as C vector variables `NAME_0`, `NAME_1`, ... of
+    /// the width given here, one per machine vector of its floats.
+    registers: std::collections::HashMap<String, i64>,
+    /// Register vectors referred to, in the code emitted since the innermost enclosing
+    /// reduction began, by an index that depends on a loop variable (which vector it names
+    /// is known only once that loop is unrolled).
+    unnamed: Vec<(String, Ix)>,
+    /// Register accumulators read or written, in that code, by a float rather than as whole
+    /// vectors, or by vectors that do not line up with theirs: they cannot live in vector
+    /// variables.
+    spilled: Vec<String>,
+    /// Floats in one machine vector register (see [`machine_vector_floats`]): wider vector
+    /// statements are written as several of this width.
+    machine: i64,
+    /// The widths of the C vector types used (`f32x8`: 8 floats).
+    widths: std::collections::BTreeSet<i64>,
+    /// The widths of the aligned C vector types used (`f32x8a`).
+    aligned_widths: std::collections::BTreeSet<i64>,
+    /// The arrays this code declares, [`ALIGN`]-byte aligned (buffers and accumulators):
+    /// a vector access at a multiple of its width into one of them is aligned.
+    aligned: std::collections::HashSet<String>,
+    /// Every assignment emitted: what it writes and reads (for in-place accumulators).
+    accesses: Vec<Access>,
+}
+
+/// A program's C and what it computes.
+#[derive(Debug)]
+pub struct Generated {
+    pub c: String,
+    /// Arithmetic operations per run (the GFLOP/s figure's numerator).
+    pub flops: f64,
+}
+
+fn unsupported(what: impl std::fmt::Display) -> Error {
+    Error::bad_input(format!("code generation: {what}"))
+}
+
+impl Emitter {
+    /// A type for a message, with the program's sizes at their values (`1024.f32`, not the
+    /// De Bruijn `#0.f32`).
+    fn show(&self, ty: &Type) -> String {
+        let values: Vec<String> = self.nats.iter().rev().map(i64::to_string).collect();
+        ty.show(&values)
+    }
+
+    fn line(&mut self, s: &str) {
+        let _ = writeln!(self.body, "{}{s}", "  ".repeat(self.indent));
+    }
+
+    /// Opens a loop of `len` iterations (after `pragma`, if any) and returns its index; a
+    /// loop of one iteration is no loop, its index 0.
+    fn open_loop(&mut self, len: i64, pragma: Option<&str>) -> Ix {
+        self.trips.push(len);
+        let parallel = pragma == Some(PARALLEL_FOR) && len > 1;
+        self.parallel
+            .push(parallel.then_some((self.body.len(), self.streams)));
+        if len == 1 {
+            return Ix::constant(0);
+        }
+        if let Some(p) = pragma {
+            self.line(&format!("#pragma {p}"));
+        }
+        let i = self.fresh("i");
+        self.line(&format!("for (long {i} = 0; {i} < {len}; {i}++) {{"));
+        self.indent += 1;
+        Ix::var(&i)
+    }
+
+    /// Closes the innermost loop. A parallel loop that stored to the output past the cache
+    /// becomes `omp for nowait` in a parallel region that ends with a store fence in each
+    /// thread (`rise_fence()`), so that the stores are visible when the region ends.
+    fn close_loop(&mut self) {
+        let parallel = self.parallel.pop().flatten();
+        if self.trips.pop() != Some(1) {
+            self.indent -= 1;
+            self.line("}");
+        }
+        match parallel {
+            Some((at, streams)) if self.streams > streams => {
+                let text = self.body.split_off(at);
+                self.line("#pragma omp parallel");
+                self.line("{");
+                self.indent += 1;
+                self.line("#pragma omp for nowait");
+                for l in text.lines().skip(1) {
+                    let _ = writeln!(self.body, "  {l}");
+                }
+                self.line("rise_fence();");
+                self.indent -= 1;
+                self.line("}");
+            }
+            _ => {}
+        }
+    }
+
+    /// `a op b` on scalars, or lane by lane on arrays (a view, computed where written).
+    fn arith(&mut self, a: Val, b: Val, op: &'static str) -> Result<Val> {
+        match (a, b) {
+            (Val::Scalar(x), Val::Scalar(y)) => {
+                self.flops += self.trips.iter().product::<i64>() as f64;
+                Ok(Val::Scalar(Scalar::Op(op, Rc::new(x), Rc::new(y))))
+            }
+            (a @ Val::Array { .. }, b @ Val::Array { .. }) => {
+                let len = array_len(&a)?;
+                Ok(view(len, true, move |em, l| {
+                    let (x, y) = (em.get(&a, l)?, em.get(&b, l)?);
+                    let (x, y) = (em.force(x)?, em.force(y)?);
+                    em.arith(x, y, op)
+                }))
+            }
+            _ => Err(unsupported(format!("`{op}` on values of different kinds"))),
+        }
+    }
+
+    /// Where the emitted code ends now, to take back what follows with [`Emitter::rewind`].
+    fn mark(&self) -> Mark {
+        Mark {
+            body: self.body.len(),
+            flops: self.flops,
+            arith: self.arith,
+            accesses: self.accesses.len(),
+            unnamed: self.unnamed.len(),
+            spilled: self.spilled.len(),
+            streams: self.streams,
+        }
+    }
+
+    fn rewind(&mut self, mark: &Mark) {
+        self.body.truncate(mark.body);
+        (self.flops, self.arith) = (mark.flops, mark.arith);
+        self.accesses.truncate(mark.accesses);
+        self.unnamed.truncate(mark.unnamed);
+        self.spilled.truncate(mark.spilled);
+        self.streams = mark.streams;
+    }
+
+    /// A loop of `len` iterations around `body`. When the body names a register vector by
+    /// an index that depends on the loop, the loop is unrolled here (if short), so that
+    /// every copy names its vectors by constants.
+    fn emit_loop(
+        &mut self,
+        len: i64,
+        pragma: Option<&str>,
+        mut body: impl FnMut(&mut Self, &Ix) -> Result<()>,
+    ) -> Result<()> {
+        let mark = self.mark();
+        let i = self.open_loop(len, pragma);
+        body(self, &i)?;
+        self.close_loop();
+        let var = i.to_string();
+        let named_by_i = self.unnamed[mark.unnamed..]
+            .iter()
+            .any(|(_, ix)| ix.mentions(&var));
+        if len <= MAX_UNROLLED && named_by_i {
+            self.rewind(&mark);
+            for c in 0..len {
+                body(self, &Ix::constant(c))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn fresh(&mut self, base: &str) -> String {
+        self.fresh += 1;
+        format!("{base}{}", self.fresh)
+    }
+
+    fn nat(&self, n: &Nat) -> Result<i64> {
+        n.eval(&|a| match a {
+            NatAtom::Index(i) => self
+                .nats
+                .len()
+                .checked_sub(*i as usize + 1)
+                .map(|k| self.nats[k]),
+            _ => None,
+        })
+        .map_err(unsupported)
+    }
+
+    /// Evaluates a term to a value in `env`.
+    fn eval(&mut self, t: &Rc<Term>, env: &[Val]) -> Result<Val> {
+        match &t.node {
+            Node::Var(i) => env
+                .len()
+                .checked_sub(*i as usize + 1)
+                .map(|k| env[k].clone())
+                .ok_or_else(|| unsupported(format!("unbound variable {i}"))),
+            Node::F32(x) => Ok(Scalar::code(c_float(x.0))),
+            Node::Int(i) => Ok(Scalar::code(i.to_string())),
+            Node::Lam(b) => Ok(Val::Lam {
+                body: b.clone(),
+                env: env.to_vec(),
+            }),
+            Node::App(f, x) if f.node == Node::Prim(Prim::ToMem) && self.invariant(x, env) => {
+                self.hoist(t, x, env)
+            }
+            Node::App(f, x) => {
+                let f = self.eval(f, env);
+                let x = self.eval(x, env);
+                f.and_then(|f| self.apply(f, x?)).map_err(|e| e.or_context(t))
+            }
+            Node::NatApp(f, n) => match self.eval(f, env)? {
+                Val::Prim {
+                    prim,
+                    mut nats,
+                    args,
+                    ty,
+                } => {
+                    let n = self.nat(n)?;
+                    nats.push(n);
+                    // The type after the size: `split<32>`'s, not `split`'s `(n: nat) -> ..`.
+                    let ty = match &ty {
+                        Type::NatFun(body) => Type::instantiate(body, &Nat::cst(n)),
+                        _ => ty,
+                    };
+                    Ok(Val::Prim {
+                        prim,
+                        nats,
+                        args,
+                        ty,
+                    })
+                }
+                _ => Err(unsupported("a size applied to something other than a primitive")),
+            },
+            Node::NatLam(_) => Err(unsupported(
+                "a size-polymorphic function inside the program (only the outer `nfun`s are applied)",
+            )),
+            Node::Prim(Prim::Reduce) => Err(unsupported(
+                "the high-level primitive `reduce` is left in the program; lower it first (reduceSeq)",
+            )),
+            Node::Prim(p) if p.arity() == 0 => self.primitive(*p, &[], vec![], &t.ty),
+            Node::Prim(p) => Ok(Val::Prim {
+                prim: *p,
+                nats: vec![],
+                args: vec![],
+                ty: t.ty.clone(),
+            }),
+        }
+    }
+
+    /// Does `t` read only the program's parameters (no loop variable)?
+    fn invariant(&self, t: &Term, env: &[Val]) -> bool {
+        let mut free = vec![];
+        free_vars(t, 0, &mut free);
+        free.iter().all(|i| {
+            env.len()
+                .checked_sub(*i as usize + 1)
+                .is_some_and(|k| k < self.params)
+        })
+    }
+
+    /// `toMem x` with `x` loop-invariant: stored once, in the prologue.
+    fn hoist(&mut self, t: &Rc<Term>, x: &Rc<Term>, env: &[Val]) -> Result<Val> {
+        let key = Rc::as_ptr(t);
+        if let Some(v) = self.hoisted.get(&key) {
+            return Ok(v.clone());
+        }
+        let saved = std::mem::replace(&mut self.body, std::mem::take(&mut self.prologue));
+        let indent = std::mem::replace(&mut self.indent, 1);
+        let trips = std::mem::take(&mut self.trips);
+        let parallel = std::mem::take(&mut self.parallel);
+        let v = self.eval(x, env).and_then(|v| self.materialise(v, &t.ty));
+        self.prologue = std::mem::replace(&mut self.body, saved);
+        self.indent = indent;
+        self.trips = trips;
+        self.parallel = parallel;
+        let v = v?;
+        self.hoisted.insert(key, v.clone());
+        Ok(v)
+    }
+
+    fn apply(&mut self, f: Val, x: Val) -> Result<Val> {
+        match f {
+            Val::Lam { body, mut env } => {
+                env.push(x);
+                self.eval(&body, &env)
+            }
+            Val::Prim {
+                prim,
+                nats,
+                mut args,
+                ty,
+            } => {
+                args.push(x);
+                if args.len() < prim.arity() {
+                    return Ok(Val::Prim {
+                        prim,
+                        nats,
+                        args,
+                        ty,
+                    });
+                }
+                self.primitive(prim, &nats, args, &ty)
+            }
+            _ => Err(unsupported("applying a value that is not a function")),
+        }
+    }
+
+    /// The result type of a primitive of type `ty` after all its arguments.
+    fn result_len(&self, ty: &Type) -> Result<i64> {
+        match ty.uncurry().1 {
+            Type::Arr(n, _) | Type::Vector(_, n) => self.nat(n),
+            other => Err(unsupported(format!(
+                "expected an array result, found {}",
+                self.show(other)
+            ))),
+        }
+    }
+
+    /// The length of an array, computed or not.
+    fn len_of(&self, v: &Val) -> Result<i64> {
+        match v {
+            Val::Deferred { ty, .. } | Val::Reshaped { ty, .. } => self.result_len(ty),
+            v => array_len(v),
+        }
+    }
+
+    /// Element `i` of an array value.
+    pub(crate) fn get(&mut self, a: &Val, i: &Ix) -> Result<Val> {
+        match self.force(a.clone())? {
+            Val::Array { get, .. } => get(self, i),
+            _ => Err(unsupported("indexing something that is not an array")),
+        }
+    }
+
+    /// A deferred loop's value, materialised into a buffer so that it can be read.
+    fn force(&mut self, v: Val) -> Result<Val> {
+        match v {
+            Val::Deferred { ref ty, .. } | Val::Reshaped { ref ty, .. } => {
+                let ty = ty.clone();
+                self.materialise(v, &ty)
+            }
+            v => Ok(v),
+        }
+    }
+
+    /// Stores `v` (of type `ty`) into a new buffer and returns a view of the buffer. Arrays
+    /// of up to 64K floats live on the stack of the current block (so each thread of a
+    /// parallel loop has its own); larger ones are file-level buffers allocated once.
+    fn materialise(&mut self, v: Val, ty: &Type) -> Result<Val> {
+        let (shape, floats) = shape_of(ty, self)?;
+        let name = self.fresh("buf");
+        if floats == 1 && shape.is_empty() {
+            self.line(&format!("float {name};"));
+        } else if floats <= 65536 {
+            self.line(&format!("float {name}[{floats}] {};", aligned()));
+            self.aligned.insert(name.clone());
+        } else {
+            self.buffers.push((name.clone(), floats));
+            self.aligned.insert(name.clone());
+        }
+        let dest = buffer_view(&name, &shape, floats == 1 && shape.is_empty());
+        self.write(v, dest.clone())?;
+        Ok(dest)
+    }
+
+    /// Emits the code that stores `v` into the destination `dest` (a view whose scalars are
+    /// lvalues).
+    pub fn write(&mut self, v: Val, dest: Val) -> Result<()> {
+        match v {
+            Val::Deferred { prim, args, ty } => self.write_loop(prim, args, &ty, dest),
+            Val::Reshaped {
+                inner,
+                dest: reshape,
+                ..
+            } => self.write((*inner).clone(), reshape(dest)?),
+            Val::Scalar(x) => match dest {
+                Val::Scalar(d) => {
+                    self.line(&format!("{d} = {x};"));
+                    let access = Access::new(&d, &x);
+                    for (a, _) in access.target.iter().chain(&access.reads) {
+                        if self.registers.contains_key(&**a) {
+                            self.spilled.push(a.to_string());
+                        }
+                    }
+                    self.accesses.push(access);
+                    Ok(())
+                }
+                _ => Err(unsupported("writing a scalar into a non-scalar")),
+            },
+            Val::Pair(a, b) => match dest {
+                Val::Pair(da, db) => {
+                    self.write((*a).clone(), (*da).clone())?;
+                    self.write((*b).clone(), (*db).clone())
+                }
+                _ => Err(unsupported("writing a pair into a non-pair")),
+            },
+            Val::Array { len, vector, .. } => {
+                if self.write_whole(&v, &dest, len)? || self.write_transposed(&v, &dest, len)? {
+                    return Ok(());
+                }
+                self.emit_loop(len, vector.then_some("omp simd"), |em, i| {
+                    let (x, d) = (em.get(&v, i)?, em.get(&dest, i)?);
+                    em.write(x, d)
+                })
+            }
+            Val::Lam { .. } | Val::Prim { .. } => Err(unsupported(
+                "a function is stored as data (an under-applied primitive)",
+            )),
+        }
+    }
+
+    /// Emits a deferred loop (`ty`: its result type) writing into `dest`.
+    fn write_loop(&mut self, prim: Prim, args: Vec<Val>, ty: &Type, dest: Val) -> Result<()> {
+        let xs = self.force(args[args.len() - 1].clone())?;
+        let len = array_len(&xs)?;
+        if !matches!(prim, Prim::MapSeq | Prim::MapPar) {
+            return self.write_reduction(prim, args, &xs, ty, dest);
+        }
+        let f = args[0].clone();
+        let mapped = view(len, false, move |em, i| {
+            let x = em.get(&xs, i)?;
+            em.apply(f.clone(), x)
+        });
+        // A short sequential map may run as one vector statement (its order is free).
+        if prim == Prim::MapSeq && self.write_whole(&mapped, &dest, len)? {
+            return Ok(());
+        }
+        let pragma = (prim == Prim::MapPar).then_some(PARALLEL_FOR);
+        if self.write_in_source_order(&mapped, &dest, len, pragma)? {
+            return Ok(());
+        }
+        self.emit_loop(len, pragma, |em, i| {
+            let (y, d) = (em.get(&mapped, i)?, em.get(&dest, i)?);
+            em.write(y, d)
+        })
+    }
+}
+
+/// A point in the emitted code (see [`Emitter::mark`]).
+struct Mark {
+    body: usize,
+    flops: f64,
+    arith: usize,
+    accesses: usize,
+    unnamed: usize,
+    spilled: usize,
+    streams: usize,
+}
+
+/// The pragma of a parallel loop (`mapPar`).
+const PARALLEL_FOR: &str = "omp parallel for";
+
+/// The output parameter's name.
+const OUTPUT: &str = "out";
+
+/// The most iterations of a loop unrolled to name register vectors by constants.
+const MAX_UNROLLED: i64 = 64;
+
+/// The free variable indices of `t` under `depth` binders (relative to the outside).
+fn free_vars(t: &Term, depth: u32, out: &mut Vec<u32>) {
+    match &t.node {
+        Node::Var(i) if *i >= depth => out.push(i - depth),
+        Node::Lam(b) => free_vars(b, depth + 1, out),
+        n => n.children().iter().for_each(|c| free_vars(c, depth, out)),
+    }
+}
+
+fn c_float(x: f32) -> String {
+    if x.is_finite() && x == x.trunc() && x.abs() < 1e9 {
+        format!("{x:.1}f")
+    } else {
+        format!("{x:e}f")
+    }
+}
+
+/// The array dimensions of a data type (outermost first) and its number of floats.
+fn shape_of(ty: &Type, em: &Emitter) -> Result<(Vec<i64>, i64)> {
+    let mut shape = vec![];
+    let mut t = ty;
+    loop {
+        match t {
+            Type::Arr(n, e) | Type::Vector(e, n) => {
+                shape.push(em.nat(n)?);
+                t = e;
+            }
+            Type::F32 | Type::Int => break,
+            other => {
+                let ty = em.show(other);
+                return Err(unsupported(format!("storing a value of type {ty}")));
+            }
+        }
+    }
+    let floats = shape.iter().product();
+    Ok((shape, floats))
+}
+
+/// An emitter with the sizes bound, parameter shapes, body, result shape.
+type Signature = (Emitter, Vec<Vec<i64>>, Rc<Term>, Vec<i64>);
+
+/// The program after its sizes: an emitter with the sizes bound, the array shapes of its
+/// parameters, its body and the shape of its result.
+fn signature(program: &Rc<Term>, sizes: &[i64]) -> Result<Signature> {
+    let mut em = Emitter {
+        body: String::new(),
+        indent: 1,
+        fresh: 0,
+        nats: vec![],
+        buffers: vec![],
+        arith: 0,
+        params: 0,
+        prologue: String::new(),
+        hoisted: Default::default(),
+        flops: 0.0,
+        trips: vec![],
+        parallel: vec![],
+        stream_output: false,
+        streams: 0,
+        registers: Default::default(),
+        unnamed: vec![],
+        spilled: vec![],
+        machine: machine_vector_floats(),
+        widths: Default::default(),
+        aligned_widths: Default::default(),
+        aligned: Default::default(),
+        accesses: vec![],
+    };
+    let mut t = program.clone();
+    for s in sizes {
+        match &t.node {
+            Node::NatLam(b) => {
+                em.nats.push(*s);
+                t = b.clone();
+            }
+            _ => return Err(unsupported("the program takes fewer sizes than given")),
+        }
+    }
+    if matches!(t.node, Node::NatLam(_)) {
+        return Err(unsupported("the program takes more sizes than given"));
+    }
+    let mut params = vec![];
+    while let (Node::Lam(b), Type::Fun(input, _)) = (&t.node, &t.ty) {
+        params.push(shape_of(input, &em)?.0);
+        t = b.clone();
+    }
+    let out = shape_of(&t.ty, &em)?.0;
+    Ok((em, params, t, out))
+}
+
+/// The array shapes of a program's parameters and of its result, at `sizes`.
+pub fn buffer_shapes(program: &Rc<Term>, sizes: &[i64]) -> Result<(Vec<Vec<i64>>, Vec<i64>)> {
+    let (_, params, _, out) = signature(program, sizes)?;
+    Ok((params, out))
+}
+
+/// C for a closed program `nfun s.. => fun x1 .. xn => body` at the given sizes: a function
+/// `void NAME(const float *x0, ..., float *out)` over row-major buffers.
+pub fn program_c(name: &str, program: &Rc<Term>, sizes: &[i64]) -> Result<Generated> {
+    let (mut em, shapes, body, out_shape) = signature(program, sizes)?;
+    let env: Vec<Val> = shapes
+        .iter()
+        .enumerate()
+        .map(|(i, s)| match s.is_empty() {
+            true => Scalar::load(format!("x{i}"), Ix::constant(0)),
+            false => buffer_view(&format!("x{i}"), s, false),
+        })
+        .collect();
+    let mut params: Vec<String> = (0..shapes.len())
+        .map(|i| format!("const float *restrict x{i}"))
+        .collect();
+    em.params = env.len();
+    let out_floats: i64 = out_shape.iter().product();
+    em.stream_output = 4 * out_floats >= preamble::STREAMED_OUTPUT_BYTES;
+    let v = em.eval(&body, &env)?;
+    em.write(v, buffer_view(OUTPUT, &out_shape, false))?;
+    let mut body = format!("{}{}", em.prologue, em.body);
+    let mut c = preamble::includes(!em.buffers.is_empty());
+    c.push_str(&preamble::vector_types(&em.widths, &em.aligned_widths));
+    c.push_str(&preamble::buffers(&em.buffers));
+    if em.streams > 0 {
+        // A program that reads its output back keeps it in the cache: plain stores.
+        let mut reads = em.accesses.iter().flat_map(|a| &a.reads);
+        let past_cache = !reads.any(|(array, _)| &**array == OUTPUT);
+        c.push_str(&preamble::streaming(em.machine, past_cache));
+        body = format!("{}{body}  rise_fence();\n", preamble::OUTPUT_ALIGNED);
+    }
+    params.push("float *restrict out".into());
+    let _ = writeln!(c, "void {name}({}) {{\n{body}}}", params.join(", "));
+    Ok(Generated { c, flops: em.flops })
+}
+
+impl Error {
+    /// Names the subterm where a code generation error happened (the innermost one).
+    fn or_context(mut self, t: &Term) -> Error {
+        if !self.message.contains(" in `") {
+            let mut head = t;
+            let mut args = 0;
+            while let Node::App(f, _) | Node::NatApp(f, _) = &head.node {
+                head = f;
+                args += 1;
+            }
+            let name = match &head.node {
+                Node::Prim(p) => p.name().to_string(),
+                Node::Lam(_) => "fun ...".into(),
+                Node::Var(i) => format!("variable #{i}"),
+                _ => "...".into(),
+            };
+            self.message = format!(
+                "{} in `{name}` applied to {args} argument(s), of type {}",
+                self.message, t.ty
+            );
+        }
+        self
+    }
+}

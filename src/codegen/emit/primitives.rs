@@ -1,0 +1,203 @@
+//! Rise primitives applied to values: data-layout primitives become views (index arithmetic
+//! on what they read, never a copy), the imperative ones deferred loops written where their
+//! result goes, and a map of a layout primitive over a value not computed yet a view of its
+//! destination.
+
+use super::*;
+
+impl Emitter {
+    pub(super) fn primitive(
+        &mut self,
+        prim: Prim,
+        nats: &[i64],
+        args: Vec<Val>,
+        ty: &Type,
+    ) -> Result<Val> {
+        use Prim::*;
+        let arg = |i: usize| args[i].clone();
+        match prim {
+            MapSeq | MapPar | ReduceSeq | ReduceSeqUnroll => Ok(Val::Deferred {
+                prim,
+                args,
+                ty: ty.uncurry().1.clone(),
+            }),
+            Reduce => unreachable!("rejected where the primitive occurs"),
+            // A high-level map of a function that only rearranges data is a view; one that
+            // computes must have been lowered (the generator does not choose its loop).
+            Map => {
+                if let Some(dest) = self.layout_dest(&args[0], &args[1]) {
+                    // `map join y` written to `d` is `y` written to `map split d`.
+                    let len = self.len_of(&args[1])?;
+                    return Ok(Val::Reshaped {
+                        inner: Rc::new(arg(1)),
+                        dest: Rc::new(move |d| {
+                            let dest = dest.clone();
+                            Ok(view(len, false, move |em, i| dest(em.get(&d, i)?)))
+                        }),
+                        ty: ty.uncurry().1.clone(),
+                    });
+                }
+                let (f, xs) = (arg(0), self.force(arg(1))?);
+                Ok(view(array_len(&xs)?, false, move |em, i| {
+                    let (code, ops) = (em.body.len(), em.arith);
+                    let x = em.get(&xs, i)?;
+                    let y = em.apply(f.clone(), x)?;
+                    if em.body.len() != code || em.arith != ops {
+                        return Err(unsupported(
+                            "the high-level primitive `map` computes here; lower it first (mapSeq, mapPar)",
+                        ));
+                    }
+                    Ok(y)
+                }))
+            }
+            Id => Ok(arg(0)),
+            Let => self.apply(arg(1), arg(0)),
+            ToMem => self.materialise(arg(0), ty.uncurry().1),
+            Fst | Snd => match self.force(arg(0))? {
+                Val::Pair(a, b) => Ok(if prim == Fst {
+                    (*a).clone()
+                } else {
+                    (*b).clone()
+                }),
+                _ => Err(unsupported("fst/snd of something that is not a pair")),
+            },
+            MakePair => Ok(Val::Pair(Rc::new(arg(0)), Rc::new(arg(1)))),
+            Add | Mul => {
+                self.arith += 1;
+                let op = if prim == Add { "+" } else { "*" };
+                let (a, b) = (self.force(arg(0))?, self.force(arg(1))?);
+                self.arith(a, b, op)
+            }
+            Zip => {
+                let (a, b) = (self.force(arg(0))?, self.force(arg(1))?);
+                let len = array_len(&a)?;
+                Ok(view(len, false, move |em, i| {
+                    let x = em.get(&a, i)?;
+                    let y = em.get(&b, i)?;
+                    Ok(Val::Pair(Rc::new(x), Rc::new(y)))
+                }))
+            }
+            Unzip => {
+                let a = self.force(arg(0))?;
+                let len = array_len(&a)?;
+                let part = |first: bool| {
+                    let a = a.clone();
+                    view(len, false, move |em, i| match em.get(&a, i)? {
+                        Val::Pair(x, y) => Ok(if first { (*x).clone() } else { (*y).clone() }),
+                        _ => Err(unsupported("unzip of an array of non-pairs")),
+                    })
+                };
+                Ok(Val::Pair(Rc::new(part(true)), Rc::new(part(false))))
+            }
+            Split | AsVector | AsVectorAligned | Join | AsScalar | Transpose => {
+                let a = arg(0);
+                let vector = prim != Split;
+                // Element length of the result's rows (join: of the argument's rows).
+                let (view_of, dest_of): (Reshape, Reshape) = match prim {
+                    Split | AsVector | AsVectorAligned => {
+                        let n = nats[0];
+                        (
+                            Rc::new(move |v| split_view(v, n, vector)),
+                            Rc::new(move |d| join_view(d, n)),
+                        )
+                    }
+                    Join | AsScalar => {
+                        let outer = self.len_of(&a)?;
+                        let inner = self.result_len(ty)? / outer.max(1);
+                        (
+                            Rc::new(move |v| join_view(v, inner)),
+                            Rc::new(move |d| split_view(d, inner, vector)),
+                        )
+                    }
+                    _ => {
+                        let (rows, cols) = (self.len_of(&a)?, self.result_len(ty)?);
+                        (
+                            Rc::new(move |v| transpose_view(v, cols)),
+                            Rc::new(move |d| transpose_view(d, rows)),
+                        )
+                    }
+                };
+                if is_deferred(&a) {
+                    // Not computed yet: it will be written through the reshaped destination
+                    // (the layout becomes index arithmetic on the writes).
+                    return Ok(Val::Reshaped {
+                        inner: Rc::new(a),
+                        dest: dest_of,
+                        ty: ty.uncurry().1.clone(),
+                    });
+                }
+                view_of(a)
+            }
+            Slide => {
+                let (a, sz, sp) = (self.force(arg(0))?, nats[0], nats[1]);
+                let len = (array_len(&a)? - sz) / sp + 1;
+                Ok(view(len, false, move |_, i| {
+                    let (a, i) = (a.clone(), i.clone());
+                    Ok(view(sz, false, move |em, j| {
+                        em.get(&a, &i.scale(sp).add(j))
+                    }))
+                }))
+            }
+            Generate => {
+                let f = arg(0);
+                Ok(view(self.result_len(ty)?, false, move |em, i| {
+                    em.apply(f.clone(), Val::Scalar(Scalar::Index(i.clone())))
+                }))
+            }
+            VectorFromScalar => {
+                let x = self.force(arg(0))?;
+                Ok(view(self.result_len(ty)?, true, move |_, _| Ok(x.clone())))
+            }
+            // The binomial filter's weights ([1, 2, 1] / 4, and its outer product) as C
+            // array literals.
+            WeightsH | WeightsV => Ok(view(3, false, |_, i| {
+                Ok(Scalar::load(
+                    "((const float[]){0.25f, 0.5f, 0.25f})",
+                    i.clone(),
+                ))
+            })),
+            Weights2d => Ok(view(3, false, |_, i| {
+                let i = i.clone();
+                Ok(view(3, false, move |_, j| {
+                    Ok(Scalar::load(
+                        "((const float[]){0.0625f, 0.125f, 0.0625f, 0.125f, 0.25f, 0.125f, 0.0625f, 0.125f, 0.0625f})",
+                        i.scale(3).add(j),
+                    ))
+                }))
+            })),
+            Vectorize => Err(unsupported(format!(
+                "the primitive `{}` has no C translation",
+                prim.name()
+            ))),
+        }
+    }
+
+    /// When a map's function `f` is a data-layout primitive (`join`, `transpose`, `split`,
+    /// ...) and its array `xs` is not computed yet: how a destination of `f x` is seen as
+    /// one of `x`, so that the map is written through its destination instead of `xs` being
+    /// computed into a buffer and copied.
+    fn layout_dest(&mut self, f: &Val, xs: &Val) -> Option<Reshape> {
+        use Prim::*;
+        let Val::Prim { prim, args, ty, .. } = f else {
+            return None;
+        };
+        let layout = matches!(
+            prim,
+            Split | AsVector | AsVectorAligned | Join | AsScalar | Transpose
+        );
+        if !layout || args.len() + 1 != prim.arity() || !is_deferred(xs) {
+            return None;
+        }
+        // A stand-in for one element of `xs` (of `f`'s parameter type), never written: `f`
+        // of it is `Reshaped`.
+        let element = Val::Deferred {
+            prim: Id,
+            args: vec![],
+            ty: (*ty.uncurry().0.last()?).clone(),
+        };
+        match self.apply(f.clone(), element) {
+            Ok(Val::Reshaped { dest, .. }) => Some(dest),
+            _ => None,
+        }
+    }
+}
