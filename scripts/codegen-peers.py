@@ -14,11 +14,11 @@ of RUNS runs each, beside the gemm crate). Prints GFLOP/s medians over the round
 system's ratio to OpenBLAS as a Markdown table: the issue's TVM target compares ratios to
 OpenBLAS measured in the same run.
 """
+import os
 import re
 import statistics
 import subprocess
 import sys
-import os
 
 SYSTEMS = [
     "numpy a @ b",
@@ -44,7 +44,7 @@ def gflops(line):
 def peers(threads, runs):
     """GFLOP/s of TVM's and numpy's products."""
     got = {}
-    for script, prefix in [("tvm-peer.py", "TVM "), ("numpy-peer.py", "numpy ")]:
+    for script in ["tvm-peer.py", "numpy-peer.py"]:
         for line in run([sys.executable, f"scripts/{script}", str(runs)], threads).splitlines():
             name = re.match(r"(TVM \S+|numpy a @ [bv])", line)
             if name:

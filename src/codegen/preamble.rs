@@ -1,5 +1,6 @@
-//! The C a generated program starts with, before its function: the vector types it uses and
-//! its large buffers, allocated once when the program is loaded.
+//! The C a generated program starts with, before its function: the vector types it uses,
+//! its large buffers, allocated once when the program is loaded, and the macros of its
+//! streaming stores ([`streaming`]).
 //!
 //! Large buffers are where a program packs a matrix it reads many times (`parallel` copies
 //! all of B, 4 MB at 1024^3, into blocks). Its kernel reads a block of that copy per tile,
@@ -14,7 +15,7 @@ use std::fmt::Write;
 
 /// Bytes in a huge page (x86-64 and AArch64 with 4 KB base pages): a buffer this large is
 /// aligned to it and advised onto huge pages.
-const HUGE_PAGE: i64 = 2 << 20;
+pub const HUGE_PAGE: i64 = 2 << 20;
 
 /// The typedefs of the C vector types of the given widths (floats): `f32xW` unaligned,
 /// `f32xWa` aligned to its size; both may alias the float arrays they are loaded from.

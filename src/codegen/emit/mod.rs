@@ -21,6 +21,10 @@
 //! order or in blocks of a cache line, large buffers are allocated on huge pages, and whole
 //! vectors of a large output that the program never reads are stored past the cache (the
 //! last two in the C's [`preamble`]).
+//!
+//! This module evaluates terms and emits loops; its children `primitives` apply the
+//! primitives, `vectors` write whole-vector statements, `reduction` accumulators and `copies`
+//! copies.
 
 use crate::error::{Error, Result};
 use crate::rise::nat::{Nat, NatAtom};
@@ -32,6 +36,10 @@ use std::rc::Rc;
 
 use super::index::Ix;
 use super::preamble;
+use super::value::{
+    array_len, buffer_view, is_deferred, join_view, split_view, transpose_view, view, Reshape,
+    Scalar, Val,
+};
 use reduction::Access;
 use vectors::machine_vector_floats;
 
@@ -39,10 +47,6 @@ mod copies;
 mod primitives;
 mod reduction;
 mod vectors;
-use super::value::{
-    array_len, buffer_view, is_deferred, join_view, split_view, transpose_view, view, Reshape,
-    Scalar, Val,
-};
 
 /// The alignment in bytes of the arrays the generated code declares (a cache line, and at
 /// least the widest machine vector).
