@@ -18,7 +18,6 @@ impl Emitter {
         }
         // Probed with variables no C code names (taken back: not fresh names).
         let (i, j) = ("@row", "@col");
-        let mark = self.mark();
         // Element `j` of row `i` of the value and of the destination, and the rows' length.
         let element = |em: &mut Self, i: &Ix, j: &Ix| -> Result<Option<(i64, Val, Val)>> {
             let (row, to) = (em.get(v, i)?, em.get(dest, i)?);
@@ -30,25 +29,20 @@ impl Emitter {
             };
             Ok(Some((len, em.get(&row, j)?, em.get(&to, j)?)))
         };
-        let probe = element(self, &Ix::var(i), &Ix::var(j));
-        let inner = match (probe, self.body.len() == mark.body) {
-            (Ok(Some((inner, Val::Scalar(x), Val::Scalar(d)))), true) => match (&x, &d) {
-                (Scalar::Load { array: a, ix: from }, Scalar::Load { array: b, ix: to })
-                    if a != b
-                        && to.unit_stride_base(j).is_some()
-                        && from.unit_stride_base(i).is_some()
-                        && from.coefficient(j) >= LINE =>
-                {
-                    inner
-                }
-                _ => 0,
-            },
-            _ => 0,
-        };
-        self.rewind(&mark);
-        if inner < 2 {
+        let inner = self.probe(|em| {
+            let Some((inner, x, d)) = element(em, &Ix::var(i), &Ix::var(j))? else {
+                return Ok(None);
+            };
+            let transposes = copied(x, d).is_some_and(|(from, to)| {
+                to.unit_stride_base(j).is_some()
+                    && from.unit_stride_base(i).is_some()
+                    && from.coefficient(j) >= LINE
+            });
+            Ok(transposes.then_some(inner))
+        });
+        let Some(inner) = inner.filter(|&n| n > 1) else {
             return Ok(false);
-        }
+        };
         let block = self.open_loop(len / LINE, None);
         let j = self.open_loop(inner, None);
         let within = self.open_loop(LINE, None);
@@ -80,8 +74,6 @@ impl Emitter {
     ) -> Result<bool> {
         // Probed with variables no C code names (taken back: not fresh names).
         let (outer, inner, lane) = ("@o", "@n", "@lane");
-        let (o, n) = (Ix::var(outer), Ix::var(inner));
-        let mark = self.mark();
         // Row `n` of element `o` of the value and of the destination, and the lengths of
         // the elements and of the rows.
         let rows = |em: &mut Self, o: &Ix, n: &Ix| -> Result<Option<(i64, i64, Val, Val)>> {
@@ -95,31 +87,21 @@ impl Emitter {
             };
             Ok(Some((rows_len, row_len, row, to)))
         };
-        let mut probe = || -> Result<Option<i64>> {
-            let Some((rows_len, row_len, row, to)) = rows(self, &o, &n)? else {
+        let rows_len = self.probe(|em| {
+            let (o, n, l) = (Ix::var(outer), Ix::var(inner), Ix::var(lane));
+            let Some((rows_len, row_len, row, to)) = rows(em, &o, &n)? else {
                 return Ok(None);
             };
-            let l = Ix::var(lane);
-            let (Val::Scalar(x), Val::Scalar(d)) = (self.get(&row, &l)?, self.get(&to, &l)?) else {
-                return Ok(None);
-            };
-            let (Scalar::Load { array: a, ix: from }, Scalar::Load { array: b, ix: to }) = (x, d)
-            else {
-                return Ok(None);
-            };
+            let (x, d) = (em.get(&row, &l)?, em.get(&to, &l)?);
             // Rows `n` at most a row apart are read in order already.
-            let copy = a != b
-                && row_len % LINE == 0
-                && from.unit_stride_base(lane).is_some()
-                && to.unit_stride_base(lane).is_some()
-                && from.coefficient(inner) > from.coefficient(outer).max(row_len);
-            Ok(copy.then_some(rows_len))
-        };
-        let rows_len = probe()
-            .ok()
-            .flatten()
-            .filter(|_| self.body.len() == mark.body);
-        self.rewind(&mark);
+            let out_of_order = copied(x, d).is_some_and(|(from, to)| {
+                row_len % LINE == 0
+                    && from.unit_stride_base(lane).is_some()
+                    && to.unit_stride_base(lane).is_some()
+                    && from.coefficient(inner) > from.coefficient(outer).max(row_len)
+            });
+            Ok(out_of_order.then_some(rows_len))
+        });
         let Some(rows_len) = rows_len.filter(|&n| n > 1) else {
             return Ok(false);
         };
@@ -132,6 +114,28 @@ impl Emitter {
         self.close_loop();
         self.close_loop();
         Ok(true)
+    }
+
+    /// What `look` finds at a value, when looking emitted no code (it evaluates elements at
+    /// index variables no C code names); whatever it emitted is taken back either way.
+    fn probe<T>(&mut self, look: impl FnOnce(&mut Self) -> Result<Option<T>>) -> Option<T> {
+        let mark = self.mark();
+        let found = look(self).ok().flatten();
+        let found = found.filter(|_| self.body.len() == mark.body);
+        self.rewind(&mark);
+        found
+    }
+}
+
+/// The source's and the destination's indices when writing `x` to `d` is a plain copy: a
+/// load stored into another array.
+fn copied(x: Val, d: Val) -> Option<(Ix, Ix)> {
+    match (x, d) {
+        (
+            Val::Scalar(Scalar::Load { array: a, ix: from }),
+            Val::Scalar(Scalar::Load { array: b, ix: to }),
+        ) if a != b => Some((from, to)),
+        _ => None,
     }
 }
 
