@@ -42,10 +42,9 @@ pub fn vector_types(widths: &BTreeSet<i64>, aligned: &BTreeSet<i64>) -> String {
 }
 
 /// The file-level buffers (name, floats): a pointer each, set by a constructor that runs
-/// when the program is loaded. The memory is zeroed, at least 64-byte aligned and never
-/// freed, as a static array would be; a buffer of [`HUGE_PAGE`] bytes or more is aligned to
-/// a huge page and advised onto huge pages. A failed allocation ends the process with a
-/// message.
+/// when the program is loaded, from [`allocator`] (`rise_buffer`, huge pages from
+/// [`HUGE_PAGE`] bytes on): zeroed, at least 64-byte aligned and never freed, as a static
+/// array would be. A failed allocation ends the process with a message.
 pub fn buffers(buffers: &[(String, i64)]) -> String {
     if buffers.is_empty() {
         return String::new();
@@ -54,30 +53,46 @@ pub fn buffers(buffers: &[(String, i64)]) -> String {
     for (name, _) in buffers {
         let _ = writeln!(c, "static float *restrict {name};");
     }
-    let _ = write!(
-        c,
-        r#"
-static float *rise_buffer(size_t floats) {{
-  size_t bytes = floats * sizeof(float), align = bytes >= {HUGE_PAGE} ? {HUGE_PAGE} : 64;
-  void *p = NULL;
-  if (posix_memalign(&p, align, bytes) != 0) {{
-    fputs("generated program: out of memory for its buffers\n", stderr);
-    abort();
-  }}
-#ifdef MADV_HUGEPAGE
-  if (align == {HUGE_PAGE}) madvise(p, bytes, MADV_HUGEPAGE);
-#endif
-  return memset(p, 0, bytes);
-}}
-
-__attribute__((constructor)) static void rise_buffers(void) {{
-"#
-    );
+    c.push('\n');
+    c.push_str(&allocator("rise_buffer", HUGE_PAGE));
+    c.push_str("\n__attribute__((constructor)) static void rise_buffers(void) {\n");
     for (name, floats) in buffers {
         let _ = writeln!(c, "  {name} = rise_buffer({floats});");
     }
-    c.push_str("}\n\n");
+    let names: Vec<&str> = buffers.iter().map(|(name, _)| name.as_str()).collect();
+    let _ = write!(
+        c,
+        r#"  if (!{}) {{
+    fputs("generated program: out of memory for its buffers\n", stderr);
+    abort();
+  }}
+}}
+
+"#,
+        names.join(" || !")
+    );
     c
+}
+
+/// C for `static float *NAME(size_t floats)`: zeroed floats, 64-byte aligned (from `malloc`
+/// a large array starts 16 bytes into a line, and half its 32-byte loads cross one), or
+/// `NULL`. From `huge_from` bytes on, aligned to a huge page and advised onto huge pages
+/// (`madvise(MADV_HUGEPAGE)`, where the system has it). The generated program's buffers and
+/// the bench harness's arrays both come from it; it needs `stdlib.h`, `string.h` and
+/// `sys/mman.h`.
+pub fn allocator(name: &str, huge_from: i64) -> String {
+    format!(
+        r#"static float *{name}(size_t floats) {{
+  size_t bytes = floats * sizeof(float), align = bytes >= {huge_from} ? {HUGE_PAGE} : 64;
+  void *p = NULL;
+  if (posix_memalign(&p, align, bytes + 64) != 0) return NULL;
+#ifdef MADV_HUGEPAGE
+  if (align > 64) madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+  return memset(p, 0, bytes);
+}}
+"#
+    )
 }
 
 /// The headers the preamble's code needs.

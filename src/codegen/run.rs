@@ -70,6 +70,9 @@ fn compiler() -> Result<std::process::Command> {
     Ok(cmd)
 }
 
+/// Bytes from which numpy advises an array onto huge pages (and so does the harness).
+const NUMPY_HUGE_PAGES: i64 = 4 << 20;
+
 fn harness(name: &str, inputs: &[usize], output: usize) -> String {
     let params = vec!["const float *"; inputs.len()];
     let args: Vec<String> = (0..inputs.len()).map(|i| format!("in[{i}]")).collect();
@@ -89,19 +92,9 @@ fn harness(name: &str, inputs: &[usize], output: usize) -> String {
 #include <string.h>
 #include <sys/mman.h>
 void {name}({params}float *);
-/* Zeroed and cache-line aligned, as a caller of a numerical kernel would pass them: from
-   malloc, a large array starts 16 bytes into a line, and half its 32-byte loads cross one.
-   Arrays of 4 MB or more are advised onto huge pages, as numpy allocates its arrays. */
-static float *floats(size_t n) {{
-  size_t bytes = n * sizeof(float), align = bytes >= (4u << 20) ? (2u << 20) : 64;
-  void *p = NULL;
-  if (posix_memalign(&p, align, bytes + 64) != 0) return NULL;
-#ifdef MADV_HUGEPAGE
-  if (align > 64) madvise(p, bytes, MADV_HUGEPAGE);
-#endif
-  return memset(p, 0, bytes);
-}}
-int main(int argc, char **argv) {{
+/* Zeroed and cache-line aligned, as a caller of a numerical kernel would pass them; arrays
+   of 4 MB or more on huge pages, as numpy allocates its arrays. */
+{floats}int main(int argc, char **argv) {{
   if (argc != 4) return 2;
   FILE *f = fopen(argv[1], "rb");
   if (!f) return 2;
@@ -127,6 +120,7 @@ int main(int argc, char **argv) {{
         params = params.iter().map(|p| format!("{p}, ")).collect::<String>(),
         args = args.iter().map(|a| format!("{a}, ")).collect::<String>(),
         n = inputs.len().max(1),
+        floats = super::preamble::allocator("floats", NUMPY_HUGE_PAGES),
     )
 }
 
