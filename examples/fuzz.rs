@@ -47,7 +47,7 @@ fn main() {
         }
     });
     let worker = std::thread::Builder::new()
-        .stack_size(sketchlog::cli::STACK_BYTES)
+        .stack_size(sketchlog::limits::STACK_BYTES)
         .spawn(move || {
             let root = std::env::current_dir().expect("working directory");
             let corpus = Corpus::load(&root).expect("the project's files");

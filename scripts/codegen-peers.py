@@ -3,7 +3,7 @@
 numpy (OpenBLAS) and the gemm crate reference, interleaved rounds, medians.
 
 Usage: scripts/codegen-peers.py [SKETCHLOG_BINARY] [--rounds N] [--runs N]
-(SKETCHLOG_BINARY defaults to the release build's, under target/<host triple>/release)
+(SKETCHLOG_BINARY defaults to the release build's, target/release/sketchlog)
 Needs numpy and apache-tvm 0.27 (pip install apache-tvm==0.27.0.post1 numpy); the project
 itself does not.
 
@@ -68,9 +68,8 @@ def sketchlog(binary, threads, runs):
 
 
 def release_binary():
-    host = subprocess.run(["rustc", "--print", "host-tuple"], capture_output=True, text=True,
-                          check=True).stdout.strip()
-    return f"target/{host}/release/sketchlog"
+    """The release build's binary (`cargo build --release`)."""
+    return "target/release/sketchlog"
 
 
 def option(args, name, default):

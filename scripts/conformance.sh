@@ -26,8 +26,7 @@ ref="$root/target/egglog-ref/bin/egglog"
 if [ ! -x "$ref" ]; then
   cargo install egglog --version =3.0.0 --locked --root "$root/target/egglog-ref" --quiet || exit 2
 fi
-# The release binary is under the host triple (.cargo/config.toml).
-ours="$root/target/$(rustc --print host-tuple)/release/sketchlog"
+ours="$root/target/release/sketchlog"
 
 crate=$(find "${CARGO_HOME:-$HOME/.cargo}/registry/src" -maxdepth 2 -type d -name 'egglog-3.0.0' | head -n 1)
 if [ -z "$crate" ]; then

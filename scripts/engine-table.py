@@ -2,7 +2,7 @@
 """The sketch engines side by side on the unguided blocking search (issue 12's comparison).
 
 Usage: scripts/engine-table.py [SKETCHLOG_BINARY] [--caps 10000,100000,1000000]
-(SKETCHLOG_BINARY defaults to the release build's, under target/<host triple>/release)
+(SKETCHLOG_BINARY defaults to the release build's, target/release/sketchlog)
 
 For each e-node cap and each engine (scan, egglog, dataflow), runs `sketchlog bench scale
 --enodes CAP --sketch-engine E` under /usr/bin/time, one run after the other, and prints a
@@ -21,10 +21,8 @@ ENGINES = ["scan", "egglog", "dataflow"]
 
 
 def default_binary():
-    """The release build's binary: under the host triple (.cargo/config.toml names it)."""
-    host = subprocess.run(["rustc", "--print", "host-tuple"], capture_output=True, text=True,
-                          check=True).stdout.strip()
-    return f"target/{host}/release/sketchlog"
+    """The release build's binary (`cargo build --release`)."""
+    return "target/release/sketchlog"
 
 
 def run(binary, cap, engine):

@@ -2,7 +2,7 @@
 """Table 2's efficient encoding beside egg-rise, in one run, interleaved.
 
 Usage: scripts/table2-peer.py EGG_RISE_BINARY [SKETCHLOG_BINARY] [--rounds N]
-(SKETCHLOG_BINARY defaults to the release build's, under target/<host triple>/release)
+(SKETCHLOG_BINARY defaults to the release build's, target/release/sketchlog)
 
 egg-rise is Bastacyclop/egg-rise at 06e47b5 built against Bastacyclop/egg at 748d8ae
 (reference-implementations.md A.0). Each round runs, for each goal, egg-rise and then
@@ -54,11 +54,8 @@ def sketchlog(binary, goal):
 
 
 def release_binary():
-    """The release build's binary: under the host triple (.cargo/config.toml names it)."""
-    host = subprocess.run(
-        ["rustc", "--print", "host-tuple"], capture_output=True, text=True, check=True
-    ).stdout.strip()
-    return f"target/{host}/release/sketchlog"
+    """The release build's binary (`cargo build --release`)."""
+    return "target/release/sketchlog"
 
 
 def main():

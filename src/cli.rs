@@ -3,11 +3,11 @@
 //! Exit codes: 0 success, 1 a `check` that failed, 2 bad input (syntax, types, unknown
 //! names, missing files), 3 an internal error. Errors print as `file:line:column: error: ...`.
 
+use crate::cluster::child::{report_failure, Caps};
 use crate::egraph::encoding::{Binding, Encoding, Substitution};
 use crate::egraph::serialize::Dump;
 use crate::egraph::{self, encode, extract};
 use crate::error::{Error, Result};
-use crate::experiments::child::{report_failure, Caps};
 use crate::guide::{self, report};
 use crate::limits;
 use crate::rise::{self, debruijn, infer, print};
@@ -508,9 +508,12 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Run { .. }
         | Command::Check { .. }
         | Command::Guide { .. }
-        | Command::Bench { .. } => egraph::saturate::start_watchdog(|_| {}),
+        | Command::Bench { .. } => egraph::saturate::start_watchdog(|_| std::process::exit(1)),
         Command::Table2Row { .. } | Command::MatmulRow { .. } => {
-            egraph::saturate::start_watchdog(crate::experiments::child::report_stop)
+            egraph::saturate::start_watchdog(|stop| {
+                crate::cluster::child::report_stop(stop);
+                std::process::exit(1)
+            })
         }
         _ => {}
     }
@@ -743,13 +746,6 @@ impl DumpArgs {
     }
 }
 
-/// The stack of the thread that runs a command. Recursive passes over terms and egglog's
-/// own parser and type checker recurse once per nesting level; with this stack they handle
-/// the documented nesting limits ([`crate::limits`]) in debug builds too, and any `.egg`
-/// program egglog's own binary (8 MB main-thread stack) handles. It is address space
-/// reserved, not memory used: pages are touched only as deep as a program nests.
-pub const STACK_BYTES: usize = 512 << 20;
-
 /// Where the last panic happened, for the internal-error report.
 static PANIC_AT: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
 
@@ -764,7 +760,7 @@ pub fn main() -> i32 {
     }));
     let worker = std::thread::Builder::new()
         .name("sketchlog".into())
-        .stack_size(STACK_BYTES)
+        .stack_size(crate::limits::STACK_BYTES)
         .spawn(move || std::panic::catch_unwind(move || dispatch(cli)));
     let outcome = match worker {
         Ok(handle) => handle.join().unwrap_or_else(Err),

@@ -383,7 +383,7 @@ fn a_large_output_is_stored_past_the_cache_and_a_large_buffer_allocated_once() {
     };
     let exe = compile(&p, &[1024, 1024, 1024], &opts).unwrap();
     let error = std::thread::Builder::new()
-        .stack_size(sketchlog::cli::STACK_BYTES)
+        .stack_size(sketchlog::limits::STACK_BYTES)
         .spawn(move || {
             let p = found("parallel");
             sketchlog::codegen::run::validate(&exe, &p, &opts).map(|r| r.max_rel_error)

@@ -473,7 +473,7 @@ fn a_killed_check_keeps_its_stats() {
 #[test]
 fn fuzz_smoke() {
     let worker = std::thread::Builder::new()
-        .stack_size(sketchlog::cli::STACK_BYTES)
+        .stack_size(sketchlog::limits::STACK_BYTES)
         .spawn(|| {
             let root = std::env::current_dir().unwrap();
             let corpus = sketchlog::fuzz::Corpus::load(&root).unwrap();

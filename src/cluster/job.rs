@@ -1,155 +1,66 @@
-//! A job: one experiment row (or, for the timed C, one table) that a worker runs in a child
-//! process under caps, keyed by everything that determines its result.
+//! A job: one unit of work (an experiment's row, or a table of timed runs) that a worker runs
+//! in a child process under caps, keyed by everything that determines its result. What a
+//! job computes is its [`Task`], defined by whoever submits the jobs; the cluster knows
+//! only this trait.
 
-use crate::egraph::encoding::{Binding, Encoding, Substitution};
+use super::child::Caps;
 use crate::error::{Error, Result};
-use crate::experiments::child::Caps;
-use crate::experiments::{codegen, input, matmul, sweep, table2};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use std::hash::Hasher;
+use std::fmt::Debug;
+use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// What a job computes.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub enum Task {
-    /// A row of Table 2: one goal with one encoding.
-    Table2 {
-        goal: String,
-        substitution: Substitution,
-        binding: Binding,
-    },
-    /// A matrix multiplication goal, guided (Tables 4 and 5, Figure 16).
-    Guided { goal: String },
-    /// Unguided matrix multiplication goals that grow the same e-graph, in one search
-    /// ([`matmul::unguided_groups`]): a row each (Table 3, Figure 16).
-    Unguided { goals: Vec<String> },
-    /// The generated C's table: every version compiled, validated and timed. Timed, so it
-    /// runs alone.
-    Codegen { size: i64 },
-    /// A point of a sweep; timed when the sweep times the found programs.
-    SweepPoint {
-        sweep: PathBuf,
-        point: sweep::Point,
-        timed: bool,
-    },
-}
+/// What a job computes: plain data that travels between processes, and how to run it.
+pub trait Task:
+    Clone + Debug + Eq + Ord + Hash + Serialize + DeserializeOwned + Send + Sync + 'static
+{
+    /// What a run produces: kept in the store, and read back by later runs.
+    type Outcome: Clone + Debug + Serialize + DeserializeOwned + Send + Sync + 'static;
 
-impl Task {
     /// How it reads in progress lines.
-    pub fn label(&self) -> String {
-        match self {
-            Task::Table2 {
-                goal,
-                substitution,
-                binding,
-            } => format!("table2 {goal} {substitution} {binding}"),
-            Task::Guided { goal } => format!("matmul {goal} guided"),
-            Task::Unguided { goals } => format!("matmul {} unguided", goals.join(", ")),
-            Task::Codegen { size } => format!("codegen at {size}"),
-            Task::SweepPoint { sweep, point, .. } => {
-                format!("{} {}", sweep.display(), sweep::point_arg(point))
-            }
-        }
-    }
+    fn label(&self) -> String;
 
-    /// Whether its figures are timings that another job beside it would disturb.
-    pub fn timed(&self) -> bool {
-        match self {
-            Task::Codegen { .. } => true,
-            Task::SweepPoint { timed, .. } => *timed,
-            _ => false,
-        }
-    }
+    /// Whether its figures are timings that another job beside it would disturb (such jobs
+    /// run alone, after the others).
+    fn timed(&self) -> bool;
 
-    /// The files its result depends on.
-    pub fn inputs(&self) -> Result<Vec<PathBuf>> {
-        Ok(match self {
-            Task::Table2 { goal, .. } => vec![
-                input(format!("programs/{goal}.rise")),
-                input("rules/table2.rules"),
-            ],
-            Task::Guided { goal } => matmul::guide_of(goal)?.inputs,
-            Task::Unguided { goals } => {
-                let mut files = vec![];
-                for goal in goals {
-                    files.extend(matmul::guide_of(goal)?.inputs);
-                }
-                files.sort();
-                files.dedup();
-                files
-            }
-            Task::Codegen { .. } => codegen::inputs()?,
-            Task::SweepPoint { sweep, point, .. } => sweep::load(sweep)?.inputs(point)?,
-        })
-    }
+    /// The files its result depends on (part of its key).
+    fn inputs(&self) -> Result<Vec<PathBuf>>;
+
+    /// Runs it under `caps` (normally in a child process, [`super::child::run`]). A row
+    /// stopped by a cap or failing in the child is an outcome that says so; an error is the
+    /// parent's own (a child that could not be started).
+    fn run(&self, caps: Caps) -> Result<Self::Outcome>;
+
+    /// An outcome in a few words, for progress lines.
+    fn summary(outcome: &Self::Outcome) -> String;
 }
 
 /// A task under caps, with its key.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct Job {
-    pub task: Task,
+#[serde(bound = "T: Task")]
+pub struct Job<T: Task> {
+    pub task: T,
     pub memory_mb: u64,
     pub time_s: u64,
     /// A hash of what determines the result: the task, the caps, the contents of its input
-    /// files and sketchlog's version. A finished job with the same key need not run again.
+    /// files, the build of sketchlog that runs it and the machine it runs on. A finished
+    /// job with the same key need not run again.
     pub key: String,
 }
 
-/// What a job produced.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub enum Outcome {
-    Table2(table2::Row),
-    Guided(matmul::GoalRun),
-    /// Each goal's run, in the task's order.
-    Unguided(Vec<matmul::GoalRun>),
-    /// The codegen table's rows.
-    Codegen(Vec<Vec<String>>),
-    SweepPoint(sweep::PointRow),
-}
-
-impl Outcome {
-    /// The result in a few words.
-    pub fn summary(&self) -> String {
-        match self {
-            Outcome::Table2(row) => match row.found {
-                true => "found".into(),
-                false => format!("not found ({})", row.stop_reason),
-            },
-            Outcome::Guided(run) => {
-                let found = !run.steps.is_empty() && run.steps.iter().all(|s| s.found);
-                match found && run.end == crate::experiments::child::End::Finished {
-                    true => format!("found ({} steps)", run.steps.len()),
-                    false => format!("not found ({})", run.stop()),
-                }
-            }
-            Outcome::Unguided(runs) => runs
-                .iter()
-                .map(|r| match r.found(1) {
-                    true => format!("{} found", r.goal),
-                    false => format!("{} not found ({})", r.goal, r.stop()),
-                })
-                .collect::<Vec<_>>()
-                .join(", "),
-            Outcome::Codegen(rows) => format!("{} rows", rows.len()),
-            Outcome::SweepPoint(row) => match (row.found, row.gflops) {
-                (true, Some(g)) => format!("found, {g:.1} GFLOP/s"),
-                (true, None) => "found".into(),
-                (false, _) => format!("not found ({})", row.stop),
-            },
-        }
-    }
-}
-
-impl Job {
+impl<T: Task> Job<T> {
     /// `task` under `caps`, keyed by reading its input files now.
-    pub fn new(task: Task, caps: Caps) -> Result<Job> {
+    pub fn new(task: T, caps: Caps) -> Result<Job<T>> {
         let mut hash = fnv::FnvHasher::default();
         let mut put = |bytes: &[u8]| {
             hash.write_usize(bytes.len());
             hash.write(bytes);
         };
-        put(env!("CARGO_PKG_VERSION").as_bytes());
+        put(build_id()?.as_bytes());
+        put(machine_id().as_bytes());
         let what = (&task, caps.memory_mb, caps.time.as_secs());
         put(&serde_json::to_vec(&what).expect("plain data"));
         for path in task.inputs()? {
@@ -173,26 +84,35 @@ impl Job {
         }
     }
 
-    /// Runs it in a child process of `sketchlog` under its caps. A row stopped by a cap or
-    /// failing in the child is an outcome that says so; an error is the parent's own (a
-    /// child that could not be started).
-    pub fn run(&self) -> Result<Outcome> {
-        let caps = self.caps();
-        Ok(match &self.task {
-            Task::Table2 {
-                goal,
-                substitution,
-                binding,
-            } => {
-                let encoding = Encoding::new(*substitution, *binding);
-                Outcome::Table2(table2::run_child(goal, encoding, caps)?)
-            }
-            Task::Guided { goal } => Outcome::Guided(matmul::run_guided(goal, caps)?),
-            Task::Unguided { goals } => Outcome::Unguided(matmul::run_unguided(goals, caps)?),
-            Task::Codegen { size } => Outcome::Codegen(codegen::run_child(*size, caps)?),
-            Task::SweepPoint { sweep, point, .. } => {
-                Outcome::SweepPoint(sweep::run_child(sweep, point, caps)?)
-            }
-        })
+    pub fn run(&self) -> Result<T::Outcome> {
+        self.task.run(self.caps())
     }
+}
+
+/// The build of sketchlog that is running: a hash of its executable, so that a rebuild
+/// with any change of code, dependencies or flags gives other keys.
+pub fn build_id() -> Result<String> {
+    static ID: std::sync::OnceLock<std::result::Result<String, String>> =
+        std::sync::OnceLock::new();
+    ID.get_or_init(|| {
+        let exe = std::env::current_exe().map_err(|e| format!("own executable: {e}"))?;
+        let bytes = std::fs::read(&exe).map_err(|e| format!("{}: {e}", exe.display()))?;
+        let mut hash = fnv::FnvHasher::default();
+        hash.write(&bytes);
+        Ok(format!("{:016x}", hash.finish()))
+    })
+    .clone()
+    .map_err(|e| Error::internal(format!("identifying this build: {e}")))
+}
+
+/// The machine: its processor's model, its core count and its host name, as one line.
+pub fn machine_id() -> String {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpuinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("model name")?.split_once(':'))
+        .map_or("unknown processor", |(_, m)| m.trim());
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    format!("{model}, {cores} cores, {}", host.trim())
 }

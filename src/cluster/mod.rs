@@ -1,12 +1,15 @@
-//! Experiments as jobs on a timely dataflow, over worker threads and processes: every row of
-//! `reproduce` is a [`job::Job`], keyed by what determines it; the [`schedule`] dataflow runs
-//! the jobs a [`store::Store`] of finished ones does not hold, each in a child process under
-//! its caps, and hands results to one writer as they finish.
+//! Jobs on a timely dataflow, over worker threads and processes: each [`job::Job`] is a
+//! [`job::Task`] under caps, keyed by what determines its result (its inputs, the build and
+//! the machine); the [`schedule`] dataflow runs the jobs a [`store::Store`] of finished ones
+//! does not hold, each in a child process under its caps ([`child`]), and hands results to
+//! one writer as they finish. The tasks are defined by the caller (the experiments); the
+//! cluster knows only the trait.
 //!
 //! One machine: `--workers N` threads. Several: timely's cluster convention, the same command
 //! on every machine with a hostfile of `host:port` lines (one per process) and each machine's
 //! own `--process I`; process 0 holds the store and writes the files.
 
+pub mod child;
 pub mod job;
 pub mod schedule;
 pub mod store;
@@ -21,12 +24,12 @@ use std::sync::{Arc, Mutex};
 /// all run again, and the store keeps only its records of other tasks). `tables`
 /// rewrites the result files from the store: at the start (reused results) and after every
 /// finished job. A process other than 0 only runs the jobs it is given.
-pub fn run_jobs(
-    jobs: Vec<job::Job>,
+pub fn run_jobs<T: job::Task>(
+    jobs: Vec<job::Job<T>>,
     dir: &Path,
     fresh: bool,
     cluster: Option<Cluster>,
-    tables: impl Fn(&store::Store, &[job::Job]) -> Result<()> + Send + 'static,
+    tables: impl Fn(&store::Store<T>, &[job::Job<T>]) -> Result<()> + Send + 'static,
 ) -> Result<()> {
     let cluster = cluster.unwrap_or_else(|| {
         let most = jobs.iter().map(|j| j.memory_mb).max().unwrap_or(1);
@@ -34,11 +37,11 @@ pub fn run_jobs(
     });
     cluster.addresses()?;
     if !cluster.writes() {
-        return schedule::run(&cluster, vec![], vec![], |_| {});
+        return schedule::run::<T, _>(&cluster, vec![], vec![], |_| {});
     }
     crate::error::check_writable_dir(dir)?;
-    let path = dir.join(store::Store::FILE);
-    let mut store = store::Store::open(&path)?;
+    let path = dir.join(store::STORE_FILE);
+    let mut store = store::Store::<T>::open(&path)?;
     // Estimates for dispatch: the task's last wall time (even if stale, or run again by
     // `--fresh`), else its time cap.
     let estimates: Vec<(f64, bool)> = jobs
@@ -55,6 +58,10 @@ pub fn run_jobs(
     }
     tables(&store, &jobs)?;
     let finished: Vec<String> = store.all().iter().map(|f| f.job.key.clone()).collect();
+    eprintln!(
+        "{}",
+        plan(&jobs, &estimates, &finished, &path, cluster.workers)
+    );
     let planned = jobs
         .iter()
         .cloned()
@@ -71,6 +78,46 @@ pub fn run_jobs(
         None => Ok(()),
         Some(e) => Err(e.clone()),
     }
+}
+
+/// What a run will do, said before it starts: how many jobs it reuses (finished by this
+/// build on this machine) and runs, and how long the runs should take by the recorded times
+/// of their last runs (timed jobs run alone, the others spread over the workers).
+fn plan<T: job::Task>(
+    jobs: &[job::Job<T>],
+    estimates: &[(f64, bool)],
+    finished: &[String],
+    store: &Path,
+    workers: usize,
+) -> String {
+    let (mut shared, mut alone, mut unmeasured, mut to_run) = (0.0, 0.0, 0, 0);
+    for (job, (seconds, measured)) in jobs.iter().zip(estimates) {
+        if finished.contains(&job.key) {
+            continue;
+        }
+        to_run += 1;
+        unmeasured += usize::from(!measured);
+        match job.task.timed() {
+            true => alone += seconds,
+            false => shared += seconds,
+        }
+    }
+    let reused = jobs.len() - to_run;
+    let mut line = format!(
+        "{} jobs: {reused} reused from {} (same build, same machine), {to_run} to run",
+        jobs.len(),
+        store.display()
+    );
+    if to_run > 0 {
+        let secs = (shared / workers.max(1) as f64 + alone).round() as u64;
+        let bound = if unmeasured > 0 { "at most " } else { "about " };
+        line += &format!(
+            " on {workers} workers, {bound}{}m{:02}s by the last recorded times",
+            secs / 60,
+            secs % 60
+        );
+    }
+    line
 }
 
 /// Where jobs run.

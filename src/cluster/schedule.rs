@@ -18,7 +18,7 @@
 //! Timed jobs run in a second pass of the same dataflow, all on worker 0, once every other
 //! job has finished, so nothing runs beside them.
 
-use super::job::Job;
+use super::job::{Job, Task};
 use super::store::Finished;
 use super::Cluster;
 use crate::error::{Error, Result};
@@ -35,41 +35,41 @@ use timely::dataflow::operators::Probe;
 
 /// What the writer hears, in order.
 #[derive(Debug)]
-pub enum Event {
+pub enum Event<T: Task> {
     /// A pass's pending jobs are known: this many will run, on this many workers.
     Planned {
         pending: usize,
         workers: usize,
     },
-    Finished(Finished),
+    Finished(Finished<T>),
     /// The job could not be run (its child did not start); it is not recorded.
     Failed {
-        job: Job,
+        job: Job<T>,
         error: String,
     },
 }
 
 /// A job with its estimated seconds (for dispatch), as the dataflow carries it.
-type Planned = (Job, u64);
+type Planned<T> = (Job<T>, u64);
 /// A job's result as it travels to the writer.
-type Done = (
-    Job,
-    std::result::Result<(f64, super::job::Outcome), String>,
+type Done<T> = (
+    Job<T>,
+    std::result::Result<(f64, <T as Task>::Outcome), String>,
     String,
 );
 
 /// Runs the `jobs` (each with its estimated seconds) whose key is not in `finished` over
 /// `cluster`, calling `on_event` in worker 0 of process 0 as jobs are planned and finish.
-pub fn run<F>(
+pub fn run<T: Task, F>(
     cluster: &Cluster,
-    jobs: Vec<(Job, f64)>,
+    jobs: Vec<(Job<T>, f64)>,
     finished: Vec<String>,
     on_event: F,
 ) -> Result<()>
 where
-    F: FnMut(Event) + Send + 'static,
+    F: FnMut(Event<T>) + Send + 'static,
 {
-    let jobs: Vec<Planned> = jobs
+    let jobs: Vec<Planned<T>> = jobs
         .into_iter()
         .map(|(j, s)| (j, s.max(0.0).ceil() as u64))
         .collect();
@@ -87,7 +87,7 @@ where
             let peers = if timed { 1 } else { worker.peers() };
             let events = events.clone();
             let (mut jobs_in, mut finished_in) = worker.dataflow::<u32, _, _>(|scope| {
-                let (jobs_in, jobs) = scope.new_collection::<(String, Planned), isize>();
+                let (jobs_in, jobs) = scope.new_collection::<(String, Planned<T>), isize>();
                 let (finished_in, finished) = scope.new_collection::<String, isize>();
                 let pending = jobs.antijoin(finished.distinct()).consolidate();
                 let assigned = dispatch(pending.inner, peers, events.clone());
@@ -120,13 +120,13 @@ type Stream<'s, D> = timely::dataflow::Stream<'s, u32, Vec<D>>;
 
 /// Worker 0 collects every pending job, then gives each, longest first, to the worker with
 /// the least estimated work so far.
-fn dispatch<'s, F: FnMut(Event) + 'static>(
-    pending: Stream<'s, ((String, Planned), u32, isize)>,
+fn dispatch<'s, T: Task, F: FnMut(Event<T>) + 'static>(
+    pending: Stream<'s, ((String, Planned<T>), u32, isize)>,
     peers: usize,
     events: Option<Rc<RefCell<F>>>,
-) -> Stream<'s, (usize, Job)> {
+) -> Stream<'s, (usize, Job<T>)> {
     pending.unary_frontier(Exchange::new(|_| 0), "Dispatch", move |_, _| {
-        let mut stash: Vec<Planned> = vec![];
+        let mut stash: Vec<Planned<T>> = vec![];
         let mut held = None;
         let mut planned = false;
         move |(input, frontier), output| {
@@ -165,15 +165,15 @@ fn dispatch<'s, F: FnMut(Event) + 'static>(
 
 /// Each worker runs its jobs one at a time, each child started from a thread that wakes
 /// the operator when it ends.
-fn run_each<'s>(assigned: Stream<'s, (usize, Job)>) -> Stream<'s, Done> {
+fn run_each<'s, T: Task>(assigned: Stream<'s, (usize, Job<T>)>) -> Stream<'s, Done<T>> {
     let worker = assigned.scope().worker();
     let name = format!("worker {}", worker.index());
     assigned.unary(
-        Exchange::new(|(w, _): &(usize, Job)| *w as u64),
+        Exchange::new(|(w, _): &(usize, Job<T>)| *w as u64),
         "Run",
         move |_, info| {
             let (tx, rx) = mpsc::channel();
-            let mut queue: VecDeque<(Job, timely::dataflow::operators::Capability<u32>)> =
+            let mut queue: VecDeque<(Job<T>, timely::dataflow::operators::Capability<u32>)> =
                 VecDeque::new();
             let mut running = None;
             let activator = worker.sync_activator_for(info.address.to_vec());
@@ -183,7 +183,7 @@ fn run_each<'s>(assigned: Stream<'s, (usize, Job)>) -> Stream<'s, Done> {
                     queue.extend(data.drain(..).map(|(_, job)| (job, cap.clone())));
                 });
                 if let Ok(result) = rx.try_recv() {
-                    let (job, cap): (Job, _) = running.take().expect("a running job");
+                    let (job, cap): (Job<T>, _) = running.take().expect("a running job");
                     output.session(&cap).give((job, result, name.clone()));
                 }
                 if running.is_none() {
@@ -209,8 +209,8 @@ fn run_each<'s>(assigned: Stream<'s, (usize, Job)>) -> Stream<'s, Done> {
 }
 
 /// Worker 0 hands each result to the writer.
-fn write<'s, F: FnMut(Event) + 'static>(
-    done: Stream<'s, Done>,
+fn write<'s, T: Task, F: FnMut(Event<T>) + 'static>(
+    done: Stream<'s, Done<T>>,
     events: Option<Rc<RefCell<F>>>,
 ) -> Stream<'s, ()> {
     type Nothing = timely::container::CapacityContainerBuilder<Vec<()>>;

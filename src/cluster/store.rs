@@ -2,37 +2,38 @@
 //! key, task, caps and outcome), rewritten atomically as each job finishes. The tables are
 //! views of it; a rerun reads it and runs only the jobs whose key it does not hold.
 
-use super::job::{Job, Outcome, Task};
+use super::job::{Job, Task};
 use crate::error::{read_source, write_atomically, Error, Result, Span};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// A job and what it produced.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Finished {
-    pub job: Job,
-    pub outcome: Outcome,
+#[serde(bound = "T: Task")]
+pub struct Finished<T: Task> {
+    pub job: Job<T>,
+    pub outcome: T::Outcome,
     /// Which worker ran it (`process.worker`).
     pub worker: String,
     /// The wall-clock seconds it took, child start to exit.
     pub seconds: f64,
 }
 
+/// The store's file name in a results directory.
+pub const STORE_FILE: &str = "runs.jsonl";
+
 /// The finished jobs of a results directory: at most one per task, the latest.
-pub struct Store {
+pub struct Store<T: Task> {
     path: PathBuf,
-    finished: Vec<Finished>,
+    finished: Vec<Finished<T>>,
 }
 
-impl Store {
-    /// The file name in a results directory.
-    pub const FILE: &'static str = "runs.jsonl";
-
+impl<T: Task> Store<T> {
     /// Reads `path` (an empty store when it does not exist); a line that is not a finished
-    /// job is an error at its line and column. A keyed record this version cannot read (a
-    /// task or outcome of another sketchlog version) is stale: it is left out, said once on
+    /// job is an error at its line and column. A keyed record this build cannot read (a
+    /// task or outcome of another form) is stale: it is left out, said once on
     /// stderr, and its job runs again.
-    pub fn open(path: &Path) -> Result<Store> {
+    pub fn open(path: &Path) -> Result<Store<T>> {
         let mut finished = vec![];
         let mut other_versions = 0;
         if path.exists() {
@@ -40,7 +41,7 @@ impl Store {
             let mut offset = 0;
             for line in src.text.split_inclusive('\n') {
                 if !line.trim().is_empty() {
-                    match serde_json::from_str::<Finished>(line) {
+                    match serde_json::from_str::<Finished<T>>(line) {
                         Ok(f) => finished.push(f),
                         Err(_) if is_keyed_record(line) => other_versions += 1,
                         Err(e) => {
@@ -55,7 +56,7 @@ impl Store {
         }
         if other_versions > 0 {
             eprintln!(
-                "{}: {other_versions} finished jobs of another sketchlog version left out (they run again)",
+                "{}: {other_versions} finished jobs in a form this build does not read left out (they run again)",
                 path.display()
             );
         }
@@ -67,7 +68,7 @@ impl Store {
 
     /// Forgets the finished jobs of the tasks `which` selects (the file keeps them until the
     /// next record rewrites it).
-    pub fn forget(&mut self, which: impl Fn(&Task) -> bool) {
+    pub fn forget(&mut self, which: impl Fn(&T) -> bool) {
         self.finished.retain(|f| !which(&f.job.task));
     }
 
@@ -75,12 +76,12 @@ impl Store {
         &self.path
     }
 
-    pub fn all(&self) -> &[Finished] {
+    pub fn all(&self) -> &[Finished<T>] {
         &self.finished
     }
 
     /// The outcome of `job` if a job with its key finished.
-    pub fn outcome(&self, job: &Job) -> Option<&Outcome> {
+    pub fn outcome(&self, job: &Job<T>) -> Option<&T::Outcome> {
         self.finished
             .iter()
             .find(|f| f.job.key == job.key)
@@ -88,7 +89,7 @@ impl Store {
     }
 
     /// Records `f`, replacing the task's earlier (stale) result, and rewrites the file.
-    pub fn record(&mut self, f: Finished) -> Result<()> {
+    pub fn record(&mut self, f: Finished<T>) -> Result<()> {
         self.finished.retain(|old| old.job.task != f.job.task);
         self.finished.push(f);
         let mut text = String::new();

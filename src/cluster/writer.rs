@@ -1,39 +1,38 @@
 //! The writer (process 0): records each finished job in the store, rewrites the result
 //! files from it, and prints a progress line per job with an estimate of the time left.
 
-use super::job::Job;
+use super::job::{Job, Task};
 use super::schedule::Event;
 use super::store::Store;
 use crate::error::{Error, Result};
 
 /// Rewrites the result files from the store's results for the run's jobs.
-pub type Tables = Box<dyn Fn(&Store, &[Job]) -> Result<()> + Send>;
+pub type Tables<T> = Box<dyn Fn(&Store<T>, &[Job<T>]) -> Result<()> + Send>;
 
-pub struct Writer {
-    jobs: Vec<Job>,
+pub struct Writer<T: Task> {
+    jobs: Vec<Job<T>>,
     /// Each job's estimated seconds, and whether it is a measurement (the task's last wall
     /// time) rather than its time cap.
     estimates: Vec<(f64, bool)>,
     /// The jobs not finished when the run started, and not since.
     left: Vec<bool>,
-    store: Store,
-    tables: Tables,
+    store: Store<T>,
+    tables: Tables<T>,
     /// Jobs to run in the passes planned so far, and how many have finished.
     pending: usize,
-    passes: usize,
     workers: usize,
     done: usize,
     /// What went wrong (a job not run, a file not written); the run fails with the first.
     pub failures: Vec<Error>,
 }
 
-impl Writer {
+impl<T: Task> Writer<T> {
     pub fn new(
-        jobs: Vec<Job>,
+        jobs: Vec<Job<T>>,
         estimates: Vec<(f64, bool)>,
-        store: Store,
-        tables: Tables,
-    ) -> Writer {
+        store: Store<T>,
+        tables: Tables<T>,
+    ) -> Writer<T> {
         let left = jobs.iter().map(|j| store.outcome(j).is_none()).collect();
         Writer {
             jobs,
@@ -42,28 +41,18 @@ impl Writer {
             store,
             tables,
             pending: 0,
-            passes: 0,
             workers: 1,
             done: 0,
             failures: vec![],
         }
     }
 
-    pub fn on(&mut self, event: Event) {
+    pub fn on(&mut self, event: Event<T>) {
         match event {
             Event::Planned { pending, workers } => {
-                self.passes += 1;
                 self.pending += pending;
                 self.workers = workers;
-                if self.passes == 2 {
-                    eprintln!(
-                        "{} jobs: {} reused from {}, {} run",
-                        self.jobs.len(),
-                        self.jobs.len() - self.pending,
-                        self.store.path().display(),
-                        self.pending,
-                    );
-                } else if pending > 0 {
+                if pending > 0 {
                     eprintln!("{pending} jobs to run on {workers} workers");
                 }
             }
@@ -75,7 +64,7 @@ impl Writer {
                     self.done,
                     self.pending,
                     f.job.task.label(),
-                    f.outcome.summary(),
+                    T::summary(&f.outcome),
                     f.seconds,
                     f.worker,
                     self.eta()
@@ -100,7 +89,7 @@ impl Writer {
         }
     }
 
-    fn finish(&mut self, job: &Job) {
+    fn finish(&mut self, job: &Job<T>) {
         if let Some(i) = self.jobs.iter().position(|j| j.key == job.key) {
             self.left[i] = false;
         }

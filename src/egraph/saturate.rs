@@ -67,7 +67,10 @@ fn release_free_memory(enodes: usize) {
 /// The e-graph size from which [`release_free_memory`] trims the heap (some 10 MB of e-graph).
 const TRIM_FROM: usize = 20_000;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Why a search, or the child process that ran it, stopped: the one vocabulary of the
+/// search's outcome, the child processes' reports and the tables' `stop_reason` columns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum StopReason {
     Found,
     Saturated,
@@ -75,6 +78,14 @@ pub enum StopReason {
     NodeLimit,
     TimeLimit,
     MemoryLimit,
+    /// The search failed: an error, or a child process that ended without its result.
+    Error,
+}
+
+impl std::fmt::Display for StopReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 impl StopReason {
@@ -86,6 +97,7 @@ impl StopReason {
             StopReason::NodeLimit => "node-limit",
             StopReason::TimeLimit => "time-limit",
             StopReason::MemoryLimit => "memory-limit",
+            StopReason::Error => "error",
         }
     }
 }
@@ -236,10 +248,10 @@ fn publish(update: impl FnOnce(&mut Option<Progress>)) {
 /// within one iteration, which can take minutes at scale, so a thread watches the running
 /// search and, once it is past its time limit (by 5% of it, at most 2 s) or its memory
 /// limit, reports how far it got (the last finished iteration; `--stats` files are already
-/// written), tells `on_stop` (a child process reports it to its parent) and ends the process
-/// with exit code 1, as a search stopped by a limit does. For the command line, where a
-/// process is one search.
-pub fn start_watchdog(on_stop: fn(StopReason)) {
+/// written) and calls `on_stop`, which ends the process (the command line exits with code
+/// 1, as a search stopped by a limit does; a child process first reports the stop to its
+/// parent). For a process that is one search.
+pub fn start_watchdog(on_stop: fn(StopReason) -> !) {
     std::thread::spawn(move || loop {
         std::thread::sleep(Duration::from_millis(10));
         let guard = PROGRESS.lock().unwrap_or_else(|e| e.into_inner());
@@ -272,7 +284,6 @@ pub fn start_watchdog(on_stop: fn(StopReason)) {
             resident_mb(false)
         );
         on_stop(stop);
-        std::process::exit(1);
     });
 }
 

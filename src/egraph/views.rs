@@ -136,23 +136,4 @@ mod tests {
         // A ruleset that reads no view has nothing to refresh.
         refresh(&mut eg, "other").unwrap();
     }
-
-    /// Map fusion's two `map` spines are two view atoms, the second's class the first's
-    /// argument; a rule with a single spine keeps its plain atoms.
-    #[test]
-    fn a_query_joining_two_spines_reads_views() {
-        let src = crate::error::Source::new(
-            "test.rules",
-            "rule map-fusion = map f (map g a) => map (fun x => f (g x)) a\n\
-             rule split-join-4 = map f a => join (map (map f) (split<4> a))",
-        );
-        let rules = crate::rise::parse::parse_rule_file(&src).unwrap().rules;
-        let fusion = crate::rules::compile::compile(&rules[0]).unwrap();
-        assert_eq!(
-            fusion.query,
-            "(view-map-2 w1 v1 v2) (view-map-2 root v0 w1)"
-        );
-        let split = crate::rules::compile::compile(&rules[1]).unwrap();
-        assert!(!split.query.contains("view-"), "{}", split.query);
-    }
 }

@@ -184,40 +184,85 @@ pub fn inputs() -> Result<Vec<std::path::PathBuf>> {
 
 /// The caps of the codegen table's child: its searches are guided; compiling and timing
 /// take the time.
-pub const CAPS: super::child::Caps = super::child::Caps {
+pub const CAPS: crate::cluster::child::Caps = crate::cluster::child::Caps {
     memory_mb: 8000,
     time: std::time::Duration::from_secs(3600),
 };
 
 /// What the codegen child reports: the table's rows.
 #[derive(serde::Serialize, serde::Deserialize)]
-struct Rows(Vec<Vec<String>>);
+struct Rows(Vec<Row>);
 
 /// The child process of `reproduce codegen`: every version at `size` on 1 and 2 threads,
 /// 5 interleaved rounds of 5 timed runs; reports the rows.
 pub fn row_main(size: i64) -> Result<()> {
-    super::child::report(&Rows(rows(size, &[1, 2], 5, 5)?));
+    crate::cluster::child::report(&Rows(rows(size, &[1, 2], 5, 5)?));
     Ok(())
 }
 
 /// Runs [`row_main`] in a child process under `caps`; its rows.
-pub fn run_child(size: i64, caps: super::child::Caps) -> Result<Vec<Vec<String>>> {
+pub fn run_child(size: i64, caps: crate::cluster::child::Caps) -> Result<Vec<Row>> {
     let args = ["codegen-row".to_string(), "--size".into(), size.to_string()];
-    let run = super::child::run(&args, caps)?;
-    let rows = super::child::reports::<Rows>(&run.stdout).last();
+    let run = crate::cluster::child::run(&args, caps)?;
+    let rows = crate::cluster::child::reports::<Rows>(&run.stdout).last();
     rows.map(|r| r.0).ok_or_else(|| {
         let why = match run.end {
-            super::child::End::Failed(e) => e,
+            crate::cluster::child::End::Failed(e) => e,
             end => end.reason().to_string(),
         };
         Error::bad_input(format!("reproduce codegen: {why}"))
     })
 }
 
+/// A row of the codegen table ([`COLUMNS`]): one version on one thread count. Figures that
+/// do not apply (a reference's validation, the speed-up of a program that is not a matrix
+/// product) are empty cells.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct Row {
+    pub version: String,
+    pub threads: usize,
+    pub sizes: Vec<i64>,
+    pub median_ms: f64,
+    pub min_ms: f64,
+    pub gflops: f64,
+    pub gbytes_s: f64,
+    pub max_rel_error: Option<f64>,
+    /// How many output elements were compared with the interpreter's.
+    pub compared: Option<usize>,
+    pub speedup_vs_baseline: Option<f64>,
+    pub reference_gflops: Option<f64>,
+    pub ratio_vs_reference: Option<f64>,
+    pub flops: f64,
+}
+
+impl Row {
+    /// Its cells, in the order of [`COLUMNS`].
+    pub fn fields(&self) -> Vec<String> {
+        fn cell<T>(x: Option<T>, show: impl Fn(T) -> String) -> String {
+            x.map_or_else(String::new, show)
+        }
+        vec![
+            self.version.clone(),
+            self.threads.to_string(),
+            join_sizes(&self.sizes),
+            format!("{:.3}", self.median_ms),
+            format!("{:.3}", self.min_ms),
+            format!("{:.1}", self.gflops),
+            format!("{:.1}", self.gbytes_s),
+            cell(self.max_rel_error, |e| format!("{e:.2e}")),
+            cell(self.compared, |n| n.to_string()),
+            cell(self.speedup_vs_baseline, |x| format!("{x:.1}")),
+            cell(self.reference_gflops, |g| format!("{g:.1}")),
+            cell(self.ratio_vs_reference, |r| format!("{r:.2}")),
+            format!("{:.0}", self.flops),
+        ]
+    }
+}
+
 /// Runs every version with each of `threads`, `rounds` interleaved rounds of `runs` timed
 /// runs; the table's rows, the reference's last.
-pub fn rows(size: i64, threads: &[usize], runs: usize, rounds: usize) -> Result<Vec<Vec<String>>> {
-    let mut rows: Vec<Vec<String>> = vec![];
+pub fn rows(size: i64, threads: &[usize], runs: usize, rounds: usize) -> Result<Vec<Row>> {
+    let mut rows: Vec<Row> = vec![];
     let mut baseline_ms: Vec<f64> = vec![];
     let mut reference_ms: Vec<Vec<f64>> = vec![vec![]; threads.len()];
     let opts = COptions {
@@ -239,67 +284,64 @@ pub fn rows(size: i64, threads: &[usize], runs: usize, rounds: usize) -> Result<
                 baseline_ms.push(m.median_ms());
             }
             let speedup = match sizes.len() == 3 {
-                true => baseline_ms.get(i).map_or(f64::NAN, |b| b / m.median_ms()),
-                false => f64::NAN,
+                true => baseline_ms.get(i).map(|b| b / m.median_ms()),
+                false => None,
             };
             if let (Some(r), 3) = (&m.reference_ms, sizes.len()) {
                 reference_ms[i].extend(r);
             }
-            let (ref_gflops, ratio) = m.reference(&exe).unwrap_or((f64::NAN, f64::NAN));
-            rows.push(vec![
-                label.clone(),
-                t.to_string(),
-                join_sizes(&sizes),
-                format!("{:.3}", m.median_ms()),
-                format!("{:.3}", m.min_ms()),
-                format!("{:.1}", m.gflops),
-                format!("{:.1}", m.gbytes),
-                format!("{:.2e}", m.check.max_rel_error),
-                m.check.compared.to_string(),
-                format!("{speedup:.1}"),
-                format!("{ref_gflops:.1}"),
-                format!("{ratio:.2}"),
-                format!("{:.0}", exe.flops),
-            ]);
-            eprintln!("  {}", rows.last().unwrap().join(","));
+            let reference = m.reference(&exe);
+            rows.push(Row {
+                version: label.clone(),
+                threads: t,
+                sizes: sizes.clone(),
+                median_ms: m.median_ms(),
+                min_ms: m.min_ms(),
+                gflops: m.gflops,
+                gbytes_s: m.gbytes,
+                max_rel_error: Some(m.check.max_rel_error),
+                compared: Some(m.check.compared),
+                speedup_vs_baseline: speedup,
+                reference_gflops: reference.map(|r| r.0),
+                ratio_vs_reference: reference.map(|r| r.1),
+                flops: exe.flops,
+            });
+            eprintln!("  {}", rows.last().expect("pushed").fields().join(","));
         }
     }
-    Ok(with_reference(&rows, &reference_ms, threads, size))
+    rows.extend(reference_rows(&reference_ms, threads, size));
+    Ok(rows)
 }
 
-/// The rows with one row per thread count for the reference GEMM itself (the median of all
-/// its runs beside the matrix products).
-fn with_reference(
-    rows: &[Vec<String>],
-    reference_ms: &[Vec<f64>],
-    threads: &[usize],
-    size: i64,
-) -> Vec<Vec<String>> {
-    let mut all = rows.to_vec();
-    for (times, t) in reference_ms.iter().zip(threads) {
-        if times.is_empty() {
-            continue;
-        }
-        let ms = super::median(times);
-        let flops = 2.0 * (size as f64).powi(3);
-        let min = times.iter().copied().fold(f64::INFINITY, f64::min);
-        all.push(vec![
-            "reference-gemm-crate".into(),
-            t.to_string(),
-            join_sizes(&[size; 3]),
-            format!("{ms:.3}"),
-            format!("{min:.3}"),
-            format!("{:.1}", flops / (ms * 1e6)),
-            format!("{:.1}", 4.0 * 3.0 * (size as f64).powi(2) / (ms * 1e6)),
-            String::new(),
-            String::new(),
-            String::new(),
-            format!("{:.1}", flops / (ms * 1e6)),
-            "1.00".into(),
-            format!("{flops:.0}"),
-        ]);
-    }
-    all
+/// One row per thread count for the reference GEMM itself (the median of all its runs
+/// beside the matrix products).
+fn reference_rows(reference_ms: &[Vec<f64>], threads: &[usize], size: i64) -> Vec<Row> {
+    let flops = 2.0 * (size as f64).powi(3);
+    let bytes = 4.0 * 3.0 * (size as f64).powi(2);
+    reference_ms
+        .iter()
+        .zip(threads)
+        .filter(|(times, _)| !times.is_empty())
+        .map(|(times, &t)| {
+            let ms = super::median(times);
+            let gflops = flops / (ms * 1e6);
+            Row {
+                version: "reference-gemm-crate".into(),
+                threads: t,
+                sizes: vec![size; 3],
+                median_ms: ms,
+                min_ms: times.iter().copied().fold(f64::INFINITY, f64::min),
+                gflops,
+                gbytes_s: bytes / (ms * 1e6),
+                max_rel_error: None,
+                compared: None,
+                speedup_vs_baseline: None,
+                reference_gflops: Some(gflops),
+                ratio_vs_reference: Some(1.0),
+                flops,
+            }
+        })
+        .collect()
 }
 
 fn join_sizes(sizes: &[i64]) -> String {

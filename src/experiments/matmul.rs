@@ -9,7 +9,7 @@
 //! it goes, so a run stopped by a cap still says how far it got; the parent turns these
 //! lines into CSV files, written after every row.
 
-use super::child::{self, Caps, End};
+use crate::cluster::child::{self, Caps, End};
 use crate::egraph::saturate::{resident_mb, IterationStats, Limits, StopReason};
 use crate::error::{write_atomically, Error, Result};
 use crate::guide::{self, parse::load_guide, Guide, Step};
@@ -108,7 +108,7 @@ impl StepRow {
             enodes: last.map_or(0, |i| i.enodes),
             eclasses: last.map_or(0, |i| i.eclasses),
             peak_rss_mb: resident_mb(true),
-            stop: stop.name().to_string(),
+            stop,
         }
     }
 }
@@ -255,7 +255,7 @@ pub struct StepRow {
     pub enodes: usize,
     pub eclasses: usize,
     pub peak_rss_mb: f64,
-    pub stop: String,
+    pub stop: StopReason,
 }
 
 /// What one child run of a goal reported.
@@ -277,11 +277,16 @@ impl GoalRun {
         self.steps.len() == guide_steps && self.steps.iter().all(|s| s.found)
     }
 
+    /// Found when the child finished and every step it ran was found.
+    pub fn found_all(&self) -> bool {
+        !self.steps.is_empty() && self.steps.iter().all(|s| s.found) && self.end == End::Finished
+    }
+
     /// Why it stopped: the last step's reason, or the cap that ended the child.
-    pub fn stop(&self) -> String {
+    pub fn stop(&self) -> StopReason {
         match (&self.end, self.steps.last()) {
-            (End::Finished, Some(s)) => s.stop.clone(),
-            (end, _) => end.reason().to_string(),
+            (End::Finished, Some(s)) => s.stop,
+            (end, _) => end.reason(),
         }
     }
 
@@ -449,7 +454,7 @@ pub fn table3(dir: &Path, goals: &[String], caps: Caps, runs: &Runs) -> Result<(
             r.max(|i| i.enodes).to_string(),
             r.max(|i| i.eclasses).to_string(),
             r.iterations.len().to_string(),
-            r.stop(),
+            r.stop().to_string(),
             format!("{} MB, {} s", caps.memory_mb, caps.time.as_secs()),
         ]);
     }
@@ -510,7 +515,7 @@ pub fn table4(dir: &Path, goals: &[String], runs: &Runs) -> Result<()> {
                 s.rules_applied.to_string(),
                 s.enodes.to_string(),
                 s.eclasses.to_string(),
-                s.stop.clone(),
+                s.stop.to_string(),
             ]);
         }
     }

@@ -10,8 +10,8 @@
 //! The paper's inputs (`programs/`, `rules/`) are read from [`inputs_dir`], whatever the
 //! working directory.
 
-pub mod child;
 pub mod codegen;
+pub mod jobs;
 pub mod matmul;
 pub mod plot;
 pub mod reproduce;

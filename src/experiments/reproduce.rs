@@ -2,10 +2,9 @@
 //! store of finished jobs has no result with the same key, and the tables rewritten from
 //! the store (atomically) as each job finishes, with a progress line per job.
 
-use super::child::Caps;
+use super::jobs::{Job, Outcome, Store, Work};
 use super::{codegen, matmul, table2};
-use crate::cluster::job::{Job, Outcome, Task};
-use crate::cluster::store::Store;
+use crate::cluster::child::Caps;
 use crate::cluster::Cluster;
 use crate::egraph::encoding::{Binding, Substitution};
 use crate::error::{Error, Result};
@@ -38,13 +37,13 @@ impl Settings {
     /// Every job the tables need, each once, in table order.
     pub fn jobs(&self) -> Result<Vec<Job>> {
         let mut jobs: Vec<Job> = vec![];
-        let mut add = |task: Task, caps: Caps| -> Result<()> {
+        let mut add = |task: Work, caps: Caps| -> Result<()> {
             if !jobs.iter().any(|j| j.task == task) {
                 jobs.push(Job::new(task, caps)?);
             }
             Ok(())
         };
-        let guided = |goal: &str| Task::Guided {
+        let guided = |goal: &str| Work::Guided {
             goal: goal.to_string(),
         };
         // Unguided goals that grow the same e-graph share one search: gathered over the
@@ -66,7 +65,7 @@ impl Settings {
         let group_of = |goal: &str| {
             let goals = groups.iter().find(|g| g.iter().any(|x| x == goal));
             let goals = goals.expect("every unguided goal is in a group").clone();
-            Task::Unguided { goals }
+            Work::Unguided { goals }
         };
         for table in &self.tables {
             match table.as_str() {
@@ -91,7 +90,7 @@ impl Settings {
                         add(guided(g), matmul::GUIDED_CAPS)?;
                     }
                 }
-                "codegen" => add(Task::Codegen { size: self.size }, codegen::CAPS)?,
+                "codegen" => add(Work::Codegen { size: self.size }, codegen::CAPS)?,
                 other => {
                     return Err(Error::bad_input(format!(
                         "unknown table `{other}` (available: {})",
@@ -105,7 +104,7 @@ impl Settings {
 
     /// Writes every requested table from the store's results for `jobs`.
     fn write_tables(&self, store: &Store, jobs: &[Job]) -> Result<()> {
-        let outcomes: Vec<(&Task, &Outcome)> = jobs
+        let outcomes: Vec<(&Work, &Outcome)> = jobs
             .iter()
             .filter_map(|j| store.outcome(j).map(|o| (&j.task, o)))
             .collect();
@@ -132,12 +131,17 @@ impl Settings {
                 "table5" => matmul::table5(dir, &self.goals, &runs)?,
                 "fig16" => matmul::fig16(dir, &runs)?,
                 _ => {
-                    let rows = outcomes.iter().find_map(|(_, o)| match o {
-                        Outcome::Codegen(rows) => Some(rows.clone()),
-                        _ => None,
-                    });
+                    let rows: Vec<Vec<String>> = outcomes
+                        .iter()
+                        .find_map(|(_, o)| match o {
+                            Outcome::Codegen(rows) => Some(rows.iter().map(|r| r.fields())),
+                            _ => None,
+                        })
+                        .into_iter()
+                        .flatten()
+                        .collect();
                     let path = dir.join("codegen.csv");
-                    matmul::write_csv(&path, &codegen::COLUMNS, &rows.unwrap_or_default())?
+                    matmul::write_csv(&path, &codegen::COLUMNS, &rows)?
                 }
             }
         }

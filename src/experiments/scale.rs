@@ -5,8 +5,8 @@
 //! iteration the rewrite step's time, the check's (filter and sketch query) and its share of
 //! the rewrite step, microseconds per new e-node and resident bytes per e-node.
 
-use super::child::Caps;
 use super::matmul::{guide_of, unguided_step};
+use crate::cluster::child::Caps;
 use crate::egraph::saturate::IterationStats;
 use crate::error::Result;
 use crate::sketch::query::Engine;

@@ -17,9 +17,9 @@
 //! they name keep their usual relative paths. A point whose guide fails (a sketch not found,
 //! a limit, an error) is a row that says so.
 
-use super::child::{self, Caps, End};
-use crate::cluster::job::{Job, Outcome, Task};
-use crate::cluster::store::Store;
+use super::jobs::{Job, Outcome, Store, Work};
+use crate::cluster::child::{self, Caps, End};
+use crate::egraph::saturate::StopReason;
 use crate::error::{read_source, Error, Result, Source, Span};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -254,8 +254,10 @@ pub struct PointRow {
     /// The found program's C: GFLOP/s (median) and its ratio to the reference GEMM.
     pub gflops: Option<f64>,
     pub ratio_vs_reference: Option<f64>,
-    /// `found`, the limit or sketch that stopped it, or the error.
-    pub stop: String,
+    /// Why it stopped: found, the limit that stopped it, or an error.
+    pub stop: StopReason,
+    /// Where: the sketch whose step was stopped, or the error.
+    pub at: Option<String>,
 }
 
 pub const COLUMNS: [&str; 9] = [
@@ -282,11 +284,15 @@ impl PointRow {
             opt(self.program_size.map(|n| n.to_string())),
             opt(self.gflops.map(|g| format!("{g:.1}"))),
             opt(self.ratio_vs_reference.map(|r| format!("{r:.2}"))),
-            self.stop.clone(),
+            match (&self.at, self.stop) {
+                (None, stop) => stop.to_string(),
+                (Some(why), StopReason::Error) => format!("error: {why}"),
+                (Some(sketch), stop) => format!("{sketch}: {stop}"),
+            },
         ]
     }
 
-    fn failed(stop: String) -> PointRow {
+    fn failed(stop: StopReason, at: Option<String>) -> PointRow {
         PointRow {
             found: false,
             steps_found: 0,
@@ -297,6 +303,7 @@ impl PointRow {
             gflops: None,
             ratio_vs_reference: None,
             stop,
+            at,
         }
     }
 }
@@ -348,10 +355,8 @@ pub fn point_main(sweep: &Path, point: &str) -> Result<()> {
         program_size: None,
         gflops: None,
         ratio_vs_reference: None,
-        stop: match found {
-            true => "found".into(),
-            false => format!("{}: {}", last.sketch, last.outcome.stop.name()),
-        },
+        stop: last.outcome.stop,
+        at: (!found).then(|| last.sketch.clone()),
     };
     if let (true, Some(size)) = (found, sweep.codegen) {
         let term = last.term.clone().expect("found");
@@ -383,10 +388,10 @@ pub fn run_child(sweep: &Path, point: &Point, caps: Caps) -> Result<PointRow> {
     let run = child::run(&args, caps)?;
     Ok(match child::reports::<PointRow>(&run.stdout).last() {
         Some(row) => row,
-        None => PointRow::failed(match run.end {
-            End::Failed(why) => format!("error: {why}"),
-            end => end.reason().to_string(),
-        }),
+        None => match run.end {
+            End::Failed(why) => PointRow::failed(StopReason::Error, Some(why)),
+            end => PointRow::failed(end.reason(), None),
+        },
     })
 }
 
@@ -402,7 +407,7 @@ pub fn sweep(
     let caps = CAPS;
     let mut jobs = vec![];
     for point in sweep.points() {
-        let task = Task::SweepPoint {
+        let task = Work::SweepPoint {
             sweep: sweep.path.clone(),
             point,
             timed: sweep.codegen.is_some(),
@@ -425,11 +430,11 @@ pub fn sweep(
     if !writes {
         return Ok(());
     }
-    let store = Store::open(&dir.join(Store::FILE))?;
+    let store = Store::open(&dir.join(crate::cluster::store::STORE_FILE))?;
     let rows = all
         .iter()
         .filter_map(|j| match (&j.task, store.outcome(j)) {
-            (Task::SweepPoint { point, .. }, Some(Outcome::SweepPoint(row))) if row.found => {
+            (Work::SweepPoint { point, .. }, Some(Outcome::SweepPoint(row))) if row.found => {
                 Some((point, row))
             }
             _ => None,
@@ -460,7 +465,7 @@ pub fn sweep(
 fn lines(store: &Store, jobs: &[Job]) -> Vec<Vec<String>> {
     jobs.iter()
         .filter_map(|j| match (&j.task, store.outcome(j)) {
-            (Task::SweepPoint { point, .. }, Some(Outcome::SweepPoint(row))) => Some(
+            (Work::SweepPoint { point, .. }, Some(Outcome::SweepPoint(row))) => Some(
                 point
                     .iter()
                     .map(|(_, v)| v.clone())

@@ -7,12 +7,12 @@
 //! to the goal). Encodings: {explicit, extraction-based} substitution x {names, De Bruijn
 //! indices}.
 
-use super::child::{self, Caps, End};
-use crate::cluster::job::Task;
+use super::jobs::Work;
+use crate::cluster::child::{self, Caps, End};
 use crate::egraph::encoding::{Binding, Encoding, Substitution};
 use crate::egraph::lookup::same_class;
 use crate::egraph::names;
-use crate::egraph::saturate::{normalise, saturate, Limits, Outcome};
+use crate::egraph::saturate::{normalise, saturate, Limits, Outcome, StopReason};
 use crate::egraph::subst::SharedSnapshot;
 use crate::egraph::{encode, rise_egraph};
 use crate::error::{Error, Result};
@@ -118,7 +118,7 @@ pub struct Row {
     pub rules_applied: Option<usize>,
     pub enodes: Option<usize>,
     pub eclasses: Option<usize>,
-    pub stop_reason: String,
+    pub stop_reason: StopReason,
 }
 
 impl Row {
@@ -135,7 +135,7 @@ impl Row {
             cell(self.rules_applied, |n| n.to_string()),
             cell(self.enodes, |n| n.to_string()),
             cell(self.eclasses, |n| n.to_string()),
-            self.stop_reason.clone(),
+            self.stop_reason.to_string(),
         ]
     }
 }
@@ -182,11 +182,7 @@ pub fn run_child(goal: &str, encoding: Encoding, caps: Caps) -> Result<Row> {
                 ),
                 _ => (None, None, None, None),
             };
-            let reason = if *end == End::Finished {
-                "error"
-            } else {
-                end.reason()
-            };
+
             Row {
                 found: false,
                 iterations: iteration,
@@ -196,7 +192,7 @@ pub fn run_child(goal: &str, encoding: Encoding, caps: Caps) -> Result<Row> {
                 rules_applied,
                 enodes,
                 eclasses,
-                stop_reason: reason.to_string(),
+                stop_reason: end.reason(),
             }
         }
     })
@@ -204,13 +200,13 @@ pub fn run_child(goal: &str, encoding: Encoding, caps: Caps) -> Result<Row> {
 
 /// The rows `reproduce table2` runs: every goal with every encoding, or those of one
 /// substitution or binding.
-pub fn tasks(substitution: Option<Substitution>, binding: Option<Binding>) -> Vec<Task> {
+pub fn tasks(substitution: Option<Substitution>, binding: Option<Binding>) -> Vec<Work> {
     GOALS
         .iter()
         .flat_map(|goal| Encoding::ALL.map(move |e| (goal, e)))
         .filter(|(_, e)| substitution.is_none_or(|s| s == e.substitution))
         .filter(|(_, e)| binding.is_none_or(|b| b == e.binding))
-        .map(|(goal, e)| Task::Table2 {
+        .map(|(goal, e)| Work::Table2 {
             goal: goal.to_string(),
             substitution: e.substitution,
             binding: e.binding,
@@ -219,9 +215,9 @@ pub fn tasks(substitution: Option<Substitution>, binding: Option<Binding>) -> Ve
 }
 
 /// The table's lines: each task with its row.
-pub fn lines<'a>(rows: impl Iterator<Item = (&'a Task, &'a Row)>) -> Vec<Vec<String>> {
+pub fn lines<'a>(rows: impl Iterator<Item = (&'a Work, &'a Row)>) -> Vec<Vec<String>> {
     rows.filter_map(|(task, row)| match task {
-        Task::Table2 {
+        Work::Table2 {
             goal,
             substitution,
             binding,
@@ -303,7 +299,7 @@ pub fn row_main(goal: &str, encoding: Encoding, time: Duration) -> Result<()> {
         rules_applied: Some(out.rules_applied()),
         enodes: Some(enodes),
         eclasses: Some(eclasses),
-        stop_reason: out.stop.name().to_string(),
+        stop_reason: out.stop,
     }));
     Ok(())
 }

@@ -1,4 +1,4 @@
-//! Running one row of an experiment in a child process of `sketchlog` under caps: a memory
+//! Running one job in a child process of `sketchlog` under caps: a memory
 //! cap (`RLIMIT_AS`, so an allocation beyond it fails in the child only) and a time limit
 //! (the child is killed a little after it, in case it does not stop itself).
 //!
@@ -25,20 +25,19 @@ pub struct Caps {
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum End {
     Finished,
-    TimeLimit,
-    MemoryLimit,
-    /// It failed otherwise; the last line of its error output.
+    /// Stopped by a cap: its own watchdog's, or the parent's kill at the time limit.
+    Stopped(StopReason),
+    /// It failed otherwise; its error, or the last line of its error output.
     Failed(String),
 }
 
 impl End {
-    /// The stop reason written in tables for a child that did not finish.
-    pub fn reason(&self) -> &str {
+    /// The stop reason written in tables for a child whose own result is missing: the cap
+    /// that stopped it, else an error.
+    pub fn reason(&self) -> StopReason {
         match self {
-            End::Finished => "finished",
-            End::TimeLimit => "time-limit",
-            End::MemoryLimit => "memory-limit",
-            End::Failed(_) => "error",
+            End::Stopped(reason) => *reason,
+            End::Finished | End::Failed(_) => StopReason::Error,
         }
     }
 }
@@ -105,7 +104,7 @@ fn die_with_parent_and_cap(parent: libc::pid_t, bytes: u64) -> std::io::Result<(
 }
 
 /// Runs `sketchlog ARGS..` under `caps`. The address-space cap is the memory cap plus the
-/// worker thread's reserved stack ([`crate::cli::STACK_BYTES`]), so that the heap gets
+/// worker thread's reserved stack ([`crate::limits::STACK_BYTES`]), so that the heap gets
 /// the whole cap.
 pub fn run(args: &[String], caps: Caps) -> Result<ChildRun> {
     use std::os::unix::process::CommandExt;
@@ -113,7 +112,7 @@ pub fn run(args: &[String], caps: Caps) -> Result<ChildRun> {
     let bytes = caps
         .memory_mb
         .saturating_mul(1 << 20)
-        .saturating_add(crate::cli::STACK_BYTES as u64);
+        .saturating_add(crate::limits::STACK_BYTES as u64);
     // SAFETY: getpid has no preconditions.
     let parent = unsafe { libc::getpid() };
     let mut command = Command::new(own_exe()?);
@@ -166,12 +165,16 @@ pub fn run(args: &[String], caps: Caps) -> Result<ChildRun> {
     let stderr = err_reader.join().unwrap_or_default();
     let stopped = reports::<Stopped>(&stdout).last().map(|s| s.by);
     let end = match (status, stopped) {
-        (None, _) => End::TimeLimit,
-        (Some(_), Some(by)) => by,
+        (None, _) => End::Stopped(StopReason::TimeLimit),
+        (Some(_), Some(by)) => End::Stopped(by),
         (Some(s), None) if s.success() => End::Finished,
-        // An allocation beyond the address-space cap failed: Rust aborts on that (its
-        // panics are caught and exit with 3).
-        (Some(s), None) if s.signal() == Some(libc::SIGABRT) => End::MemoryLimit,
+        // An allocation beyond the address-space cap failed: Rust prints that and aborts
+        // (its panics are caught and exit with 3). Any other abort is a failure.
+        (Some(s), None)
+            if s.signal() == Some(libc::SIGABRT) && stderr.contains(ALLOCATION_FAILED) =>
+        {
+            End::Stopped(StopReason::MemoryLimit)
+        }
         // Its error as it reported it; else (a panic, an abort) the last line it printed.
         (Some(_), None) => End::Failed(match reports::<Failure>(&stdout).last() {
             Some(failure) => failure.error,
@@ -186,10 +189,13 @@ pub fn run(args: &[String], caps: Caps) -> Result<ChildRun> {
     })
 }
 
+/// What Rust's allocation-failure handler prints before it aborts.
+const ALLOCATION_FAILED: &str = "memory allocation of";
+
 /// A child's report that its watchdog stopped it at a limit inside an iteration.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Stopped {
-    by: End,
+    by: StopReason,
 }
 
 /// A child's report of the error it failed with (its one-line form).
@@ -211,9 +217,5 @@ pub fn report_failure<T>(outcome: Result<T>) -> Result<T> {
 /// Reports to the parent that the watchdog stopped this child at `limit`
 /// ([`crate::egraph::saturate::start_watchdog`]).
 pub fn report_stop(limit: StopReason) {
-    let by = match limit {
-        StopReason::MemoryLimit => End::MemoryLimit,
-        _ => End::TimeLimit,
-    };
-    report(&Stopped { by });
+    report(&Stopped { by: limit });
 }

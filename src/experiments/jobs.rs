@@ -1,0 +1,148 @@
+//! The experiments' jobs: what each row of `reproduce` and `sweep` computes ([`Work`]), how it
+//! runs in a child process, and what it produces ([`Outcome`]), for the
+//! [`cluster`](crate::cluster) to schedule, key and keep.
+
+use super::{codegen, input, matmul, sweep, table2};
+use crate::cluster::child::Caps;
+use crate::cluster::job::Task;
+use crate::egraph::encoding::{Binding, Encoding, Substitution};
+use crate::error::Result;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// A job of the experiments.
+pub type Job = crate::cluster::job::Job<Work>;
+/// The experiments' store of finished jobs.
+pub type Store = crate::cluster::store::Store<Work>;
+
+/// What an experiment's job computes.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Work {
+    /// A row of Table 2: one goal with one encoding.
+    Table2 {
+        goal: String,
+        substitution: Substitution,
+        binding: Binding,
+    },
+    /// A matrix multiplication goal, guided (Tables 4 and 5, Figure 16).
+    Guided { goal: String },
+    /// Unguided matrix multiplication goals that grow the same e-graph, in one search
+    /// ([`matmul::unguided_groups`]): a row each (Table 3, Figure 16).
+    Unguided { goals: Vec<String> },
+    /// The generated C's table: every version compiled, validated and timed. Timed, so it
+    /// runs alone.
+    Codegen { size: i64 },
+    /// A point of a sweep; timed when the sweep times the found programs.
+    SweepPoint {
+        sweep: PathBuf,
+        point: sweep::Point,
+        timed: bool,
+    },
+}
+
+/// What a job produced.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum Outcome {
+    Table2(table2::Row),
+    Guided(matmul::GoalRun),
+    /// Each goal's run, in the task's order.
+    Unguided(Vec<matmul::GoalRun>),
+    /// The codegen table's rows.
+    Codegen(Vec<codegen::Row>),
+    SweepPoint(sweep::PointRow),
+}
+
+impl Task for Work {
+    type Outcome = Outcome;
+
+    fn label(&self) -> String {
+        match self {
+            Work::Table2 {
+                goal,
+                substitution,
+                binding,
+            } => format!("table2 {goal} {substitution} {binding}"),
+            Work::Guided { goal } => format!("matmul {goal} guided"),
+            Work::Unguided { goals } => format!("matmul {} unguided", goals.join(", ")),
+            Work::Codegen { size } => format!("codegen at {size}"),
+            Work::SweepPoint { sweep, point, .. } => {
+                format!("{} {}", sweep.display(), sweep::point_arg(point))
+            }
+        }
+    }
+
+    fn timed(&self) -> bool {
+        match self {
+            Work::Codegen { .. } => true,
+            Work::SweepPoint { timed, .. } => *timed,
+            _ => false,
+        }
+    }
+
+    fn inputs(&self) -> Result<Vec<PathBuf>> {
+        Ok(match self {
+            Work::Table2 { goal, .. } => vec![
+                input(format!("programs/{goal}.rise")),
+                input("rules/table2.rules"),
+            ],
+            Work::Guided { goal } => matmul::guide_of(goal)?.inputs,
+            Work::Unguided { goals } => {
+                let mut files = vec![];
+                for goal in goals {
+                    files.extend(matmul::guide_of(goal)?.inputs);
+                }
+                files.sort();
+                files.dedup();
+                files
+            }
+            Work::Codegen { .. } => codegen::inputs()?,
+            Work::SweepPoint { sweep, point, .. } => sweep::load(sweep)?.inputs(point)?,
+        })
+    }
+
+    fn run(&self, caps: Caps) -> Result<Outcome> {
+        Ok(match self {
+            Work::Table2 {
+                goal,
+                substitution,
+                binding,
+            } => {
+                let encoding = Encoding::new(*substitution, *binding);
+                Outcome::Table2(table2::run_child(goal, encoding, caps)?)
+            }
+            Work::Guided { goal } => Outcome::Guided(matmul::run_guided(goal, caps)?),
+            Work::Unguided { goals } => Outcome::Unguided(matmul::run_unguided(goals, caps)?),
+            Work::Codegen { size } => Outcome::Codegen(codegen::run_child(*size, caps)?),
+            Work::SweepPoint { sweep, point, .. } => {
+                Outcome::SweepPoint(sweep::run_child(sweep, point, caps)?)
+            }
+        })
+    }
+
+    fn summary(outcome: &Outcome) -> String {
+        match outcome {
+            Outcome::Table2(row) => match row.found {
+                true => "found".into(),
+                false => format!("not found ({})", row.stop_reason),
+            },
+            Outcome::Guided(run) => match run.found_all() {
+                true => format!("found ({} steps)", run.steps.len()),
+                false => format!("not found ({})", run.stop()),
+            },
+            Outcome::Unguided(runs) => runs
+                .iter()
+                .map(|r| match r.found(1) {
+                    true => format!("{} found", r.goal),
+                    false => format!("{} not found ({})", r.goal, r.stop()),
+                })
+                .collect::<Vec<_>>()
+                .join(", "),
+            Outcome::Codegen(rows) => format!("{} rows", rows.len()),
+            Outcome::SweepPoint(row) => match (row.found, row.gflops) {
+                (true, Some(g)) => format!("found, {g:.1} GFLOP/s"),
+                (true, None) => "found".into(),
+                (false, _) => format!("not found ({})", row.stop),
+            },
+        }
+    }
+}
