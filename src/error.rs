@@ -251,6 +251,46 @@ pub fn argument_span(line: &Arc<Source>, value: &str) -> Span {
     Span::new(line, 0, line.text.len())
 }
 
+/// A word of a line-oriented file (guides, sweeps, cost weights, hostfiles), with its span.
+#[derive(Clone, Debug)]
+pub struct Word {
+    pub text: String,
+    pub span: Span,
+}
+
+/// The lexer of every line-oriented format: for each line that holds words, the span of its
+/// code (first word to last) and its words, each located. Text from `comment` to the end of
+/// a line is a comment.
+pub fn word_lines<'a>(
+    src: &'a Arc<Source>,
+    comment: &'a str,
+) -> impl Iterator<Item = (Span, Vec<Word>)> + 'a {
+    lines_at(&src.text).filter_map(move |(offset, line)| {
+        let code = line.split(comment).next().unwrap_or("");
+        let words: Vec<Word> = code
+            .split_whitespace()
+            .map(|w| {
+                let start = offset + (w.as_ptr() as usize - line.as_ptr() as usize);
+                Word {
+                    text: w.to_string(),
+                    span: Span::new(src, start, start + w.len()),
+                }
+            })
+            .collect();
+        let span = words.first()?.span.to(&words.last()?.span);
+        Some((span, words))
+    })
+}
+
+/// Each line of `text`, its newline kept, with the byte offset where it starts.
+pub fn lines_at(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.split_inclusive('\n').scan(0, |offset, line| {
+        let at = *offset;
+        *offset += line.len();
+        Some((at, line))
+    })
+}
+
 /// Texts that stand in for files in [`read_source`]: a sweep point's instantiated templates
 /// (see [`crate::experiments::sweep`]), keyed by their lexically normalised paths.
 static OVERLAY: std::sync::Mutex<Vec<(std::path::PathBuf, String)>> =

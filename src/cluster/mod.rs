@@ -15,7 +15,7 @@ pub mod schedule;
 pub mod store;
 pub mod writer;
 
-use crate::error::{read_source, Error, Result, Span};
+use crate::error::{read_source, word_lines, Error, Result};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -110,9 +110,12 @@ fn plan<T: job::Task>(
     );
     if to_run > 0 {
         let secs = (shared / workers.max(1) as f64 + alone).round() as u64;
-        let bound = if unmeasured > 0 { "at most " } else { "about " };
+        let (bound, from) = match unmeasured {
+            0 => ("about", "their last recorded times"),
+            _ => ("at most", "their time caps where no time is recorded"),
+        };
         line += &format!(
-            " on {workers} workers, {bound}{}m{:02}s by the last recorded times",
+            " on {workers} workers: {bound} {}m{:02}s by {from}",
             secs / 60,
             secs % 60
         );
@@ -154,19 +157,12 @@ impl Cluster {
         };
         let src = read_source(path)?;
         let mut addresses = vec![];
-        let mut offset = 0;
-        for line in src.text.split_inclusive('\n') {
-            let text = line.trim();
-            let start = offset + line.find(text).unwrap_or(0);
-            offset += line.len();
-            if text.is_empty() || text.starts_with('#') {
-                continue;
-            }
-            let port_ok = text
+        for (span, words) in word_lines(&src, "#") {
+            let text = &src.text[span.start..span.end];
+            let port_ok = matches!(words.as_slice(), [w] if w.text
                 .rsplit_once(':')
-                .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
+                .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok()));
             if !port_ok {
-                let span = Span::new(&src, start, start + text.len());
                 return Err(Error::at(
                     &span,
                     format!("expected `host:port`, found `{text}`"),

@@ -3,7 +3,7 @@
 //! views of it; a rerun reads it and runs only the jobs whose key it does not hold.
 
 use super::job::{Job, Task};
-use crate::error::{read_source, write_atomically, Error, Result, Span};
+use crate::error::{lines_at, read_source, write_atomically, Error, Result, Span};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -38,8 +38,7 @@ impl<T: Task> Store<T> {
         let mut other_versions = 0;
         if path.exists() {
             let src = read_source(path)?;
-            let mut offset = 0;
-            for line in src.text.split_inclusive('\n') {
+            for (offset, line) in lines_at(&src.text) {
                 if !line.trim().is_empty() {
                     match serde_json::from_str::<Finished<T>>(line) {
                         Ok(f) => finished.push(f),
@@ -51,7 +50,6 @@ impl<T: Task> Store<T> {
                         }
                     }
                 }
-                offset += line.len();
             }
         }
         if other_versions > 0 {

@@ -143,15 +143,9 @@ impl Weighted {
             weights: HashMap::default(),
             default: 1,
         };
-        let mut offset = 0;
-        for line in src.text.split_inclusive('\n') {
-            let code = line.split("//").next().unwrap_or("");
-            let words: Vec<&str> = code.split_whitespace().collect();
-            let at = offset + line.len() - line.trim_start().len();
-            offset += line.len();
-            let span = crate::error::Span::new(&src, at, at + code.trim().len());
+        for (span, words) in crate::error::word_lines(&src, "//") {
+            let words: Vec<&str> = words.iter().map(|w| &*w.text).collect();
             match words.as_slice() {
-                [] => {}
                 [name, weight] => {
                     let weight: u64 = weight
                         .parse()

@@ -45,12 +45,6 @@ pub const CAPS: Caps = Caps {
     time: Duration::from_secs(1200),
 };
 
-fn words(line: &str) -> impl Iterator<Item = (usize, &str)> {
-    let code = line.split("//").next().unwrap_or("");
-    code.split_whitespace()
-        .map(move |w| (w.as_ptr() as usize - code.as_ptr() as usize, w))
-}
-
 /// Reads a sweep file; errors are located where written.
 pub fn load(path: &Path) -> Result<Sweep> {
     let src = read_source(path)?;
@@ -62,12 +56,8 @@ pub fn load(path: &Path) -> Result<Sweep> {
         guide: PathBuf::new(),
         codegen: None,
     };
-    let mut offset = 0;
-    for line in src.text.split_inclusive('\n') {
-        let ws: Vec<(Span, &str)> = words(line)
-            .map(|(at, w)| (Span::new(&src, offset + at, offset + at + w.len()), w))
-            .collect();
-        offset += line.len();
+    for (_, words) in crate::error::word_lines(&src, "//") {
+        let ws: Vec<(Span, &str)> = words.iter().map(|w| (w.span.clone(), &*w.text)).collect();
         let Some(((key_span, key), args)) = ws.split_first() else {
             continue;
         };

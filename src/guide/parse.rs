@@ -23,33 +23,11 @@ use super::{Cost, Guide, Step};
 use crate::egraph::extract::Weighted;
 use crate::egraph::filter::Filter;
 use crate::egraph::saturate::Limits;
-use crate::error::{read_source, Error, Result, Source, Span};
+use crate::error::{read_source, word_lines, Error, Result, Span, Word};
 use crate::limits;
 use crate::rise::syntax::{RuleDecl, RuleFile};
 use crate::sketch::SketchFile;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-
-/// A word of a line, with its span.
-struct Word {
-    text: String,
-    span: Span,
-}
-
-fn words(src: &Arc<Source>, line: &str, offset: usize) -> Vec<Word> {
-    let code = line.split("//").next().unwrap_or("");
-    let mut out = vec![];
-    let mut at = 0;
-    for w in code.split_whitespace() {
-        let start = at + code[at..].find(w).unwrap();
-        at = start + w.len();
-        out.push(Word {
-            text: w.to_string(),
-            span: Span::new(src, offset + start, offset + at),
-        });
-    }
-    out
-}
 
 /// Settings that a step takes from the defaults or sets itself.
 #[derive(Clone)]
@@ -231,11 +209,8 @@ pub fn load_guide(path: &Path) -> Result<Guide> {
         steps: vec![],
         inputs: vec![path.to_path_buf()],
     };
-    let mut offset = 0;
-    for line in src.text.split_inclusive('\n') {
-        let ws = words(&src, line, offset);
-        offset += line.len();
-        let Some(key) = ws.first() else { continue };
+    for (_, ws) in word_lines(&src, "//") {
+        let key = &ws[0];
         if key.text == "step" {
             if ws.len() != 2 {
                 return Err(Error::at(&key.span, "expected `step SKETCH_NAME`"));
