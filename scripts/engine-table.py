@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The sketch engines side by side on the unguided blocking search (issue 12's comparison).
+"""The sketch engines side by side on the unguided blocking search (the comparison in docs/src/performance.md).
 
 Usage: scripts/engine-table.py [SKETCHLOG_BINARY] [--caps 10000,100000,1000000]
 (SKETCHLOG_BINARY defaults to the release build's, target/release/sketchlog)

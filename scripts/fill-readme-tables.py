@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Fills the README's tables from results/*.csv beside the paper's and the references' figures.
+"""Fills the tables of the README and of the book from results/ beside the paper's and the peers' figures.
 
-Usage: scripts/fill-readme-tables.py   (rewrites README.md between the marker comments)
+Usage: scripts/fill-readme-tables.py [--commit COMMIT]
+Rewrites README.md and docs/src/*.md between marker comments (`<!-- table2 -->` ... `<!-- /table2 -->`).
+COMMIT names the commit whose build made the rows (results/machine.txt names the machine and build).
 """
-import csv, re, pathlib
+import csv, re, pathlib, sys
 
 PAPER4 = {
     "baseline": "0.5 s, 0.02 GB, 2, 51, 49", "blocking": "7 s, 0.3 GB, 11K, 11K, 7K",
@@ -96,11 +98,33 @@ def sweep():
         f"| {r['search_s']} | {cell(r['max_enodes'])} | {cell(r['gflops'])} "
         f"| {cell(r['ratio_vs_reference'])} | {r['stop']} |" for r in rows("tiles.csv"))
 
-readme = pathlib.Path("README.md")
-text = readme.read_text()
-for marker, body in [("table2", table2()), ("table4", table4()), ("table3", table3()), ("table5", table5()),
-                     ("codegen", codegen()), ("sweep", sweep())]:
-    text = re.sub(
-        rf"(<!-- {marker} -->\n).*?(<!-- /{marker} -->)",
-        lambda m: m.group(1) + body + "\n" + m.group(2), text, flags=re.S)
-readme.write_text(text)
+def codegen_summary():
+    """The matrix products' rows at 1024^3: GFLOP/s and the ratio to the gemm crate."""
+    return "\n".join(
+        f"| {r['version']} | {r['threads']} | {r['gflops']} | {r['ratio_vs_reference']}x |"
+        for r in rows("codegen.csv") if r["sizes"].count("x") == 2)
+
+def machine():
+    """Which machine and build made the committed rows (results/machine.txt), and the commit."""
+    path = pathlib.Path("results/machine.txt")
+    lines = path.read_text().splitlines() if path.exists() else []
+    made = sorted({l.split(": ", 1)[1] for l in lines if ": " in l})
+    commit = sys.argv[sys.argv.index("--commit") + 1] if "--commit" in sys.argv else None
+    at = f" at commit `{commit}`" if commit else ""
+    return (f"The committed rows were made by the main job{at} on " +
+            "; ".join(f"{m.split('; build')[0]} (build `{m.split('; build ')[1]}`)" for m in made) +
+            " (`results/machine.txt`).")
+
+FILLS = [("table2", table2), ("table4", table4), ("table3", table3), ("table5", table5),
+         ("codegen", codegen), ("codegen-summary", codegen_summary), ("sweep", sweep),
+         ("machine", machine)]
+
+for page in [pathlib.Path("README.md")] + sorted(pathlib.Path("docs/src").glob("*.md")):
+    text = page.read_text()
+    for marker, fill in FILLS:
+        if f"<!-- {marker} -->" in text:
+            body = fill()
+            text = re.sub(
+                rf"(<!-- {marker} -->\n).*?(<!-- /{marker} -->)",
+                lambda m: m.group(1) + body + "\n" + m.group(2), text, flags=re.S)
+    page.write_text(text)

@@ -422,7 +422,7 @@ fn a_killed_reproduce_keeps_its_rows_leaves_no_child_and_a_rerun_finishes_the_re
     names.sort();
     assert_eq!(
         names,
-        ["runs.jsonl", "table2.csv"],
+        ["machine.txt", "runs.jsonl", "table2.csv"],
         "no stray temporary file"
     );
     // A rerun reuses every finished row and runs the rest: all 12 rows, the first unchanged.

@@ -105,14 +105,22 @@ pub fn build_id() -> Result<String> {
     .map_err(|e| Error::internal(format!("identifying this build: {e}")))
 }
 
-/// The machine: its processor's model, its core count and its host name, as one line.
+/// The machine: its processor (model name, family and model numbers, which tell apart
+/// generations sold under one name), its core count and its host name, as one line.
 pub fn machine_id() -> String {
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let model = cpuinfo
-        .lines()
-        .find_map(|l| l.strip_prefix("model name")?.split_once(':'))
-        .map_or("unknown processor", |(_, m)| m.trim());
+    let field = |name: &str| {
+        cpuinfo.lines().find_map(|l| {
+            let (key, value) = l.split_once(':')?;
+            (key.trim() == name).then(|| value.trim().to_string())
+        })
+    };
+    let model = field("model name").unwrap_or_else(|| "unknown processor".into());
+    let generation = match (field("cpu family"), field("model")) {
+        (Some(family), Some(number)) => format!(" (family {family}, model {number})"),
+        _ => String::new(),
+    };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
-    format!("{model}, {cores} cores, {}", host.trim())
+    format!("{model}{generation}, {cores} cores, host {}", host.trim())
 }

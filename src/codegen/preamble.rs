@@ -7,7 +7,7 @@
 //! far apart in memory from the last, so with 4 KB pages nearly every block costs a TLB
 //! miss (on a virtual machine, a two-level page walk). The buffers are therefore aligned
 //! to 2 MB and, where the kernel has transparent huge pages, advised onto them
-//! (`madvise(MADV_HUGEPAGE)`): one TLB entry per 2 MB. On the Zen 4 machine of session 23,
+//! (`madvise(MADV_HUGEPAGE)`): one TLB entry per 2 MB. On a 2-core AMD EPYC (Zen 4),
 //! `parallel` ran 3-4% faster on 1 thread so (hand-made harness, alternating).
 
 use std::collections::BTreeSet;

@@ -149,12 +149,36 @@ impl Settings {
     }
 }
 
-/// Runs the jobs of `settings` on `cluster`, reusing finished ones.
+/// Runs the jobs of `settings` on `cluster`, reusing finished ones, and records in
+/// `DIR/machine.txt` which machine and build made each table's rows.
 pub fn reproduce(settings: &Settings, cluster: Option<Cluster>) -> Result<()> {
     let jobs = settings.jobs()?;
+    crate::error::check_writable_dir(&settings.dir)?;
+    record_machine(&settings.dir.join("machine.txt"), &settings.tables)?;
     let settings = settings.clone();
     let (dir, fresh) = (settings.dir.clone(), settings.fresh);
     crate::cluster::run_jobs(jobs, &dir, fresh, cluster, move |store, jobs| {
         settings.write_tables(store, jobs)
     })
+}
+
+/// Sets the line `TABLE: MACHINE; build BUILD` of each of `tables` in the file at `path`,
+/// keeping the other tables' lines. The rows a run writes were all made by this build on this
+/// machine (a row made elsewhere has another key, and runs again).
+fn record_machine(path: &std::path::Path, tables: &[String]) -> Result<()> {
+    let old = std::fs::read_to_string(path).unwrap_or_default();
+    let build = crate::cluster::job::build_id()?;
+    let machine = crate::cluster::job::machine_id();
+    let mut lines: Vec<String> = old
+        .lines()
+        .filter(|l| !tables.iter().any(|t| l.starts_with(&format!("{t}: "))))
+        .map(String::from)
+        .collect();
+    lines.extend(
+        tables
+            .iter()
+            .map(|t| format!("{t}: {machine}; build {build}")),
+    );
+    lines.sort();
+    crate::error::write_atomically(path, (lines.join("\n") + "\n").as_bytes())
 }

@@ -1,0 +1,140 @@
+//! The README and the book stay true to the project: the command reference is the parser's
+//! own, every chapter is in the book's summary and every link points at a file, the README is
+//! a short front door whose test command is the one CI runs, and nothing speaks of how the
+//! project was made.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn read(path: impl AsRef<Path>) -> String {
+    std::fs::read_to_string(root().join(path)).unwrap()
+}
+
+fn chapters() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("docs/src"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// The targets of the Markdown links `[text](target)` in `text` that are local files.
+fn local_links(text: &str) -> Vec<String> {
+    let mut links = vec![];
+    let mut rest = text;
+    while let Some(at) = rest.find("](") {
+        let after = &rest[at + 2..];
+        let end = after.find(')').unwrap_or(after.len());
+        let target = after[..end].split('#').next().unwrap_or("");
+        if !target.is_empty() && !target.contains("://") && !target.contains(' ') {
+            links.push(target.to_string());
+        }
+        rest = &after[end.min(after.len())..];
+    }
+    links
+}
+
+#[test]
+fn the_command_reference_is_generated_from_the_parser() {
+    let out = common::output(&["cli-reference"]);
+    assert!(out.status.success());
+    let generated = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        read("docs/src/cli.md") == generated,
+        "docs/src/cli.md is stale: run `cargo run -- cli-reference > docs/src/cli.md`"
+    );
+    for command in ["check", "guide", "reproduce", "codegen", "bench-c", "run"] {
+        assert!(generated.contains(&format!("## `sketchlog {command}`")));
+    }
+}
+
+#[test]
+fn every_chapter_is_in_the_summary_and_every_link_resolves() {
+    let summary = read("docs/src/SUMMARY.md");
+    let listed = local_links(&summary);
+    for chapter in chapters() {
+        let name = chapter.file_name().unwrap().to_string_lossy().into_owned();
+        if name != "SUMMARY.md" {
+            assert!(listed.contains(&name), "{name} is not in SUMMARY.md");
+        }
+        let text = std::fs::read_to_string(&chapter).unwrap();
+        for link in local_links(&text) {
+            let target = chapter.parent().unwrap().join(&link);
+            assert!(target.exists(), "{}: link to {link}", chapter.display());
+        }
+    }
+    for link in local_links(&read("README.md")) {
+        assert!(root().join(&link).exists(), "README.md: link to {link}");
+    }
+}
+
+#[test]
+fn the_readme_is_a_front_door_with_the_two_commands_ci_runs() {
+    let readme = read("README.md");
+    assert!(readme.lines().count() <= 250, "README.md is over 250 lines");
+    let commands: Vec<&str> = readme
+        .lines()
+        .filter(|l| l.starts_with("cargo "))
+        .take(2)
+        .collect();
+    assert!(
+        commands[0].starts_with("cargo run --release -- reproduce"),
+        "{commands:?}"
+    );
+    assert_eq!(commands[1], "cargo test");
+    let ci = read(".ci/run");
+    assert!(ci.lines().any(|l| l.trim() == commands[1]), "{ci}");
+}
+
+#[test]
+fn nothing_speaks_of_how_the_project_was_made() {
+    // Written in two halves so that this file does not match itself.
+    let words = [
+        ["sess", "ion "].concat(),
+        ["this sess", "ion"].concat(),
+        ["iss", "ue "].concat(),
+        ["for the re", "cord"].concat(),
+    ];
+    let mut files = vec![root().join("README.md")];
+    files.extend(chapters());
+    for dir in ["src", "tests", "scripts", "programs", "rules", "results"] {
+        let mut stack = vec![root().join(dir)];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else {
+                    files.push(path);
+                }
+            }
+        }
+    }
+    let mut found = vec![];
+    for file in files {
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        for (i, line) in text.lines().enumerate() {
+            let lower = line.to_lowercase();
+            let history = words.iter().any(|w| {
+                lower.match_indices(w.as_str()).any(|(at, _)| {
+                    // A word that ends in a space counts only before a number.
+                    let next = lower[at + w.len()..].chars().next();
+                    !w.ends_with(' ') || next.is_some_and(|c| c.is_ascii_digit())
+                })
+            });
+            if history {
+                found.push(format!("{}:{}: {line}", file.display(), i + 1));
+            }
+        }
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
