@@ -1,5 +1,5 @@
-//! OpenMP C code generation from low-level Rise ([`emit`], over the [`value`]s of partial
-//! evaluation, with [`index`] arithmetic as affine forms, after the C [`preamble`] of vector
+//! OpenMP C code generation from low-level Rise ([`emit`], over the values of partial
+//! evaluation in [`emit::value`], with [`index`] arithmetic as affine forms, after the C [`preamble`] of vector
 //! types, buffers and streaming stores), compiling, running and validating the generated C against the
 //! interpreter ([`run`]), and the reference GEMM it is timed beside ([`mod@reference`]).
 
@@ -8,7 +8,6 @@ pub mod index;
 pub mod preamble;
 pub mod reference;
 pub mod run;
-pub mod value;
 
 use crate::error::Result;
 

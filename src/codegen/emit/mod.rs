@@ -22,8 +22,9 @@
 //! vectors of a large output that the program never reads are stored past the cache (the
 //! last two in the C's [`preamble`]).
 //!
-//! This module evaluates terms and emits loops; its children `primitives` apply the
-//! primitives, `vectors` write whole-vector statements, `reduction` accumulators and `copies`
+//! This module evaluates terms and emits loops; its children are the [`value`]s of partial
+//! evaluation (views and deferred computations), `primitives`, which apply the primitives,
+//! `vectors`, which write whole-vector statements, `reduction` accumulators and `copies`
 //! copies.
 
 use crate::error::{Error, Result};
@@ -36,16 +37,17 @@ use std::rc::Rc;
 
 use super::index::Ix;
 use super::preamble;
-use super::value::{
+use reduction::Access;
+use value::{
     array_len, buffer_view, is_deferred, join_view, split_view, transpose_view, view, Reshape,
     Scalar, Val,
 };
-use reduction::Access;
 use vectors::machine_vector_floats;
 
 mod copies;
 mod primitives;
 mod reduction;
+pub mod value;
 mod vectors;
 
 /// The alignment in bytes of the arrays the generated code declares (a cache line, and at

@@ -2,8 +2,8 @@
 //! (element accessors building [`Ix`] index arithmetic), functions, and computations not yet
 //! run. The views of the data-layout primitives and of row-major buffers live here.
 
-use super::emit::Emitter;
-use super::index::Ix;
+use super::Emitter;
+use crate::codegen::index::Ix;
 use crate::error::{Error, Result};
 use crate::rise::primitives::Prim;
 use crate::rise::term::Term;
