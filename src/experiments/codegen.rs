@@ -238,9 +238,6 @@ pub struct Row {
 impl Row {
     /// Its cells, in the order of [`COLUMNS`].
     pub fn fields(&self) -> Vec<String> {
-        fn cell<T>(x: Option<T>, show: impl Fn(T) -> String) -> String {
-            x.map_or_else(String::new, show)
-        }
         vec![
             self.version.clone(),
             self.threads.to_string(),
@@ -249,11 +246,11 @@ impl Row {
             format!("{:.3}", self.min_ms),
             format!("{:.1}", self.gflops),
             format!("{:.1}", self.gbytes_s),
-            cell(self.max_rel_error, |e| format!("{e:.2e}")),
-            cell(self.compared, |n| n.to_string()),
-            cell(self.speedup_vs_baseline, |x| format!("{x:.1}")),
-            cell(self.reference_gflops, |g| format!("{g:.1}")),
-            cell(self.ratio_vs_reference, |r| format!("{r:.2}")),
+            super::cell(self.max_rel_error, |e| format!("{e:.2e}")),
+            super::cell(self.compared, |n| n.to_string()),
+            super::cell(self.speedup_vs_baseline, |x| format!("{x:.1}")),
+            super::cell(self.reference_gflops, |g| format!("{g:.1}")),
+            super::cell(self.ratio_vs_reference, |r| format!("{r:.2}")),
             format!("{:.0}", self.flops),
         ]
     }

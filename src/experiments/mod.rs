@@ -46,6 +46,11 @@ pub fn input(relative: impl AsRef<Path>) -> PathBuf {
     inputs_dir().join(relative)
 }
 
+/// A CSV cell of a figure that may not apply: empty where it does not.
+pub fn cell<T>(x: Option<T>, show: impl Fn(T) -> String) -> String {
+    x.map_or_else(String::new, show)
+}
+
 /// The median of some measurements (the upper one of an even count).
 pub fn median(xs: &[f64]) -> f64 {
     let mut xs = xs.to_vec();

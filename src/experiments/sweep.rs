@@ -264,16 +264,15 @@ pub const COLUMNS: [&str; 9] = [
 
 impl PointRow {
     fn fields(&self) -> Vec<String> {
-        let opt = |x: Option<String>| x.unwrap_or_default();
         vec![
             self.found.to_string(),
             self.steps_found.to_string(),
             self.steps.to_string(),
             format!("{:.3}", self.search_s),
             self.max_enodes.to_string(),
-            opt(self.program_size.map(|n| n.to_string())),
-            opt(self.gflops.map(|g| format!("{g:.1}"))),
-            opt(self.ratio_vs_reference.map(|r| format!("{r:.2}"))),
+            super::cell(self.program_size, |n| n.to_string()),
+            super::cell(self.gflops, |g| format!("{g:.1}")),
+            super::cell(self.ratio_vs_reference, |r| format!("{r:.2}")),
             match (&self.at, self.stop) {
                 (None, stop) => stop.to_string(),
                 (Some(why), StopReason::Error) => format!("error: {why}"),

@@ -123,18 +123,15 @@ pub struct Row {
 
 impl Row {
     pub fn fields(&self) -> Vec<String> {
-        fn cell<T>(x: Option<T>, show: impl Fn(T) -> String) -> String {
-            x.map_or_else(String::new, show)
-        }
         vec![
             self.found.to_string(),
-            cell(self.iterations, |n| n.to_string()),
-            cell(self.saturation_s, |s| format!("{s:.6}")),
+            super::cell(self.iterations, |n| n.to_string()),
+            super::cell(self.saturation_s, |s| format!("{s:.6}")),
             format!("{:.6}", self.wall_s),
-            cell(self.peak_rss_mb, |mb| format!("{mb:.1}")),
-            cell(self.rules_applied, |n| n.to_string()),
-            cell(self.enodes, |n| n.to_string()),
-            cell(self.eclasses, |n| n.to_string()),
+            super::cell(self.peak_rss_mb, |mb| format!("{mb:.1}")),
+            super::cell(self.rules_applied, |n| n.to_string()),
+            super::cell(self.enodes, |n| n.to_string()),
+            super::cell(self.eclasses, |n| n.to_string()),
             self.stop_reason.to_string(),
         ]
     }
