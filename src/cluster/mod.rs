@@ -114,13 +114,14 @@ fn plan<T: job::Task>(
             0 => ("about", "their last recorded times"),
             _ => ("at most", "their time caps where no time is recorded"),
         };
-        line += &format!(
-            " on {workers} workers: {bound} {}m{:02}s by {from}",
-            secs / 60,
-            secs % 60
-        );
+        line += &format!(" on {workers} workers: {bound} {} by {from}", minutes(secs));
     }
     line
+}
+
+/// `secs` as minutes and seconds: `3m05s`.
+fn minutes(secs: u64) -> String {
+    format!("{}m{:02}s", secs / 60, secs % 60)
 }
 
 /// Where jobs run.

@@ -70,10 +70,6 @@ impl<T: Task> Store<T> {
         self.finished.retain(|f| !which(&f.job.task));
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     pub fn all(&self) -> &[Finished<T>] {
         &self.finished
     }

@@ -112,6 +112,6 @@ impl<T: Task> Writer<T> {
         } else {
             "at most "
         };
-        format!("; ETA {bound}{}m{:02}s", secs / 60, secs % 60)
+        format!("; ETA {bound}{}", super::minutes(secs))
     }
 }
