@@ -393,27 +393,117 @@ fn check(args: &CheckArgs) -> Result<()> {
     };
     let line = crate::error::command_line();
     let limits = &args.limits;
-    let target = match (&args.sketch, &args.goal) {
+    let target = match (args.sketch.first(), args.goal.first()) {
         (Some(sketch), _) => guide::Target::Sketch(sketch),
         (None, Some(goal)) => guide::Target::Goal(goal),
         (None, None) => unreachable!("clap requires --sketch or --goal"),
     };
-    let mut g = guide::Guide::check(
+    let g = guide::Guide::check(
         &args.program,
         target,
         &args.rules,
-        (cost, limits.limits(), limits.filter()),
+        (cost.clone(), limits.limits(), limits.filter()),
         &|spec| Some(crate::error::argument_span(&line, spec)),
     )?;
+    if args.sketch.len() + args.goal.len() > 1 {
+        return check_many(args, g, cost);
+    }
+    let mut g = g;
     g.steps[0].sketch_engine = limits.sketch_engine;
     g.steps[0].dump = dump;
     g.steps[0].why = args.why;
     g.steps[0].explain = args.explain.map(explain_budget);
-    if args.show_query && args.goal.is_none() {
+    if args.show_query && args.goal.is_empty() {
         let query = crate::sketch::query::SketchQuery::compile(&g.steps[0].sketch.sketch)?;
         print!("{}", query.program);
     }
     run_steps(&g, args.stats.as_deref())
+}
+
+/// `check` with several targets (`--sketch` and `--goal` given more than once): one search
+/// from the program with the step of `g` (its own target aside) for all of them, each
+/// reported as it is found; a failed check when one is not found.
+fn check_many(args: &CheckArgs, g: guide::Guide, cost: guide::Cost) -> Result<()> {
+    use guide::shared::{search_each, Target};
+    let one_target_only = [
+        ("--why", args.why),
+        ("--explain", args.explain.is_some()),
+        ("--dump-egraph", args.dump.dump_egraph.is_some()),
+        ("--show-query", args.show_query),
+    ];
+    if let Some((flag, _)) = one_target_only.iter().find(|(_, set)| *set) {
+        return at_argument(
+            flag,
+            Err(Error::bad_input(format!(
+                "`{flag}` explains one target: give one `--sketch` or `--goal`"
+            ))),
+        );
+    }
+    let step = &g.steps[0];
+    let def = at_argument(
+        &args.program,
+        rise::load_def_ref(&args.program, Path::new("")),
+    )?;
+    let mut targets = vec![];
+    for spec in &args.sketch {
+        let sketch = at_argument(spec, crate::sketch::load(spec, &def.sizes))?;
+        targets.push(Target::Sketch(sketch, cost.clone()));
+    }
+    for spec in &args.goal {
+        let term = at_argument(spec, guide::load_goal(spec, &def, &step.limits))?;
+        let name = format!("goal {spec}");
+        targets.push(Target::Goal { name, term });
+    }
+    let mut log = report::StatsLog::default();
+    if let Some(path) = &args.stats {
+        crate::error::check_writable(path)?;
+    }
+    let mut found = vec![false; targets.len()];
+    let outcome = search_each(
+        &g.start,
+        step,
+        &targets,
+        |s| {
+            eprintln!("{}", report::iteration_line(0, s));
+            log.push(0, s);
+        },
+        |i, f| {
+            found[i] = true;
+            let named = debruijn::to_named_as(&f.term, debruijn::Annotate::Leading, &g.names);
+            println!(
+                "`{}`: found after {} iterations ({:.3} s)
+    {}",
+                targets[i].name(),
+                f.iterations,
+                f.seconds,
+                print::print_expr(&named)
+            );
+        },
+    )?;
+    if let Some(path) = &args.stats {
+        log.write(path)?;
+    }
+    for (target, _) in targets.iter().zip(&found).filter(|(_, found)| !**found) {
+        println!("`{}`: NOT found ({})", target.name(), outcome.stop);
+    }
+    let (enodes, eclasses) = outcome.size();
+    let hits = found.iter().filter(|f| **f).count();
+    println!(
+        "{hits} of {} targets found after {} iterations (stop: {}); e-nodes {enodes}, e-classes {eclasses}, rules applied {}",
+        targets.len(),
+        outcome.iterations.len(),
+        outcome.stop,
+        outcome.rules_applied()
+    );
+    match hits == targets.len() {
+        true => Ok(()),
+        false => Err(Error::check_failed(format!(
+            "{} of {} targets not found ({})",
+            targets.len() - hits,
+            targets.len(),
+            outcome.stop
+        ))),
+    }
 }
 
 /// Locates an error without a position at command-line argument `spec`.
@@ -698,12 +788,14 @@ struct CheckArgs {
     /// `FILE.rise:NAME`.
     program: String,
     /// `FILE.sketch:NAME`: found when the program's e-class satisfies the sketch.
-    #[arg(long, required_unless_present = "goal", conflicts_with = "goal")]
-    sketch: Option<String>,
+    /// Repeatable, and with `--goal`: one search for every target, each reported at the
+    /// iteration where it is found, until all are found or a limit stops it.
+    #[arg(long, required_unless_present = "goal")]
+    sketch: Vec<String>,
     /// `FILE.rise:NAME`: found when this exact term (up to renaming, in beta-eta normal
-    /// form) is in the program's e-class.
+    /// form) is in the program's e-class. Repeatable, as `--sketch`.
     #[arg(long)]
-    goal: Option<String>,
+    goal: Vec<String>,
     /// `FILE.rules[:SET]`, repeatable.
     #[arg(long, required = true)]
     rules: Vec<String>,

@@ -79,9 +79,10 @@ fn a_shared_search_finds_each_sketch_where_its_own_search_does() {
     assert!(alone.outcome.found(), "{:?}", alone.outcome.stop);
     let k = alone.outcome.iterations.len();
     step.limits.iterations = k + 1;
+    use guide::shared::Target;
     let sketches = [
-        (reorder.sketch.clone(), reorder.cost.clone()),
-        (split.sketch.clone(), split.cost.clone()),
+        Target::Sketch(reorder.sketch.clone(), reorder.cost.clone()),
+        Target::Sketch(split.sketch.clone(), split.cost.clone()),
     ];
     let mut found = vec![];
     let outcome = guide::shared::search_each(
@@ -90,7 +91,10 @@ fn a_shared_search_finds_each_sketch_where_its_own_search_does() {
         &sketches,
         |_| {},
         |i, f| {
-            assert!(satisfies(&f.term, &sketches[i].0.sketch));
+            let Target::Sketch(sketch, _) = &sketches[i] else {
+                unreachable!("sketches only")
+            };
+            assert!(satisfies(&f.term, &sketch.sketch));
             found.push((i, f.iterations));
         },
     )

@@ -161,7 +161,7 @@ pub fn unguided_main(goals: &[String], caps: Caps) -> Result<()> {
         .iter()
         .map(|g| {
             let last = g.steps.last().expect("a guide has steps");
-            (last.sketch.clone(), last.cost.clone())
+            guide::shared::Target::Sketch(last.sketch.clone(), last.cost.clone())
         })
         .collect();
     let t0 = std::time::Instant::now();
@@ -181,7 +181,7 @@ pub fn unguided_main(goals: &[String], caps: Caps) -> Result<()> {
             let seen = &iterations.borrow()[..f.iterations];
             let step = StepRow {
                 peak_rss_mb: f.peak_rss_mb,
-                ..StepRow::new(&sketches[i].0.name, seen, f.seconds, StopReason::Found)
+                ..StepRow::new(sketches[i].name(), seen, f.seconds, StopReason::Found)
             };
             child::report(&Report::Goal {
                 goal: goals[i].clone(),
@@ -195,7 +195,7 @@ pub fn unguided_main(goals: &[String], caps: Caps) -> Result<()> {
     for (i, goal) in goals.iter().enumerate().filter(|(i, _)| !found[*i]) {
         child::report(&Report::Goal {
             goal: goal.clone(),
-            step: StepRow::new(&sketches[i].0.name, &seen, seconds, outcome.stop),
+            step: StepRow::new(sketches[i].name(), &seen, seconds, outcome.stop),
             program_size: None,
         });
     }

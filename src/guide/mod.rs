@@ -167,18 +167,7 @@ impl Guide {
                 None,
             ),
             Target::Goal(spec) => {
-                let goal = crate::rise::load_def_ref(spec, std::path::Path::new(""))
-                    .map_err(|e| locate(spec, e))?;
-                if goal.term.ty != def.term.ty {
-                    return Err(locate(
-                        spec,
-                        Error::bad_input(format!(
-                            "goal `{}` has type {}, but `{}` has type {}",
-                            goal.name, goal.term.ty, def.name, def.term.ty
-                        )),
-                    ));
-                }
-                let (normal, _) = normalise(&goal.term, &settings.1)?;
+                let normal = load_goal(spec, &def, &settings.1).map_err(|e| locate(spec, e))?;
                 (SketchDecl::any(&format!("goal {spec}")), Some(normal))
             }
         };
@@ -203,6 +192,19 @@ impl Guide {
             inputs,
         })
     }
+}
+
+/// The goal `FILE.rise:NAME` of a search from `def`, in beta-eta normal form (as the search
+/// compares it): an error when its type is not the program's.
+pub fn load_goal(spec: &str, def: &crate::rise::LoadedDef, limits: &Limits) -> Result<Rc<Term>> {
+    let goal = crate::rise::load_def_ref(spec, std::path::Path::new(""))?;
+    if goal.term.ty != def.term.ty {
+        return Err(Error::bad_input(format!(
+            "goal `{}` has type {}, but `{}` has type {}",
+            goal.name, goal.term.ty, def.name, def.term.ty
+        )));
+    }
+    Ok(normalise(&goal.term, limits)?.0)
 }
 
 /// A failed check (exit code 1) when the last step run did not find its sketch: of kind

@@ -1,11 +1,13 @@
-//! One search for several sketches: the unguided searches of Table 3 whose goals share
-//! their start program, rules, filter and limits grow the same e-graph, iteration for
-//! iteration, and differ only in the sketch that stops them. [`search_each`] grows it once
-//! and checks every sketch after each iteration, reporting each one as it is found (when,
-//! how large the e-graph was, the process's peak memory so far), until all are found or a
-//! limit stops the search.
+//! One search for several targets, sketches or exact goals: the unguided searches of Table 3
+//! whose goals share their start program, rules, filter and limits grow the same e-graph,
+//! iteration for iteration, and differ only in the sketch that stops them; `check` with
+//! several `--goal`s and `--sketch`es asks, as shine's `ProveEquiv` does, for every goal in
+//! one search. [`search_each`] grows the e-graph once and checks every target after each
+//! iteration, reporting each one as it is found (when, how large the e-graph was, the
+//! process's peak memory so far), until all are found or a limit stops the search.
 
 use super::{extract_satisfying, prepare, pruned_root, read_out, satisfying_term, Cost, Step};
+use crate::egraph::lookup::find_term;
 use crate::egraph::saturate::{resident_mb, saturate, Check, IterationStats, Outcome};
 use crate::error::Result;
 use crate::rise::term::Term;
@@ -15,7 +17,31 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Instant;
 
-/// A sketch of [`search_each`] found.
+/// What [`search_each`] looks for.
+#[derive(Clone, Debug)]
+pub enum Target {
+    /// A program satisfying the sketch, extracted with the cost.
+    Sketch(SketchDecl, Cost),
+    /// This exact term (in beta-eta normal form) in the program's e-class.
+    Goal { name: String, term: Rc<Term> },
+}
+
+impl Target {
+    pub fn name(&self) -> &str {
+        match self {
+            Target::Sketch(sketch, _) => &sketch.name,
+            Target::Goal { name, .. } => name,
+        }
+    }
+}
+
+/// How a target is checked while the search runs.
+enum Probe {
+    Sketch(Box<SketchQuery>),
+    Goal(Rc<Term>),
+}
+
+/// A target of [`search_each`] found.
 #[derive(Clone, Debug)]
 pub struct Found {
     /// The iterations run when the check found it (0: the start program satisfies it).
@@ -40,22 +66,27 @@ impl Found {
 }
 
 /// Grows `step`'s e-graph from `start` (its rules, filter and limits; its own sketch is not
-/// checked) until every sketch of `sketches`, each extracted with its cost, is found or a
-/// limit stops it. `on_found` gets a sketch's index and what was found, as it is found
-/// (after `on_iteration` has had the iteration it was found after); the outcome's stop
-/// reason holds for the sketches never found.
+/// checked) until every target of `targets` is found or a limit stops it. `on_found` gets
+/// a target's index and what was found (a sketch's cheapest satisfying term, a goal's own
+/// term), as it is found (after `on_iteration` has had the iteration it was found after);
+/// the outcome's stop reason holds for the targets never found.
 pub fn search_each(
     start: &Term,
     step: &Step,
-    sketches: &[(SketchDecl, Cost)],
+    targets: &[Target],
     mut on_iteration: impl FnMut(&IterationStats),
     mut on_found: impl FnMut(usize, Found),
 ) -> Result<Outcome> {
     let t0 = Instant::now();
     let (input, mut eg, snap) = prepare(start, step)?;
-    let mut queries = sketches
+    let mut queries = targets
         .iter()
-        .map(|(s, _)| SketchQuery::install(&mut eg, &s.sketch, step.sketch_engine).map(Some))
+        .map(|t| match t {
+            Target::Sketch(s, _) => SketchQuery::install(&mut eg, &s.sketch, step.sketch_engine)
+                .map(|q| Probe::Sketch(Box::new(q))),
+            Target::Goal { term, .. } => Ok(Probe::Goal(term.clone())),
+        })
+        .map(|probe| probe.map(Some))
         .collect::<Result<Vec<_>>>()?;
     let mut iterations = 0;
     // Sketches found, extracted while the search goes on for the others.
@@ -74,9 +105,15 @@ pub fn search_each(
             let mut work = 0;
             let mut holding = vec![];
             for (i, slot) in queries.iter_mut().enumerate() {
-                let Some(query) = slot else { continue };
-                work += query.update(eg)?;
-                if query.holds(eg, root) {
+                let holds = match slot {
+                    None => continue,
+                    Some(Probe::Sketch(query)) => {
+                        work += query.update(eg)?;
+                        query.holds(eg, root)
+                    }
+                    Some(Probe::Goal(goal)) => find_term(eg, goal) == Some(root),
+                };
+                if holds {
                     holding.push(i);
                     *slot = None;
                 }
@@ -86,8 +123,12 @@ pub fn search_each(
                 last = (holding, iterations);
             } else {
                 for i in holding {
-                    let (sketch, cost) = &sketches[i];
-                    let (term, _) = extract_satisfying(eg, &input, sketch, cost, &step.limits)?;
+                    let term = match &targets[i] {
+                        Target::Sketch(sketch, cost) => {
+                            extract_satisfying(eg, &input, sketch, cost, &step.limits)?.0
+                        }
+                        Target::Goal { term, .. } => term.clone(),
+                    };
                     pending
                         .borrow_mut()
                         .push((i, Found::now(iterations, t0, term)));
@@ -118,8 +159,12 @@ pub fn search_each(
         drop(queries);
         let (graph, root) = read_out(eg, &input)?;
         for i in holding {
-            let (sketch, cost) = &sketches[i];
-            let (term, _) = satisfying_term(&graph, root, sketch, cost, &step.limits)?;
+            let term = match &targets[i] {
+                Target::Sketch(sketch, cost) => {
+                    satisfying_term(&graph, root, sketch, cost, &step.limits)?.0
+                }
+                Target::Goal { term, .. } => term.clone(),
+            };
             on_found(i, Found::now(iterations, t0, term));
         }
     }

@@ -102,6 +102,9 @@ const KEYWORDS: &[&str] = &[
     "fun", "nfun", "in", "def", "nat", "rule", "ruleset", "where", "notin",
 ];
 
+/// Composition (`f o g`): a name elsewhere (a size `o`), but never an argument.
+const COMPOSE: &str = "o";
+
 /// The parser, shared with the sketch parser (`crate::sketch::parse`).
 pub(crate) struct Parser {
     src: Arc<Source>,
@@ -117,6 +120,8 @@ pub(crate) struct Parser {
     /// How many nested calls of the recursive parsing functions are open (bounded by
     /// [`crate::limits::MAX_NESTING`]).
     depth: usize,
+    /// Compositions desugared so far (their binders are numbered).
+    compositions: usize,
 }
 
 impl Parser {
@@ -213,7 +218,9 @@ impl Parser {
             let start = self.pos;
             self.expect_kw("def")?;
             let name_span = self.here();
-            let name = self.ident()?;
+            let first = self.ident()?;
+            let name = self.hyphenated(first);
+            let name_span = self.since(self.pos - 1).to(&name_span);
             if prog.get(&name).is_some() {
                 return Err(Error::at(
                     &name_span,
@@ -324,18 +331,30 @@ impl Parser {
 
     /// A rule name: identifiers joined by `-` (`map-fusion`).
     pub(crate) fn rule_name(&mut self) -> Result<String> {
-        let mut name = self.ident()?;
-        while self.is_sym("-") && self.adjacent(self.pos - 1) {
+        let first = self.ident()?;
+        Ok(self.hyphenated(first))
+    }
+
+    /// A name continued by `-` and a word or number, written without spaces: a rule's name
+    /// (`split-join-32`), a definition's (`reorder3d-132`). `first` and its continuations.
+    fn hyphenated(&mut self, first: String) -> String {
+        let mut name = first;
+        while self.is_sym("-")
+            && self.adjacent(self.pos - 1)
+            && self.adjacent(self.pos)
+            && matches!(self.peek_at(1), Tok::Ident(_) | Tok::Int(_))
+        {
+            name.push('-');
             self.pos += 1;
-            match self.peek().clone() {
-                Tok::Ident(x) | Tok::Int(x) => {
-                    self.pos += 1;
-                    name = format!("{name}-{x}");
-                }
-                _ => return self.expected("the rest of a rule name"),
+            // A part may lex as several adjacent tokens: `2d` is `2` then `d`.
+            while let (Tok::Ident(part) | Tok::Int(part), true) =
+                (self.peek().clone(), self.adjacent(self.pos - 1))
+            {
+                name += &part;
+                self.pos += 1;
             }
         }
-        Ok(name)
+        name
     }
 
     /// Runs one level of a recursive parsing function, failing at a located error past
@@ -417,6 +436,13 @@ impl Parser {
             let lam = Expr::lam(&x, body).with_span(span.clone());
             return Ok(Expr::app(Expr::app(f, value).with_span(span.clone()), lam).with_span(span));
         }
+        let e = self.application()?;
+        self.composition(e, start)
+    }
+
+    /// `f x y ...`: left-associative application.
+    fn application(&mut self) -> Result<Expr> {
+        let start = self.pos;
         let mut e = self.postfix()?;
         while self.starts_atom() {
             let x = self.postfix()?;
@@ -425,8 +451,51 @@ impl Parser {
         Ok(e)
     }
 
+    /// Whether the next tokens are `>>` (two adjacent `>`).
+    fn is_then(&self) -> bool {
+        self.is_sym(">") && self.is_sym_at(1, ">") && self.adjacent(self.pos)
+    }
+
+    /// A chain of compositions after its first function `first`: `f o g o h` applies `h`
+    /// first, `h >> g >> f` too (shine's two forms; one chain uses one of them). It means
+    /// `fun x => f (g (h x))`, the binder's name one that no program can write.
+    fn composition(&mut self, first: Expr, start: usize) -> Result<Expr> {
+        let mut functions = vec![first];
+        let mut forward = None;
+        loop {
+            let then = self.is_then();
+            if !(then || self.is_kw(COMPOSE)) {
+                break;
+            }
+            let op = self.here();
+            if forward.is_some_and(|f| f != then) {
+                return Err(Error::at(
+                    &op,
+                    "`o` and `>>` in one chain: parenthesise one of them",
+                ));
+            }
+            forward = Some(then);
+            self.pos += if then { 2 } else { 1 };
+            functions.push(self.application()?);
+        }
+        if functions.len() == 1 {
+            return Ok(functions.pop().expect("one function"));
+        }
+        if forward == Some(true) {
+            functions.reverse();
+        }
+        self.compositions += 1;
+        let x = format!("x\u{2218}{}", self.compositions);
+        let span = self.since(start);
+        let body = functions.into_iter().rev().fold(Expr::var(&x), |arg, f| {
+            Expr::app(f, arg).with_span(span.clone())
+        });
+        Ok(Expr::lam(&x, body).with_span(span))
+    }
+
     fn starts_atom(&self) -> bool {
         match self.peek() {
+            Tok::Ident(x) if x == COMPOSE => false,
             Tok::Ident(x) => !KEYWORDS.contains(&x.as_str()) || x == "fun" || x == "nfun",
             Tok::Int(_) => true,
             Tok::Sym("(") => true,
@@ -462,7 +531,8 @@ impl Parser {
         match self.peek().clone() {
             Tok::Ident(x) if !KEYWORDS.contains(&x.as_str()) => {
                 self.pos += 1;
-                Ok(Expr::var(&x).with_span(self.since(start)))
+                let name = self.hyphenated(x);
+                Ok(Expr::var(&name).with_span(self.since(start)))
             }
             Tok::Int(_) => self.number(false),
             Tok::Sym("-") if matches!(self.peek_at(1), Tok::Int(_)) && self.adjacent(self.pos) => {
@@ -692,6 +762,7 @@ pub(crate) fn parser(src: &Arc<Source>) -> Result<Parser> {
         next_hole: 0,
         named_holes: None,
         depth: 0,
+        compositions: 0,
     })
 }
 

@@ -1,0 +1,151 @@
+//! Rise as the Rise project (shine) writes it: composition, hyphenated definition names,
+//! several goals in one search, and the project's own reorder tests, ported to
+//! `programs/shine/` and `rules/shine.rules`.
+
+mod common;
+use common::*;
+use sketchlog::egraph::saturate::{normalise, Limits};
+use sketchlog::error::Source;
+use sketchlog::rise::parse::parse_program;
+
+/// The normal form of an expression, elaborated.
+fn normal(src: &str) -> std::rc::Rc<sketchlog::rise::term::Term> {
+    normalise(&term(src), &Limits::default()).unwrap().0
+}
+
+#[test]
+fn composition_applies_its_right_function_first() {
+    let f = "fun (f : f32 -> f32) (g : f32 -> f32) (h : f32 -> f32) (x : f32) =>";
+    let nested = normal(&format!("{f} f (g (h x))"));
+    assert_eq!(normal(&format!("{f} (f o g o h) x")), nested);
+    assert_eq!(normal(&format!("{f} (h >> g >> f) x")), nested);
+    // Composition binds less tightly than application, and a lambda's body takes it all.
+    let point_free =
+        normal("fun (i : 4.8.f32) => (transpose o map (map (fun y => add y y)) o transpose) i");
+    let lambda =
+        normal("fun (i : 4.8.f32) => transpose (map (map (fun y => add y y)) (transpose i))");
+    assert_eq!(point_free, lambda);
+}
+
+#[test]
+fn one_chain_uses_one_form_of_composition() {
+    let src = Source::new("t.rise", "def f = fun (x : f32) => (id o id >> id) x\n");
+    let err = parse_program(&src).unwrap_err().to_string();
+    assert!(err.starts_with("t.rise:1:35:"), "{err}");
+    assert!(err.contains("parenthesise"), "{err}");
+    // `o` is a name where it is no composition: a size, a parameter.
+    let src = Source::new("t.rise", "def g = nfun n m o => fun (o : n.m.o.f32) => o\n");
+    parse_program(&src).unwrap();
+}
+
+#[test]
+fn definition_names_may_have_hyphens() {
+    let p = parse_program(&Source::new(
+        "t.rise",
+        "def reorder-2d = fun (x : f32) => x\ndef uses-it = fun (y : f32) => reorder-2d y\n",
+    ))
+    .unwrap();
+    assert!(p.get("reorder-2d").is_some() && p.get("uses-it").is_some());
+    // A negative literal after a space stays a literal.
+    let p = parse_program(&Source::new(
+        "t.rise",
+        "def k = fun (x : int) => add x -1\n",
+    ))
+    .unwrap();
+    assert!(p.get("k").is_some());
+}
+
+const REORDER: &str = "programs/shine/reorder.rise";
+
+fn check_goals(start: &str, goals: &[&str]) -> std::process::Output {
+    let mut args = vec!["check".to_string(), format!("{REORDER}:{start}")];
+    for g in goals {
+        args.extend(["--goal".to_string(), format!("{REORDER}:{g}")]);
+    }
+    args.extend(["--rules".into(), "rules/shine.rules:reorder".into()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    output(&args)
+}
+
+/// shine's reorder 2D, 3D and 4D tests: every goal the Scala suite proves is found, each
+/// reported at its iteration, in one search per test.
+#[test]
+fn the_reorder_tests_find_every_goal_in_one_search() {
+    for (start, goals) in [
+        ("reorder2d", &["reorder2d-21"][..]),
+        (
+            "reorder3d",
+            &[
+                "reorder3d-132",
+                "reorder3d-213",
+                "reorder3d-231",
+                "reorder3d-321",
+                "reorder3d-312",
+            ],
+        ),
+        (
+            "reorder4d",
+            &["reorder4d-1243", "reorder4d-1324", "reorder4d-2134"],
+        ),
+    ] {
+        let out = check_goals(start, goals);
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{said}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for g in goals {
+            assert!(
+                said.contains(&format!("`goal {REORDER}:{g}`: found after ")),
+                "{said}"
+            );
+        }
+        if goals.len() > 1 {
+            let all = format!("{n} of {n} targets found", n = goals.len());
+            assert!(said.contains(&all), "{said}");
+        }
+    }
+}
+
+/// A goal not reached within the limits is named, the others still reported, and the check
+/// fails (exit 1).
+#[test]
+fn a_goal_not_found_fails_the_check_and_is_named() {
+    let mut args: Vec<String> = vec![
+        "check".into(),
+        format!("{REORDER}:reorder2d"),
+        "--goal".into(),
+        format!("{REORDER}:reorder2d-21"),
+        "--goal".into(),
+        format!("{REORDER}:reorder2d"),
+        "--sketch".into(),
+        "programs/mv.sketch:sequential".into(),
+    ];
+    args.extend(["--rules", "rules/shine.rules:reorder", "--iterations", "3"].map(String::from));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = output(&args);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("`goal programs/shine/reorder.rise:reorder2d-21`: found"),
+        "{said}"
+    );
+    // The start is its own goal: found before the first iteration.
+    assert!(
+        said.contains("reorder2d`: found after 0 iterations"),
+        "{said}"
+    );
+    assert!(
+        said.contains("`sequential`: NOT found (iteration-limit)"),
+        "{said}"
+    );
+    assert!(said.contains("2 of 3 targets found"), "{said}");
+    // Options that explain one target are refused with several.
+    let mut explain = args.clone();
+    explain.push("--explain");
+    let out = output(&explain);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("`--explain` explains one target"), "{err}");
+}
