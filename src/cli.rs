@@ -450,7 +450,9 @@ fn check_many(args: &CheckArgs, g: guide::Guide, cost: guide::Cost) -> Result<()
         targets.push(Target::Sketch(sketch, cost.clone()));
     }
     for spec in &args.goal {
-        let term = at_argument(spec, guide::load_goal(spec, &def, &step.limits))?;
+        let program = (def.name.as_str(), &def.term.ty);
+        let loaded = guide::load_goal(spec, Path::new(""), program, &step.limits);
+        let term = at_argument(spec, loaded)?;
         let name = format!("goal {spec}");
         targets.push(Target::Goal { name, term });
     }

@@ -149,3 +149,34 @@ fn a_goal_not_found_fails_the_check_and_is_named() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("`--explain` explains one target"), "{err}");
 }
+
+/// A guide's steps may be exact goals: the 3D goal 321 as three exchanges of neighbouring
+/// dimensions, each step a few hundred e-nodes where one search for it grows tens of
+/// thousands.
+#[test]
+fn a_guide_of_goal_steps_reaches_the_reversed_3d_goal() {
+    let out = output(&["guide", "programs/shine/reorder3d-321.guide"]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    for (i, goal) in ["132", "312", "321"].iter().enumerate() {
+        let line = format!("step {} `goal reorder.rise:reorder3d-{goal}`: found", i + 1);
+        assert!(said.contains(&line), "{said}");
+    }
+    // A goal of another type is a located error at the step.
+    let dir = tempfile::tempdir().unwrap();
+    let guide = dir.path().join("bad.guide");
+    let root = std::env::current_dir().unwrap();
+    std::fs::write(
+        &guide,
+        format!(
+            "program {0}/programs/shine/reorder.rise:reorder3d\nrules {0}/rules/shine.rules\n\nstep goal {0}/programs/shine/reorder.rise:reorder2d\n  rules reorder\n",
+            root.display()
+        ),
+    )
+    .unwrap();
+    let out = output(&["guide", guide.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("bad.guide:4:11:"), "{err}");
+    assert!(err.contains("goal `reorder2d` has type"), "{err}");
+}

@@ -167,7 +167,10 @@ impl Guide {
                 None,
             ),
             Target::Goal(spec) => {
-                let normal = load_goal(spec, &def, &settings.1).map_err(|e| locate(spec, e))?;
+                let here = std::path::Path::new("");
+                let program = (def.name.as_str(), &def.term.ty);
+                let normal =
+                    load_goal(spec, here, program, &settings.1).map_err(|e| locate(spec, e))?;
                 (SketchDecl::any(&format!("goal {spec}")), Some(normal))
             }
         };
@@ -194,14 +197,20 @@ impl Guide {
     }
 }
 
-/// The goal `FILE.rise:NAME` of a search from `def`, in beta-eta normal form (as the search
-/// compares it): an error when its type is not the program's.
-pub fn load_goal(spec: &str, def: &crate::rise::LoadedDef, limits: &Limits) -> Result<Rc<Term>> {
-    let goal = crate::rise::load_def_ref(spec, std::path::Path::new(""))?;
-    if goal.term.ty != def.term.ty {
+/// The goal `FILE.rise:NAME` (`FILE` relative to `dir`) of a search from `program` (its
+/// name and type), in beta-eta normal form, as the search compares it: an error when its type
+/// is not the program's.
+pub fn load_goal(
+    spec: &str,
+    dir: &std::path::Path,
+    program: (&str, &crate::rise::types::Type),
+    limits: &Limits,
+) -> Result<Rc<Term>> {
+    let goal = crate::rise::load_def_ref(spec, dir)?;
+    if goal.term.ty != *program.1 {
         return Err(Error::bad_input(format!(
             "goal `{}` has type {}, but `{}` has type {}",
-            goal.name, goal.term.ty, def.name, def.term.ty
+            goal.name, goal.term.ty, program.0, program.1
         )));
     }
     Ok(normalise(&goal.term, limits)?.0)

@@ -26,8 +26,15 @@ use crate::egraph::saturate::Limits;
 use crate::error::{read_source, word_lines, Error, Result, Span, Word};
 use crate::limits;
 use crate::rise::syntax::{RuleDecl, RuleFile};
-use crate::sketch::SketchFile;
+use crate::sketch::{SketchDecl, SketchFile};
 use std::path::{Path, PathBuf};
+
+/// What a step searches for: a sketch of the guide's sketch file, or an exact goal.
+enum StepTarget {
+    Sketch(Word),
+    /// `FILE.rise:NAME`, relative to the guide.
+    Goal(Word),
+}
 
 /// Settings that a step takes from the defaults or sets itself.
 #[derive(Clone)]
@@ -48,7 +55,7 @@ struct GuideParser {
     sketches: Option<SketchFile>,
     rules: Option<RuleFile>,
     defaults: Settings,
-    steps: Vec<(Word, Settings)>,
+    steps: Vec<(StepTarget, Settings)>,
     /// Every file read so far, the guide's own first.
     inputs: Vec<PathBuf>,
 }
@@ -212,11 +219,18 @@ pub fn load_guide(path: &Path) -> Result<Guide> {
     for (_, ws) in word_lines(&src, "//") {
         let key = &ws[0];
         if key.text == "step" {
-            if ws.len() != 2 {
-                return Err(Error::at(&key.span, "expected `step SKETCH_NAME`"));
-            }
+            let target = match &ws[1..] {
+                [name] => StepTarget::Sketch(name.clone()),
+                [goal, spec] if goal.text == "goal" => StepTarget::Goal(spec.clone()),
+                _ => {
+                    return Err(Error::at(
+                        &key.span,
+                        "expected `step SKETCH_NAME` or `step goal FILE.rise:NAME`",
+                    ))
+                }
+            };
             let settings = p.defaults.clone();
-            p.steps.push((ws.into_iter().nth(1).unwrap(), settings));
+            p.steps.push((target, settings));
             continue;
         }
         if !p.header(&ws)? {
@@ -228,24 +242,40 @@ pub fn load_guide(path: &Path) -> Result<Guide> {
     let (program, start, names) = p
         .program
         .ok_or_else(|| Error::at(&whole, "the guide names no `program FILE.rise:NAME`"))?;
-    let sketches = p
-        .sketches
-        .ok_or_else(|| Error::at(&whole, "the guide names no `sketches FILE.sketch`"))?;
     if p.steps.is_empty() {
         return Err(Error::at(&whole, "the guide has no `step`"));
     }
-    let steps = p
-        .steps
-        .into_iter()
-        .map(|(name, s)| {
-            let sketch = sketches
-                .get(&name.text)
-                .map_err(|e| e.or_at(&name.span))?
-                .clone()
-                .resolve(&names.sizes)?;
-            Ok(Step::new(sketch, s.rules, (s.cost, s.limits, s.filter)))
-        })
-        .collect::<Result<_>>()?;
+    let mut steps = vec![];
+    for (target, s) in p.steps {
+        let settings = (s.cost, s.limits, s.filter);
+        let step = match target {
+            StepTarget::Sketch(name) => {
+                let Some(sketches) = &p.sketches else {
+                    return Err(Error::at(
+                        &name.span,
+                        "a sketch step needs the guide's `sketches FILE.sketch`",
+                    ));
+                };
+                let sketch = sketches
+                    .get(&name.text)
+                    .map_err(|e| e.or_at(&name.span))?
+                    .clone()
+                    .resolve(&names.sizes)?;
+                Step::new(sketch, s.rules, settings)
+            }
+            StepTarget::Goal(spec) => {
+                let of = (program.as_str(), &start.ty);
+                let goal = super::load_goal(&spec.text, &p.dir, of, &settings.1)
+                    .map_err(|e| e.or_at(&spec.span))?;
+                input(&p.dir, &mut p.inputs, super::file_of(&spec.text));
+                let target = SketchDecl::any(&format!("goal {}", spec.text));
+                let mut step = Step::new(target, s.rules, settings);
+                step.goal = Some(goal);
+                step
+            }
+        };
+        steps.push(step);
+    }
     Ok(Guide {
         program,
         start,
