@@ -599,6 +599,18 @@ fn print_rules(spec: &str, substitution: Substitution, binding: Binding) -> Resu
 }
 
 fn dispatch(cli: Cli) -> Result<()> {
+    // A command whose output goes to a closed pipe (`sketchlog typecheck F | head`) ends as
+    // other command-line tools do, by SIGPIPE, not with an internal error. Not for the
+    // commands that run jobs, whose cluster connections report a closed peer as an error.
+    if !matches!(
+        cli.command,
+        Command::Reproduce { .. } | Command::Sweep { .. } | Command::Run { .. }
+    ) {
+        // SAFETY: restoring a signal's default disposition has no preconditions.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+    }
     // Every command that searches: limits hold inside an iteration too.
     match cli.command {
         Command::Run { .. }

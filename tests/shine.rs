@@ -180,3 +180,41 @@ fn a_guide_of_goal_steps_reaches_the_reversed_3d_goal() {
     assert!(err.contains("bad.guide:4:11:"), "{err}");
     assert!(err.contains("goal `reorder2d` has type"), "{err}");
 }
+
+/// `dfun` abstracts over data types: the outermost binders make a definition generic (rigid
+/// types, equal only to themselves), a generic helper inlined elsewhere is instantiated by
+/// inference, and an unbound data type is a located error.
+#[test]
+fn data_types_as_parameters() {
+    let p = parse_program(&Source::new(
+        "t.rise",
+        "def twice = dfun t => fun (g : t -> t) (x : t) => g (g x)\n\
+         def use = fun (y : f32) => twice (fun (z : f32) => add z z) y\n\
+         def generic = nfun n => dfun a b => fun (i : n.a) (f : a -> b) => map f i\n\
+         def rigid = dfun a => fun (x : a) => add x 1.0\n\
+         def unbound = fun (x : 4.q) => x\n",
+    ))
+    .unwrap();
+    let ty = |name: &str| sketchlog::rise::infer::def_type(&p, name);
+    assert_eq!(ty("use").unwrap(), "f32 -> f32");
+    assert_eq!(
+        ty("generic").unwrap(),
+        "(a: data) -> (b: data) -> (n: nat) -> n.a -> (a -> b) -> n.b"
+    );
+    let rigid = ty("rigid").unwrap_err().to_string();
+    assert!(
+        rigid.contains("type mismatch") && rigid.contains("f32"),
+        "{rigid}"
+    );
+    let unbound = ty("unbound").unwrap_err().to_string();
+    assert!(unbound.starts_with("t.rise:5:"), "{unbound}");
+    assert!(unbound.contains("unknown data type `q`"), "{unbound}");
+    // A generic program prints with its `dfun` binders and reads back as the same term.
+    let t = sketchlog::rise::infer::elaborate_def(&p, "generic").unwrap();
+    let printed = sketchlog::rise::print::print_expr(&sketchlog::rise::debruijn::to_named(
+        &t,
+        sketchlog::rise::debruijn::Annotate::Leading,
+    ));
+    assert!(printed.starts_with("dfun a b => nfun"), "{printed}");
+    assert_eq!(*term(&printed), *t);
+}

@@ -68,10 +68,11 @@ impl NatTerm {
     }
 }
 
-/// An argument of a type's constructor: a size or a type.
+/// An argument of a type's constructor: a size, a type, or a data type's number.
 pub(crate) enum TypeArg<'t> {
     Nat(&'t Nat),
     Type(&'t Type),
+    Id(i64),
 }
 
 /// The schema constructor of a type and its arguments in the constructor's order; `None` for
@@ -89,6 +90,10 @@ pub(crate) fn type_node(t: &Type) -> Option<(&'static str, smallvec::SmallVec<[T
         Type::Pair(a, b) => ("TPair", smallvec![T(a), T(b)]),
         Type::Fun(a, b) => ("TFun", smallvec![T(a), T(b)]),
         Type::NatFun(b) => ("TNatFun", smallvec![T(b)]),
+        Type::Data(name) => (
+            "TData",
+            smallvec![TypeArg::Id(crate::rise::types::data_id(name))],
+        ),
         Type::Meta(_) => return None,
     })
 }
@@ -109,6 +114,7 @@ pub fn type_sexpr_with(
         text += &match arg {
             TypeArg::Nat(n) => nat(n)?,
             TypeArg::Type(e) => type_sexpr_with(e, nat, meta)?,
+            TypeArg::Id(i) => i.to_string(),
         };
     }
     Ok(text + ")")
@@ -157,6 +163,7 @@ pub fn add_type<'a, 'db: 'a>(
         values.push(match arg {
             TypeArg::Nat(n) => add_nat(fs, n)?,
             TypeArg::Type(e) => add_type(fs, e, memo.as_deref_mut())?,
+            TypeArg::Id(i) => fs.base_to_value::<i64>(i),
         });
     }
     let v = add(fs, name, egglog::RawValues(values));
@@ -272,7 +279,7 @@ impl TypeTable {
         let known = |v: &Value| self.nats.contains_key(v) || self.types.contains_key(v);
         let mut raw: HashMap<Value, Raw> = HashMap::default();
         let mut ints: HashMap<Value, Vec<i64>> = HashMap::default();
-        for name in ["NNum", "NVar"] {
+        for name in ["NNum", "NVar", "TData"] {
             eg.read(|rs| {
                 rs.constructor_enodes(name, |e| {
                     if known(&e.eclass) {
@@ -333,6 +340,11 @@ impl TypeTable {
             }
             "NVar" => {
                 self.nats.insert(v, Nat::index(ints[&v][0] as u32));
+            }
+            "TData" => {
+                let t = crate::rise::types::data_type(ints[&v][0])
+                    .ok_or_else(|| Error::bad_input("a data type of another process"))?;
+                self.types.insert(v, t);
             }
             "NAdd" => {
                 let n = nat(0).add(&nat(1));

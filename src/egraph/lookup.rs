@@ -107,6 +107,7 @@ impl<'r, 't, 'a, 'db: 'a, R: Read<'a, 'db>> Lookup<'r, 't, R> {
             values.push(match arg {
                 TypeArg::Nat(n) => self.nat(n)?,
                 TypeArg::Type(e) => self.ty(e)?,
+                TypeArg::Id(i) => self.rs.base_to_value::<i64>(i),
             });
         }
         self.rs.eclass_of(name, egglog::RawValues(values)).ok()?

@@ -260,9 +260,9 @@ fn fold_rise_types(g: &Serialized, eg: &EGraph) -> Serialized {
 }
 
 /// The schema's size and type constructors.
-const SIZE_AND_TYPE_CONSTRUCTORS: [&str; 12] = [
+const SIZE_AND_TYPE_CONSTRUCTORS: [&str; 13] = [
     "NNum", "NVar", "NAdd", "NMul", "TF32", "TInt", "TIdx", "TArr", "TPair", "TVec", "TFun",
-    "TNatFun",
+    "TNatFun", "TData",
 ];
 
 /// Decodes a size or type e-class from the constructor e-node in it (sizes and types are
@@ -312,6 +312,7 @@ fn decode(
             "TVec" => SizeOrType::Type(vector(ty(part(0))?, size(part(1))?)),
             "TFun" => SizeOrType::Type(fun(ty(part(0))?, ty(part(1))?)),
             "TNatFun" => SizeOrType::Type(nat_fun(ty(part(0))?)),
+            "TData" => SizeOrType::Type(crate::rise::types::data_type(int(0)?)?),
             _ => return None,
         })
     });

@@ -99,7 +99,14 @@ pub fn to_named_as(t: &Term, annotate: Annotate, names: &Names) -> Expr {
         sizes: names.sizes.iter(),
         params: names.params.iter(),
     };
-    let named = |annotate| to_named_in(t, annotate, &mut vec![], &mut vec![], &mut hints(), true);
+    // The data types the term is generic in, bound by `dfun`s around it.
+    let data = data_types(t);
+    let named = |annotate| {
+        let e = to_named_in(t, annotate, &mut vec![], &mut vec![], &mut hints(), true);
+        data.iter().rev().fold(e, |body, a| {
+            Expr::new(ExprKind::DataLam(a.to_string(), Box::new(body)))
+        })
+    };
     if annotate != Annotate::Leading {
         return named(annotate);
     }
@@ -109,6 +116,23 @@ pub fn to_named_as(t: &Term, annotate: Annotate, names: &Names) -> Expr {
         .into_iter()
         .find(|e| super::infer::elaborate(None, e).is_ok_and(|back| *back == *t))
         .unwrap_or_else(|| named(Annotate::All))
+}
+
+/// The names of the `dfun`-bound data types in the types of `t`, in order of appearance.
+fn data_types(t: &Term) -> Vec<std::sync::Arc<str>> {
+    let mut names: Vec<std::sync::Arc<str>> = vec![];
+    let mut todo = vec![t];
+    while let Some(t) = todo.pop() {
+        t.ty.for_each_type(&mut |ty| {
+            if let Type::Data(a) = ty {
+                if !names.contains(a) {
+                    names.push(a.clone());
+                }
+            }
+        });
+        todo.extend(t.node.children().into_iter().map(|c| &**c));
+    }
+    names
 }
 
 /// Annotates the body under the leading `nfun`/`fun` binders with its type.

@@ -169,6 +169,7 @@ impl Solver {
             (Type::Meta(i), _) => self.bind(*i, &b),
             (_, Type::Meta(j)) => self.bind(*j, &a),
             (Type::F32, Type::F32) | (Type::Int, Type::Int) => Ok(()),
+            (Type::Data(x), Type::Data(y)) if x == y => Ok(()),
             (Type::Idx(n), Type::Idx(m)) => self.unify_nat(n, m, span),
             (Type::Arr(n, s), Type::Arr(m, t)) | (Type::Vector(s, n), Type::Vector(t, m)) => {
                 self.unify(s, t, span)?;
@@ -273,6 +274,11 @@ struct Elaborator<'p> {
     /// The function type an unannotated lambda about to be inferred is expected to have
     /// (its parameter type then comes from it): see [`Elaborator::infer_spine`].
     lambda_hint: Option<Type>,
+    /// The data types bound by enclosing `dfun`s: a rigid [`Type::Data`] for the outermost
+    /// binders of the elaborated expression, a metavariable elsewhere (instantiated).
+    data_env: Vec<(String, Type)>,
+    /// Whether the expression about to be inferred is among the outermost `dfun`s.
+    outermost: bool,
 }
 
 impl<'p> Elaborator<'p> {
@@ -289,6 +295,8 @@ impl<'p> Elaborator<'p> {
             depth: 0,
             nodes: 0,
             lambda_hint: None,
+            data_env: vec![],
+            outermost: true,
         }
     }
 }
@@ -357,7 +365,7 @@ impl<'p> Elaborator<'p> {
                 self.instantiate_type_holes(b),
             ),
             Type::NatFun(b) => nat_fun(self.instantiate_type_holes(b)),
-            Type::F32 | Type::Int | Type::Idx(_) => t.clone(),
+            Type::F32 | Type::Int | Type::Idx(_) | Type::Data(_) => t.clone(),
         }
     }
 
@@ -370,6 +378,30 @@ impl<'p> Elaborator<'p> {
             })
         });
         err.map_or(Ok(out), Err)
+            .and_then(|t| self.resolve_data(&t, span))
+    }
+
+    /// Replaces the data types named in an annotation by what their `dfun` binds them to;
+    /// an unbound name is an error.
+    fn resolve_data(&self, t: &Type, span: &Span) -> Result<Type> {
+        use super::types::{arr, pair, vector};
+        Ok(match t {
+            Type::Data(name) => match self.data_env.iter().rev().find(|(a, _)| **a == **name) {
+                Some((_, bound)) => bound.clone(),
+                None => {
+                    return Err(Error::at(
+                        span,
+                        format!("unknown data type `{name}`: bind it with `dfun {name} => ...`"),
+                    ))
+                }
+            },
+            Type::Arr(n, e) => arr(n.clone(), self.resolve_data(e, span)?),
+            Type::Vector(e, n) => vector(self.resolve_data(e, span)?, n.clone()),
+            Type::Pair(a, b) => pair(self.resolve_data(a, span)?, self.resolve_data(b, span)?),
+            Type::Fun(a, b) => fun(self.resolve_data(a, span)?, self.resolve_data(b, span)?),
+            Type::NatFun(b) => nat_fun(self.resolve_data(b, span)?),
+            Type::F32 | Type::Int | Type::Idx(_) | Type::Meta(_) => t.clone(),
+        })
     }
 
     fn infer(&mut self, e: &Expr, fallback: &Span) -> Result<Pre> {
@@ -536,7 +568,19 @@ impl<'p> Elaborator<'p> {
             span: span.clone(),
             binder: None,
         };
+        let outermost = std::mem::replace(&mut self.outermost, false);
         Ok(match &e.kind {
+            ExprKind::DataLam(a, body) => {
+                let bound = match outermost {
+                    true => Type::Data(a.as_str().into()),
+                    false => self.solver.data(),
+                };
+                self.data_env.push((a.clone(), bound));
+                self.outermost = outermost;
+                let b = self.infer(body, &span);
+                self.data_env.pop();
+                b?
+            }
             ExprKind::Var(x) => {
                 if let Some(pos) = self.env.iter().rposition(|(n, _)| n == x) {
                     let idx = (self.env.len() - 1 - pos) as u32;
@@ -545,9 +589,11 @@ impl<'p> Elaborator<'p> {
                     // An earlier definition: inline it (it is closed).
                     let env = std::mem::take(&mut self.env);
                     let nat_env = std::mem::take(&mut self.nat_env);
+                    let data_env = std::mem::take(&mut self.data_env);
                     let r = self.infer(&def.expr, &def.span);
                     self.env = env;
                     self.nat_env = nat_env;
+                    self.data_env = data_env;
                     r?
                 } else if let Some(p) = Prim::from_name(x) {
                     let ty = p.instantiate(&mut self.solver);
@@ -590,6 +636,7 @@ impl<'p> Elaborator<'p> {
                     internal = format!("{n}{}", self.next_nat);
                 }
                 self.nat_env.push((n.clone(), internal.clone()));
+                self.outermost = outermost;
                 let b = self.infer(body, &span);
                 self.nat_env.pop();
                 let b = b?;
@@ -622,6 +669,7 @@ impl<'p> Elaborator<'p> {
             ExprKind::Annot(inner, t) => {
                 let t = self.resolve_type(t, &span)?;
                 let t = self.instantiate_holes(&t);
+                self.outermost = outermost;
                 let inner = self.infer(inner, &span)?;
                 self.solver
                     .unify(&t, &inner.ty, &inner.span)
@@ -735,12 +783,21 @@ pub fn def_type(program: &Program, name: &str) -> Result<String> {
                 hints.push(n.clone());
                 e = b;
             }
-            ExprKind::Annot(b, _) => e = b,
+            ExprKind::Annot(b, _) | ExprKind::DataLam(_, b) => e = b,
             _ => break,
         }
     }
     match elaborate_def(program, name) {
-        Ok(t) => Ok(t.ty.show_hinted(&[], &hints)),
+        Ok(t) => {
+            // The data types it is generic in, as shine writes them: `(dt: data) -> ...`.
+            let mut data: Vec<std::sync::Arc<str>> = vec![];
+            t.ty.for_each_type(&mut |ty| match ty {
+                Type::Data(a) if !data.contains(a) => data.push(a.clone()),
+                _ => {}
+            });
+            let binders: String = data.iter().map(|a| format!("({a}: data) -> ")).collect();
+            Ok(binders + &t.ty.show_hinted(&[], &hints))
+        }
         Err(err) if err.message.starts_with("cannot infer a complete type") => {
             let mut el = Elaborator::new(Some(program), false);
             let pre = el.infer(&def.expr, &def.span)?;

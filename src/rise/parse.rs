@@ -99,7 +99,7 @@ fn lex(src: &Arc<Source>) -> Result<Vec<Token>> {
 }
 
 const KEYWORDS: &[&str] = &[
-    "fun", "nfun", "in", "def", "nat", "rule", "ruleset", "where", "notin",
+    "fun", "nfun", "dfun", "in", "def", "nat", "rule", "ruleset", "where", "notin",
 ];
 
 /// Composition (`f o g`): a name elsewhere (a size `o`), but never an argument.
@@ -407,7 +407,8 @@ impl Parser {
             }
             return Ok(body);
         }
-        if self.is_kw("nfun") {
+        if self.is_kw("nfun") || self.is_kw("dfun") {
+            let data = self.is_kw("dfun");
             self.pos += 1;
             let mut names = vec![self.ident()?];
             while !self.is_sym("=>") {
@@ -416,7 +417,11 @@ impl Parser {
             self.expect_sym("=>")?;
             let mut body = self.expr()?;
             for n in names.into_iter().rev() {
-                body = Expr::new(ExprKind::NatLam(n, Box::new(body))).with_span(self.since(start));
+                let kind = match data {
+                    true => ExprKind::DataLam(n, Box::new(body)),
+                    false => ExprKind::NatLam(n, Box::new(body)),
+                };
+                body = Expr::new(kind).with_span(self.since(start));
             }
             return Ok(body);
         }
@@ -496,7 +501,9 @@ impl Parser {
     fn starts_atom(&self) -> bool {
         match self.peek() {
             Tok::Ident(x) if x == COMPOSE => false,
-            Tok::Ident(x) => !KEYWORDS.contains(&x.as_str()) || x == "fun" || x == "nfun",
+            Tok::Ident(x) => {
+                !KEYWORDS.contains(&x.as_str()) || ["fun", "nfun", "dfun"].contains(&x.as_str())
+            }
             Tok::Int(_) => true,
             Tok::Sym("(") => true,
             Tok::Sym("-") => matches!(self.peek_at(1), Tok::Int(_)) && self.adjacent(self.pos),
@@ -507,7 +514,7 @@ impl Parser {
     fn postfix(&mut self) -> Result<Expr> {
         let start = self.pos;
         // A lambda in argument position extends as far as possible, as in `map fun x => e`.
-        if self.is_kw("fun") || self.is_kw("nfun") {
+        if self.is_kw("fun") || self.is_kw("nfun") || self.is_kw("dfun") {
             return self.expr();
         }
         let mut e = self.atom()?;
@@ -726,6 +733,13 @@ impl Parser {
                 let n = self.nat()?;
                 self.expect_sym("]")?;
                 Ok(Type::Idx(n))
+            }
+            // A data type bound by `dfun` (checked by inference).
+            Tok::Ident(x)
+                if !KEYWORDS.contains(&x.as_str()) && !["vec", "idx"].contains(&x.as_str()) =>
+            {
+                self.pos += 1;
+                Ok(Type::Data(x.as_str().into()))
             }
             Tok::Ident(x) if x == "vec" => {
                 self.pos += 1;

@@ -99,13 +99,23 @@ fn write_expr(e: &Expr, ctx: Ctx, out: &mut String) {
                 out.push(')');
             }
         }
-        ExprKind::NatLam(..) => {
+        ExprKind::NatLam(..) | ExprKind::DataLam(..) => {
             paren(ctx != Ctx::Top, out);
-            out.push_str("nfun");
+            let data = matches!(e.kind, ExprKind::DataLam(..));
+            out.push_str(if data { "dfun" } else { "nfun" });
             let mut cur = e;
-            while let ExprKind::NatLam(n, body) = &cur.kind {
-                out.push_str(&format!(" {n}"));
-                cur = body;
+            loop {
+                match &cur.kind {
+                    ExprKind::NatLam(n, body) if !data => {
+                        out.push_str(&format!(" {n}"));
+                        cur = body;
+                    }
+                    ExprKind::DataLam(a, body) if data => {
+                        out.push_str(&format!(" {a}"));
+                        cur = body;
+                    }
+                    _ => break,
+                }
             }
             out.push_str(" => ");
             write_expr(cur, Ctx::Top, out);

@@ -39,6 +39,10 @@ pub enum ExprKind {
     App(Box<Expr>, Box<Expr>),
     /// `nfun n => body`: abstraction over a size.
     NatLam(String, Box<Expr>),
+    /// `dfun a => body`: abstraction over a data type. The outermost binders of a definition
+    /// make it generic in their data types; elsewhere (a definition inlined into another)
+    /// inference instantiates them.
+    DataLam(String, Box<Expr>),
     /// `f<n>`: application to a size.
     NatApp(Box<Expr>, Nat),
     F32(Float),
@@ -81,7 +85,7 @@ impl Expr {
                     names.params.push(x.clone());
                     e = body;
                 }
-                ExprKind::Annot(inner, _) => e = inner,
+                ExprKind::Annot(inner, _) | ExprKind::DataLam(_, inner) => e = inner,
                 _ => return names,
             }
         }
@@ -94,7 +98,7 @@ impl Expr {
                 v.extend(body.size_params());
                 v
             }
-            ExprKind::Annot(inner, _) => inner.size_params(),
+            ExprKind::Annot(inner, _) | ExprKind::DataLam(_, inner) => inner.size_params(),
             _ => vec![],
         }
     }
@@ -108,6 +112,7 @@ impl Expr {
                 ExprKind::Var(_) | ExprKind::F32(_) | ExprKind::Int(_) => {}
                 ExprKind::Lam(_, _, b)
                 | ExprKind::NatLam(_, b)
+                | ExprKind::DataLam(_, b)
                 | ExprKind::NatApp(b, _)
                 | ExprKind::Annot(b, _) => todo.push((b, d + 1)),
                 ExprKind::App(f, x) => todo.extend([(&**f, d + 1), (&**x, d + 1)]),
@@ -153,9 +158,10 @@ impl Expr {
                     *bound.entry(y.as_str()).or_default() += 1;
                     todo.extend([Step::Unbind(y.as_str()), Step::Visit(b)]);
                 }
-                ExprKind::NatLam(_, b) | ExprKind::NatApp(b, _) | ExprKind::Annot(b, _) => {
-                    todo.push(Step::Visit(b))
-                }
+                ExprKind::NatLam(_, b)
+                | ExprKind::DataLam(_, b)
+                | ExprKind::NatApp(b, _)
+                | ExprKind::Annot(b, _) => todo.push(Step::Visit(b)),
                 ExprKind::App(f, x) => todo.extend([Step::Visit(f), Step::Visit(x)]),
             }
         }

@@ -23,6 +23,9 @@ pub enum Type {
     Fun(Arc<Type>, Arc<Type>),
     /// `(n: nat) -> t`: the body refers to the bound size as nat index 0.
     NatFun(Arc<Type>),
+    /// A data type bound by `dfun`: rigid, equal only to itself (the program is generic in
+    /// it).
+    Data(Arc<str>),
     /// An inference metavariable.
     Meta(u32),
 }
@@ -33,6 +36,26 @@ pub trait Rebuild {
     fn nat(&mut self, n: &Nat, depth: u32) -> Option<Nat>;
     fn part(&mut self, t: &Type, depth: u32) -> Option<Type>;
 }
+
+/// The number of the data type named `name` in this process (the e-graph stores data types
+/// by number: `(TData 0)`); the same name, the same number.
+pub fn data_id(name: &str) -> i64 {
+    let mut names = DATA_NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    let at = names.iter().position(|n| &**n == name).unwrap_or_else(|| {
+        names.push(Arc::from(name));
+        names.len() - 1
+    });
+    at as i64
+}
+
+/// The data type numbered `id` by [`data_id`].
+pub fn data_type(id: i64) -> Option<Type> {
+    let names = DATA_NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    let name = names.get(usize::try_from(id).ok()?)?;
+    Some(Type::Data(name.clone()))
+}
+
+static DATA_NAMES: std::sync::Mutex<Vec<Arc<str>>> = std::sync::Mutex::new(Vec::new());
 
 pub fn arr(n: Nat, t: Type) -> Type {
     Type::Arr(n, Arc::new(t))
@@ -85,7 +108,7 @@ impl Type {
         }
         let keep = |new: Option<Arc<Type>>, old: &Arc<Type>| new.unwrap_or_else(|| old.clone());
         match self {
-            Type::F32 | Type::Int | Type::Meta(_) => None,
+            Type::F32 | Type::Int | Type::Data(_) | Type::Meta(_) => None,
             Type::Idx(n) => r.nat(n, depth).map(Type::Idx),
             Type::Arr(n, t) => match (r.nat(n, depth), part(r, t, depth)) {
                 (None, None) => None,
@@ -112,7 +135,7 @@ impl Type {
     /// Calls `f` on every nat in the type.
     pub fn for_each_nat(&self, f: &mut impl FnMut(&Nat)) {
         match self {
-            Type::F32 | Type::Int | Type::Meta(_) => {}
+            Type::F32 | Type::Int | Type::Data(_) | Type::Meta(_) => {}
             Type::Idx(n) => f(n),
             Type::Arr(n, t) => {
                 f(n);
@@ -226,6 +249,7 @@ impl Type {
             Type::F32 => out.push_str("f32"),
             Type::Int => out.push_str("int"),
             Type::Meta(i) => out.push_str(&format!("?t{i}")),
+            Type::Data(name) => out.push_str(name),
             Type::Idx(n) => out.push_str(&format!("idx[{}]", nat(n, names))),
             Type::Arr(n, t) => {
                 out.push_str(&nat(n, names));

@@ -84,7 +84,9 @@ pub fn pattern_vars(lhs: &Expr) -> (Vec<String>, Vec<String>) {
                 go(f, bound, vars, nats);
                 go(x, bound, vars, nats);
             }
-            ExprKind::NatLam(_, b) | ExprKind::Annot(b, _) => go(b, bound, vars, nats),
+            ExprKind::NatLam(_, b) | ExprKind::DataLam(_, b) | ExprKind::Annot(b, _) => {
+                go(b, bound, vars, nats)
+            }
             ExprKind::NatApp(f, n) => {
                 go(f, bound, vars, nats);
                 for a in n.atoms() {
