@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Fills the tables of the README and of the book from results/ beside the paper's and the peers' figures.
 
-Usage: scripts/fill-readme-tables.py [--commit COMMIT]
+Usage: scripts/fill-readme-tables.py [--commit BUILD=COMMIT]...
 Rewrites README.md and docs/src/*.md between marker comments (`<!-- table2 -->` ... `<!-- /table2 -->`).
-COMMIT names the commit whose build made the rows (results/machine.txt names the machine and build).
+results/machine.txt names the machine and build of each table; --commit names a build's commit.
 """
 import csv, re, pathlib, sys
 
@@ -98,6 +98,12 @@ def sweep():
         f"| {r['search_s']} | {cell(r['max_enodes'])} | {cell(r['gflops'])} "
         f"| {cell(r['ratio_vs_reference'])} | {r['stop']} |" for r in rows("tiles.csv"))
 
+def shine():
+    return "\n".join(
+        f"| {r['test']} | {r['goal']} | {r['scala_found']} | {r['found']} | {r['iterations'] or '-'} "
+        f"| {r['enodes'] or '-'} | {r['time_s']} | {r['peak_rss_mb'] or '-'} | {r['scala_note']} |"
+        for r in rows("shine.csv"))
+
 def codegen_summary():
     """The matrix products' rows at 1024^3: GFLOP/s and the ratio to the gemm crate."""
     return "\n".join(
@@ -105,18 +111,25 @@ def codegen_summary():
         for r in rows("codegen.csv") if r["sizes"].count("x") == 2)
 
 def machine():
-    """Which machine and build made the committed rows (results/machine.txt), and the commit."""
+    """Which machine and build made each table's committed rows (results/machine.txt), with the
+    commit of each build given as --commit BUILD=COMMIT."""
     path = pathlib.Path("results/machine.txt")
     lines = path.read_text().splitlines() if path.exists() else []
-    made = sorted({l.split(": ", 1)[1] for l in lines if ": " in l})
-    commit = sys.argv[sys.argv.index("--commit") + 1] if "--commit" in sys.argv else None
-    at = f" at commit `{commit}`" if commit else ""
-    return (f"The committed rows were made by the main job{at} on " +
-            "; ".join(f"{m.split('; build')[0]} (build `{m.split('; build ')[1]}`)" for m in made) +
-            " (`results/machine.txt`).")
+    commits = dict(a.split("=", 1) for i, a in enumerate(sys.argv)
+                   if i > 0 and sys.argv[i - 1] == "--commit")
+    made = {}
+    for line in lines:
+        table, rest = line.split(": ", 1)
+        made.setdefault(rest, []).append(table)
+    out = ["The committed rows were made by `reproduce` (`results/machine.txt`):"]
+    for rest, tables in sorted(made.items(), key=lambda kv: kv[1]):
+        where, build = rest.split("; build ")
+        at = f", commit `{commits[build]}`" if build in commits else ""
+        out.append(f"- {', '.join(tables)}: {where} (build `{build}`{at})")
+    return "\n".join(out)
 
 FILLS = [("table2", table2), ("table4", table4), ("table3", table3), ("table5", table5),
-         ("codegen", codegen), ("codegen-summary", codegen_summary), ("sweep", sweep),
+         ("codegen", codegen), ("codegen-summary", codegen_summary), ("sweep", sweep), ("shine", shine),
          ("machine", machine)]
 
 for page in [pathlib.Path("README.md")] + sorted(pathlib.Path("docs/src").glob("*.md")):

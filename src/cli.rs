@@ -179,6 +179,14 @@ enum Command {
         #[arg(long)]
         point: String,
     },
+    /// One test of the Rise project's suite (run by `reproduce shine` in a child process):
+    /// reports a row per goal as a JSON line.
+    #[command(hide = true)]
+    ShineRow {
+        test: String,
+        #[arg(long, default_value_t = 120)]
+        time_s: u64,
+    },
     /// The command-line reference in Markdown, generated from these definitions
     /// (`docs/src/cli.md`).
     #[command(hide = true)]
@@ -617,7 +625,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         | Command::Check { .. }
         | Command::Guide { .. }
         | Command::Bench { .. } => egraph::saturate::start_watchdog(|_| std::process::exit(1)),
-        Command::Table2Row { .. } | Command::MatmulRow { .. } => {
+        Command::Table2Row { .. } | Command::MatmulRow { .. } | Command::ShineRow { .. } => {
             egraph::saturate::start_watchdog(|stop| {
                 crate::cluster::child::report_stop(stop);
                 std::process::exit(1)
@@ -695,6 +703,10 @@ fn dispatch(cli: Cli) -> Result<()> {
             &goal,
             Encoding::new(substitution, binding),
             std::time::Duration::from_secs(time_s),
+        )),
+        Command::ShineRow { test, time_s } => report_failure(crate::experiments::shine::row_main(
+            &test,
+            Duration::from_secs(time_s),
         )),
         Command::CliReference => {
             print!("{}", cli_reference());

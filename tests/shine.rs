@@ -218,3 +218,24 @@ fn data_types_as_parameters() {
     assert!(printed.starts_with("dfun a b => nfun"), "{printed}");
     assert_eq!(*term(&printed), *t);
 }
+
+/// `reproduce shine`'s child: one search for all of a test's goals, a row each, as found.
+#[test]
+fn a_test_of_the_suite_reports_a_row_per_goal() {
+    let out = output(&["shine-row", "reorder-3d"]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    let rows: serde_json::Value = said
+        .lines()
+        .find_map(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| panic!("{said}"));
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 5);
+    for row in rows {
+        assert_eq!(row["found"], true, "{row}");
+        assert_eq!(row["scala_found"], true, "{row}");
+        assert!(row["enodes"].as_u64().unwrap() > 0, "{row}");
+    }
+    let out = output(&["shine-row", "nope"]);
+    assert_eq!(out.status.code(), Some(2));
+}

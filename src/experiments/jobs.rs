@@ -2,7 +2,7 @@
 //! runs in a child process, and what it produces ([`Outcome`]), for the
 //! [`cluster`](crate::cluster) to schedule, key and keep.
 
-use super::{codegen, input, matmul, sweep, table2};
+use super::{codegen, input, matmul, shine, sweep, table2};
 use crate::cluster::child::Caps;
 use crate::cluster::job::Task;
 use crate::egraph::encoding::{Binding, Encoding, Substitution};
@@ -32,6 +32,8 @@ pub enum Work {
     /// The generated C's table: every version compiled, validated and timed. Timed, so it
     /// runs alone.
     Codegen { size: i64 },
+    /// A test of the Rise project's suite: one search for all its goals.
+    Shine { test: String },
     /// A point of a sweep; timed when the sweep times the found programs.
     SweepPoint {
         sweep: PathBuf,
@@ -49,6 +51,8 @@ pub enum Outcome {
     Unguided(Vec<matmul::GoalRun>),
     /// The codegen table's rows.
     Codegen(Vec<codegen::Row>),
+    /// A row per goal of the test.
+    Shine(Vec<shine::Row>),
     SweepPoint(sweep::PointRow),
 }
 
@@ -65,6 +69,7 @@ impl Task for Work {
             Work::Guided { goal } => format!("matmul {goal} guided"),
             Work::Unguided { goals } => format!("matmul {} unguided", goals.join(", ")),
             Work::Codegen { size } => format!("codegen at {size}"),
+            Work::Shine { test } => format!("shine {test}"),
             Work::SweepPoint { sweep, point, .. } => {
                 format!("{} {}", sweep.display(), sweep::point_arg(point))
             }
@@ -96,6 +101,7 @@ impl Task for Work {
                 files
             }
             Work::Codegen { .. } => codegen::inputs()?,
+            Work::Shine { test } => shine::inputs(shine::test(test)?),
             Work::SweepPoint { sweep, point, .. } => sweep::load(sweep)?.inputs(point)?,
         })
     }
@@ -113,6 +119,7 @@ impl Task for Work {
             Work::Guided { goal } => Outcome::Guided(matmul::run_guided(goal, caps)?),
             Work::Unguided { goals } => Outcome::Unguided(matmul::run_unguided(goals, caps)?),
             Work::Codegen { size } => Outcome::Codegen(codegen::run_child(*size, caps)?),
+            Work::Shine { test } => Outcome::Shine(shine::run_child(test, caps)?),
             Work::SweepPoint { sweep, point, .. } => {
                 Outcome::SweepPoint(sweep::run_child(sweep, point, caps)?)
             }
@@ -138,6 +145,10 @@ impl Task for Work {
                 .collect::<Vec<_>>()
                 .join(", "),
             Outcome::Codegen(rows) => format!("{} rows", rows.len()),
+            Outcome::Shine(rows) => {
+                let found = rows.iter().filter(|r| r.found).count();
+                format!("{found} of {} goals found", rows.len())
+            }
             Outcome::SweepPoint(row) => match (row.found, row.gflops) {
                 (true, Some(g)) => format!("found, {g:.1} GFLOP/s"),
                 (true, None) => "found".into(),

@@ -1,7 +1,7 @@
 //! Experiments that reproduce the paper's tables and figures as CSV (and SVG) files in
 //! `results/`: Table 2 (lambda-calculus encodings, [`table2`]) and the matrix
-//! multiplication case study's Tables 3, 4, 5 and Figure 16 ([`matmul`], [`plot`]), and the
-//! generated C's performance ([`codegen`]).
+//! multiplication case study's Tables 3, 4, 5 and Figure 16 ([`matmul`], [`plot`]), the
+//! generated C's performance ([`codegen`]), and the Rise project's own tests ([`shine`]).
 //!
 //! Each row runs in its own child process of `sketchlog` ([`child`]) under a memory cap
 //! (`RLIMIT_AS`, set by the child) and a time limit, so a row that runs out of memory is recorded as such and
@@ -16,6 +16,7 @@ pub mod matmul;
 pub mod plot;
 pub mod reproduce;
 pub mod scale;
+pub mod shine;
 pub mod sweep;
 pub mod table2;
 

@@ -3,7 +3,7 @@
 //! the store (atomically) as each job finishes, with a progress line per job.
 
 use super::jobs::{Job, Outcome, Store, Work};
-use super::{codegen, matmul, table2};
+use super::{codegen, matmul, shine, table2};
 use crate::cluster::child::Caps;
 use crate::cluster::Cluster;
 use crate::egraph::encoding::{Binding, Substitution};
@@ -11,7 +11,9 @@ use crate::error::{Error, Result};
 use std::path::PathBuf;
 
 /// The tables `reproduce` knows, in the order they are listed.
-pub const TABLES: [&str; 6] = ["table2", "table3", "table4", "table5", "fig16", "codegen"];
+pub const TABLES: [&str; 7] = [
+    "table2", "table3", "table4", "table5", "fig16", "codegen", "shine",
+];
 
 /// Settings of one `reproduce` run.
 #[derive(Clone)]
@@ -91,6 +93,12 @@ impl Settings {
                     }
                 }
                 "codegen" => add(Work::Codegen { size: self.size }, codegen::CAPS)?,
+                "shine" => {
+                    for t in &shine::TESTS {
+                        let test = t.name.to_string();
+                        add(Work::Shine { test }, shine::CAPS)?;
+                    }
+                }
                 other => {
                     return Err(Error::bad_input(format!(
                         "unknown table `{other}` (available: {})",
@@ -130,6 +138,18 @@ impl Settings {
                 "table4" => matmul::table4(dir, &self.goals, &runs)?,
                 "table5" => matmul::table5(dir, &self.goals, &runs)?,
                 "fig16" => matmul::fig16(dir, &runs)?,
+                "shine" => {
+                    let rows: Vec<Vec<String>> = outcomes
+                        .iter()
+                        .filter_map(|(_, o)| match o {
+                            Outcome::Shine(rows) => Some(rows.iter().map(|r| r.fields())),
+                            _ => None,
+                        })
+                        .flatten()
+                        .collect();
+                    let path = dir.join("shine.csv");
+                    matmul::write_csv(&path, &shine::COLUMNS, &rows)?
+                }
                 _ => {
                     let rows: Vec<Vec<String>> = outcomes
                         .iter()
