@@ -239,3 +239,79 @@ fn a_test_of_the_suite_reports_a_row_per_goal() {
     let out = output(&["shine-row", "nope"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// The value of a closed program (no sizes, no arguments), flattened.
+fn value(src: &str) -> Vec<f32> {
+    use sketchlog::rise::interp::run;
+    run(&term(src), &[], &[]).unwrap().flatten_f32().unwrap()
+}
+
+/// Each of shine's primitives added here means what shine's Rise says it means.
+#[test]
+fn shine_primitives_mean_what_shine_says() {
+    let xs = "(generate (fun (i : idx[3]) => 1.0) : 3.f32)";
+    let v = |s: String| value(&s);
+    let ints = "(fun (i : idx[4]) => idx i (concat (concat (take<2> (drop<1> (padCst<1, 0> 0.0 (padClamp<0, 1> (generate (fun (j : idx[2]) => 5.0) : 2.f32))))) (generate (fun (j : idx[1]) => 7.0) : 1.f32)) (generate (fun (j : idx[1]) => 8.0) : 1.f32)))";
+    // padClamp<0, 1> [5, 5] = [5, 5, 5]; padCst<1, 0> 0 = [0, 5, 5, 5]; drop<1> = [5, 5, 5];
+    // take<2> = [5, 5]; concat with [7], then [8] = [5, 5, 7, 8]
+    assert_eq!(v(format!("generate {ints}")), [5.0, 5.0, 7.0, 8.0]);
+    assert_eq!(
+        v("padClamp<1, 2> (generate (fun (i : idx[3]) => add 1.0 (mul 0.0 1.0)) : 3.f32)".into()),
+        [1.0; 6]
+    );
+    assert_eq!(
+        v(format!("scanSeq (fun x acc => add x acc) 0.0 {xs}")),
+        [1.0, 2.0, 3.0]
+    );
+    assert_eq!(
+        v(format!("circularBuffer<3, 2> (fun x => mul x 2.0) {xs}")),
+        [2.0; 4]
+    );
+    assert_eq!(v(format!("rotateValues<2> (fun x => x) {xs}")), [1.0; 4]);
+    assert_eq!(
+        v(format!("mapSeqUnroll (fun x => sub x 3.0) {xs}")),
+        [-2.0; 3]
+    );
+    assert_eq!(v(format!("mapStream (fun x => div x 4.0) {xs}")), [0.25; 3]);
+    assert_eq!(v(format!("iterateStream (fun x => neg x) {xs}")), [-1.0; 3]);
+    let pair = |f: &str, part: &str| {
+        v(format!(
+            "{part} ({f} (fun x => mul x 3.0) (makePair 1.0 5.0))"
+        ))
+    };
+    assert_eq!(
+        (pair("mapFst", "fst"), pair("mapFst", "snd")),
+        (vec![3.0], vec![5.0])
+    );
+    assert_eq!(
+        (pair("mapSnd", "fst"), pair("mapSnd", "snd")),
+        (vec![1.0], vec![15.0])
+    );
+    assert_eq!(
+        v(format!(
+            "gather (generate (fun (i : idx[2]) => i) : 2.idx[2]) (take<2> {xs})"
+        )),
+        [1.0, 1.0]
+    );
+    // Integer arithmetic, and its errors located at run time.
+    use sketchlog::rise::interp::{run, Value};
+    let int = |src: &str| run(&term(src), &[], &[]);
+    assert!(matches!(int("mod 7 3").unwrap(), Value::Int(1)));
+    assert!(matches!(int("div 7 2").unwrap(), Value::Int(3)));
+    assert!(int("div 7 0").unwrap_err().contains("div by zero"));
+}
+
+/// `sub` and `div` become C, and so do `drop` and `take` (views: index offsets), validated
+/// against the interpreter.
+#[test]
+fn shine_primitives_with_a_c_translation_compile_and_agree() {
+    use sketchlog::codegen::run::{compile, validate, COptions};
+    let p = sketchlog::codegen::sequential(&term(
+        "nfun n => fun (x : (n+2).f32) => map (fun y => div (sub y 1.0) 2.0) (take<n> (drop<2> x))",
+    ));
+    let opts = COptions::default();
+    let exe = compile(&p, &[64], &opts).unwrap();
+    let ok = validate(&exe, &p, &opts).unwrap();
+    assert_eq!(ok.compared, 64);
+    assert!(ok.max_rel_error < 1e-6, "{}", ok.max_rel_error);
+}

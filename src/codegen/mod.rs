@@ -36,7 +36,10 @@ pub fn sequential(t: &Rc<Term>) -> Rc<Term> {
 fn computes(t: &Term) -> bool {
     use Prim::*;
     match &t.node {
-        Node::Prim(p) => matches!(p, Add | Mul | Reduce | ReduceSeq | ReduceSeqUnroll),
+        Node::Prim(p) => matches!(
+            p,
+            Add | Mul | Sub | Div | Reduce | ReduceSeq | ReduceSeqUnroll
+        ),
         n => n.children().iter().any(|c| computes(c)),
     }
 }

@@ -410,7 +410,7 @@ fn run_prim(p: &Partial) -> EvalResult<Value> {
     use Prim::*;
     let a = &p.args;
     match p.prim {
-        Map | MapSeq | MapPar => map_array(&a[0], &a[1]),
+        Map | MapSeq | MapPar | MapSeqUnroll | MapStream | IterateStream => map_array(&a[0], &a[1]),
         Reduce | ReduceSeq | ReduceSeqUnroll => {
             let mut acc = a[1].clone();
             for i in 0..a[2].length()? {
@@ -498,6 +498,102 @@ fn run_prim(p: &Partial) -> EvalResult<Value> {
         MakePair => Ok(Value::Pair(Rc::new((a[0].clone(), a[1].clone())))),
         Add => arith(&a[0], &a[1], |x, y| x + y, |x, y| x.wrapping_add(y)),
         Mul => arith(&a[0], &a[1], |x, y| x * y, |x, y| x.wrapping_mul(y)),
+        Sub => arith(&a[0], &a[1], |x, y| x - y, |x, y| x.wrapping_sub(y)),
+        Div | Mod => {
+            if matches!(a[1], Value::Int(0)) {
+                return Err(format!("{} by zero", p.prim.name()));
+            }
+            match p.prim {
+                Div => arith(&a[0], &a[1], |x, y| x / y, |x, y| x.wrapping_div(y)),
+                _ => arith(&a[0], &a[1], |x, y| x % y, |x, y| x.wrapping_rem(y)),
+            }
+        }
+        Neg => arith(&a[0], &a[0], |x, _| -x, |x, _| x.wrapping_neg()),
+        PadClamp | PadCst | PadEmpty => {
+            let (l, r) = match p.prim {
+                PadEmpty => (0, p.nats[0] as usize),
+                _ => (p.nats[0] as usize, p.nats[1] as usize),
+            };
+            let xs = a.last().expect("the array");
+            let n = xs.length()?;
+            if n == 0 && p.prim == PadClamp {
+                return Err("padClamp of an empty array".into());
+            }
+            let (prim, fill) = (p.prim, a[0].clone());
+            Ok(view(xs, l + n + r, move |xs, i| {
+                match (prim, i.checked_sub(l)) {
+                    (PadClamp, at) => xs.at(at.unwrap_or(0).min(n - 1)),
+                    (_, Some(at)) if at < n => xs.at(at),
+                    (PadCst, _) => Ok(fill.clone()),
+                    _ => Err(format!("element {i} of padEmpty's empty part was read")),
+                }
+            }))
+        }
+        Drop | Take => {
+            let (k, len) = (p.nats[0] as usize, a[0].length()?);
+            if k > len {
+                return Err(format!(
+                    "{}<{k}> of an array of length {len}",
+                    p.prim.name()
+                ));
+            }
+            Ok(match p.prim {
+                Drop => view(&a[0], len - k, move |xs, i| xs.at(k + i)),
+                _ => view(&a[0], k, move |xs, i| xs.at(i)),
+            })
+        }
+        Concat => {
+            let (n, ys) = (a[0].length()?, a[1].clone());
+            let len = n + ys.length()?;
+            Ok(view(&a[0], len, move |xs, i| match i < n {
+                true => xs.at(i),
+                false => ys.at(i - n),
+            }))
+        }
+        MapFst | MapSnd => {
+            let (u, v) = a[1].as_pair()?;
+            Ok(Value::Pair(Rc::new(match p.prim {
+                MapFst => (apply(&a[0], u.clone())?, v.clone()),
+                _ => (u.clone(), apply(&a[0], v.clone())?),
+            })))
+        }
+        ScanSeq => {
+            let (mut acc, mut out) = (a[1].clone(), vec![]);
+            for i in 0..a[2].length()? {
+                acc = apply(&apply(&a[0], a[2].at(i)?)?, acc)?;
+                out.push(acc.clone());
+            }
+            Ok(Value::array(out))
+        }
+        CircularBuffer | RotateValues => {
+            // The windows of `slide<sz, 1>` over the input with `f` applied to each element
+            // (computed once, as the buffer holds each value once).
+            let sz = *p.nats.last().expect("the window size") as usize;
+            let len = a[1].length()?;
+            if sz == 0 || len < sz {
+                return Err(format!(
+                    "{}<{sz}> on an array of length {len}",
+                    p.prim.name()
+                ));
+            }
+            let loaded = map_array(&a[0], &a[1])?;
+            Ok(view(&loaded, len - sz + 1, move |xs, i| {
+                Ok(view(xs, sz, move |xs, j| xs.at(i + j)))
+            }))
+        }
+        Idx => match a[0] {
+            Value::Idx(i) => a[1].at(i as usize),
+            ref v => Err(format!("idx with a {} as the index", v.kind())),
+        },
+        Gather => {
+            let ys = a[1].clone();
+            Ok(view(&a[0], a[0].length()?, move |is, i| {
+                match is.at(i)? {
+                    Value::Idx(k) => ys.at(k as usize),
+                    v => Err(format!("gather with a {} as an index", v.kind())),
+                }
+            }))
+        }
         Let => apply(&a[1], a[0].clone()),
         ToMem | Id => Ok(a[0].clone()),
         VectorFromScalar => Ok(Value::Vector(Rc::new(vec![

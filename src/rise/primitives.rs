@@ -37,6 +37,14 @@ primitives! {
     VectorFromScalar = "vectorFromScalar", Id = "id",
     Weights2d = "weights2d", WeightsH = "weightsH", WeightsV = "weightsV",
     Vectorize = "vectorize",
+    // shine's Rise: arithmetic, padding and slicing, pairs, streaming and scans.
+    Sub = "sub", Div = "div", Mod = "mod", Neg = "neg",
+    PadClamp = "padClamp", PadCst = "padCst", PadEmpty = "padEmpty",
+    Drop = "drop", Take = "take", Concat = "concat",
+    MapFst = "mapFst", MapSnd = "mapSnd",
+    MapSeqUnroll = "mapSeqUnroll", MapStream = "mapStream", IterateStream = "iterateStream",
+    ScanSeq = "scanSeq", CircularBuffer = "circularBuffer", RotateValues = "rotateValues",
+    Idx = "idx", Gather = "gather",
 }
 
 /// Supplies fresh metavariables when a scheme is instantiated.
@@ -52,7 +60,8 @@ impl Prim {
     pub fn nat_arity(self) -> usize {
         match self {
             Prim::Split | Prim::AsVector | Prim::AsVectorAligned => 1,
-            Prim::Slide => 2,
+            Prim::PadEmpty | Prim::Drop | Prim::Take | Prim::RotateValues => 1,
+            Prim::Slide | Prim::PadClamp | Prim::PadCst | Prim::CircularBuffer => 2,
             _ => 0,
         }
     }
@@ -62,14 +71,29 @@ impl Prim {
         match self {
             Prim::Weights2d | Prim::WeightsH | Prim::WeightsV => 0,
             Prim::Reduce | Prim::ReduceSeq | Prim::ReduceSeqUnroll => 3,
+            Prim::ScanSeq => 3,
             Prim::Map
             | Prim::MapSeq
             | Prim::MapPar
+            | Prim::MapSeqUnroll
+            | Prim::MapStream
+            | Prim::IterateStream
             | Prim::Zip
             | Prim::Add
             | Prim::Mul
+            | Prim::Sub
+            | Prim::Div
+            | Prim::Mod
             | Prim::Let
-            | Prim::MakePair => 2,
+            | Prim::MakePair
+            | Prim::PadCst
+            | Prim::Concat
+            | Prim::MapFst
+            | Prim::MapSnd
+            | Prim::CircularBuffer
+            | Prim::RotateValues
+            | Prim::Idx
+            | Prim::Gather => 2,
             _ => 1,
         }
     }
@@ -79,7 +103,7 @@ impl Prim {
         use Prim::*;
         let three = || Nat::cst(3);
         match self {
-            Map | MapSeq | MapPar => {
+            Map | MapSeq | MapPar | MapSeqUnroll | MapStream | IterateStream => {
                 let (n, s, t) = (fr.nat(), fr.data(), fr.data());
                 fun(fun(s.clone(), t.clone()), fun(arr(n.clone(), s), arr(n, t)))
             }
@@ -143,9 +167,82 @@ impl Prim {
                 let (s, t) = (fr.data(), fr.data());
                 fun(s.clone(), fun(t.clone(), pair(s, t)))
             }
-            Add | Mul => {
+            Add | Mul | Sub | Div | Mod => {
                 let t = fr.data();
                 fun(t.clone(), fun(t.clone(), t))
+            }
+            Neg => {
+                let t = fr.data();
+                fun(t.clone(), t)
+            }
+            PadClamp | PadCst => {
+                // (l) (r) {n} {t} [t ->] n.t -> (l+n+r).t; l is index 1, r index 0
+                let (n, t) = (fr.nat(), fr.data());
+                let (l, r) = (Nat::index(1), Nat::index(0));
+                let padded = fun(arr(n.clone(), t.clone()), arr(l.add(&n).add(&r), t.clone()));
+                nat_fun(nat_fun(match self {
+                    PadCst => fun(t, padded),
+                    _ => padded,
+                }))
+            }
+            PadEmpty => {
+                // (r) {n} {t} n.t -> (n+r).t
+                let (n, t) = (fr.nat(), fr.data());
+                let r = Nat::index(0);
+                nat_fun(fun(arr(n.clone(), t.clone()), arr(n.add(&r), t)))
+            }
+            Drop | Take => {
+                // (n) {m} {t} (n+m).t -> m.t (drop) or n.t (take)
+                let (m, t) = (fr.nat(), fr.data());
+                let n = Nat::index(0);
+                let kept = if self == Drop { m.clone() } else { n.clone() };
+                nat_fun(fun(arr(n.add(&m), t.clone()), arr(kept, t)))
+            }
+            Concat => {
+                let (n, m, t) = (fr.nat(), fr.nat(), fr.data());
+                let both = arr(n.add(&m), t.clone());
+                fun(arr(n, t.clone()), fun(arr(m, t), both))
+            }
+            MapFst | MapSnd => {
+                let (s, t, u) = (fr.data(), fr.data(), fr.data());
+                let (before, after) = match self {
+                    MapFst => (pair(s.clone(), t.clone()), pair(u.clone(), t)),
+                    _ => (pair(t.clone(), s.clone()), pair(t, u.clone())),
+                };
+                fun(fun(s, u), fun(before, after))
+            }
+            ScanSeq => {
+                let (n, s, t) = (fr.nat(), fr.data(), fr.data());
+                let op = fun(s.clone(), fun(t.clone(), t.clone()));
+                fun(op, fun(t.clone(), fun(arr(n.clone(), s), arr(n, t))))
+            }
+            CircularBuffer | RotateValues => {
+                // circularBuffer: (alloc) (sz) {n} {s} {t} (s -> t) -> (n-1+sz).s -> n.sz.t;
+                // rotateValues: (sz) {n} {t} (t -> t) -> (n-1+sz).t -> n.sz.t
+                let (n, s) = (fr.nat(), fr.data());
+                let t = if self == RotateValues {
+                    s.clone()
+                } else {
+                    fr.data()
+                };
+                let sz = Nat::index(0);
+                let input = arr(n.sub(&Nat::cst(1)).add(&sz), s.clone());
+                let windows = fun(fun(s, t.clone()), fun(input, arr(n, arr(sz, t))));
+                match self {
+                    CircularBuffer => nat_fun(nat_fun(windows)),
+                    _ => nat_fun(windows),
+                }
+            }
+            Idx => {
+                let (n, t) = (fr.nat(), fr.data());
+                fun(Type::Idx(n.clone()), fun(arr(n, t.clone()), t))
+            }
+            Gather => {
+                let (n, m, t) = (fr.nat(), fr.nat(), fr.data());
+                fun(
+                    arr(n.clone(), Type::Idx(m.clone())),
+                    fun(arr(m, t.clone()), arr(n, t)),
+                )
             }
             Let => {
                 let (s, t) = (fr.data(), fr.data());

@@ -62,11 +62,25 @@ impl Emitter {
                 _ => Err(unsupported("fst/snd of something that is not a pair")),
             },
             MakePair => Ok(Val::Pair(Rc::new(arg(0)), Rc::new(arg(1)))),
-            Add | Mul => {
+            Add | Mul | Sub | Div => {
                 self.arith += 1;
-                let op = if prim == Add { "+" } else { "*" };
+                let op = match prim {
+                    Add => "+",
+                    Mul => "*",
+                    Sub => "-",
+                    _ => "/",
+                };
                 let (a, b) = (self.force(arg(0))?, self.force(arg(1))?);
                 self.arith(a, b, op)
+            }
+            Drop | Take => {
+                let (a, k) = (self.force(arg(0))?, nats[0]);
+                let len = array_len(&a)?;
+                let (len, offset) = match prim {
+                    Drop => (len - k, Ix::constant(k)),
+                    _ => (k, Ix::constant(0)),
+                };
+                Ok(view(len, false, move |em, i| em.get(&a, &i.add(&offset))))
             }
             Zip => {
                 let (a, b) = (self.force(arg(0))?, self.force(arg(1))?);
@@ -165,7 +179,9 @@ impl Emitter {
                     ))
                 }))
             })),
-            Vectorize => Err(unsupported(format!(
+            Vectorize | Mod | Neg | PadClamp | PadCst | PadEmpty | Concat | MapFst | MapSnd
+            | MapSeqUnroll | MapStream | IterateStream | ScanSeq | CircularBuffer
+            | RotateValues | Idx | Gather => Err(unsupported(format!(
                 "the primitive `{}` has no C translation",
                 prim.name()
             ))),
