@@ -240,6 +240,23 @@ fn a_test_of_the_suite_reports_a_row_per_goal() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// The goal the Scala suite marks too hard, 4D reorder 4321, reached by a guide of six
+/// exact goals, one exchange of neighbouring dimensions each.
+#[test]
+fn the_too_hard_4d_goal_is_reached_by_a_guide_of_goals() {
+    let out = output(&["shine-row", "reorder-4d-4321-guided"]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    let rows: serde_json::Value = said
+        .lines()
+        .find_map(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| panic!("{said}"));
+    let row = &rows[0];
+    assert_eq!(row["goal"], "reorder4d-4321", "{row}");
+    assert_eq!(row["found"], true, "{row}");
+    assert_eq!(row["scala_found"], false, "{row}");
+}
+
 /// The value of a closed program (no sizes, no arguments), flattened.
 fn value(src: &str) -> Vec<f32> {
     use sketchlog::rise::interp::run;

@@ -29,6 +29,9 @@ pub struct Test {
     pub filter: Filter,
     /// The Scala test's own remark.
     pub note: &'static str,
+    /// A guide of `programs/shine/` that reaches the (single) goal in steps, instead of one
+    /// search.
+    pub guide: Option<&'static str>,
 }
 
 const NO_FILTER: Filter = Filter {
@@ -44,7 +47,7 @@ const NO_FILTER: Filter = Filter {
 /// test has 40, and with `transpose-around-map-map-f` where shine's test has
 /// `transposePairAfter` and `mapMapFBeforeTranspose` (with which it is not found within
 /// the caps here).
-pub const TESTS: [Test; 6] = [
+pub const TESTS: [Test; 7] = [
     Test {
         name: "reorder-2d",
         file: "reorder.rise",
@@ -53,6 +56,7 @@ pub const TESTS: [Test; 6] = [
         rules: "reorder",
         filter: NO_FILTER,
         note: "",
+        guide: None,
     },
     Test {
         name: "reorder-3d",
@@ -68,6 +72,7 @@ pub const TESTS: [Test; 6] = [
         rules: "reorder",
         filter: NO_FILTER,
         note: "~250ms on laptop with transposeAroundMapMapF",
+        guide: None,
     },
     Test {
         name: "reorder-4d",
@@ -81,6 +86,7 @@ pub const TESTS: [Test; 6] = [
         rules: "reorder",
         filter: NO_FILTER,
         note: "",
+        guide: None,
     },
     Test {
         name: "reorder-4d-4321",
@@ -90,6 +96,17 @@ pub const TESTS: [Test; 6] = [
         rules: "reorder",
         filter: NO_FILTER,
         note: "FIXME: too hard to reach right now",
+        guide: None,
+    },
+    Test {
+        name: "reorder-4d-4321-guided",
+        file: "reorder.rise",
+        start: "reorder4d",
+        goals: &[("reorder4d-4321", false)],
+        rules: "reorder",
+        filter: NO_FILTER,
+        note: "FIXME: too hard to reach right now",
+        guide: Some("reorder4d-4321.guide"),
     },
     Test {
         name: "tile-1d",
@@ -99,6 +116,7 @@ pub const TESTS: [Test; 6] = [
         rules: "tiling-minimal",
         filter: NO_FILTER,
         note: "",
+        guide: None,
     },
     Test {
         name: "tile-2d",
@@ -116,6 +134,7 @@ pub const TESTS: [Test; 6] = [
             ast_size: Some(60),
         },
         note: "~2s on laptop with one sided assoc",
+        guide: None,
     },
 ];
 
@@ -189,15 +208,43 @@ pub fn test(name: &str) -> Result<&'static Test> {
 
 /// The files a test reads.
 pub fn inputs(t: &Test) -> Vec<PathBuf> {
-    vec![
+    let mut files = vec![
         input(Path::new("programs/shine").join(t.file)),
         input("rules/shine.rules"),
-    ]
+    ];
+    files.extend(t.guide.map(|g| input(Path::new("programs/shine").join(g))));
+    files
+}
+
+/// A guided test's row: its guide's steps in turn, found when the last one is; the
+/// iterations added up, the largest e-graph, the time of all the steps.
+fn guided_row(t: &Test, guide: &str) -> Result<Row> {
+    let g = crate::guide::parse::load_guide(&input(Path::new("programs/shine").join(guide)))?;
+    let reports = crate::guide::run(&g, |_, _| {}, |_, _| {})?;
+    let last = reports.last().expect("a guide has steps");
+    let largest = reports.iter().map(|r| r.outcome.size()).max();
+    Ok(Row {
+        test: t.name.to_string(),
+        goal: t.goals[0].0.to_string(),
+        scala_found: t.goals[0].1,
+        found: reports.len() == g.steps.len() && last.outcome.found(),
+        iterations: Some(reports.iter().map(|r| r.outcome.iterations.len()).sum()),
+        enodes: largest.map(|(nodes, _)| nodes),
+        eclasses: largest.map(|(_, classes)| classes),
+        time_s: reports.iter().map(|r| r.seconds).sum(),
+        peak_rss_mb: Some(resident_mb(true)),
+        stop: last.outcome.stop,
+        scala_note: t.note.to_string(),
+    })
 }
 
 /// The child process of a test: one search for all its goals; reports its rows.
 pub fn row_main(name: &str, time: Duration) -> Result<()> {
     let t = test(name)?;
+    if let Some(guide) = t.guide {
+        child::report(&Rows(vec![guided_row(t, guide)?]));
+        return Ok(());
+    }
     let files: Vec<String> = inputs(t).iter().map(|p| p.display().to_string()).collect();
     let (program, rules) = (&files[0], &files[1]);
     let def = crate::rise::load_def_ref(&format!("{program}:{}", t.start), Path::new(""))?;
