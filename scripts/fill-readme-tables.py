@@ -105,10 +105,16 @@ def shine():
         for r in rows("shine.csv"))
 
 def codegen_summary():
-    """The matrix products' rows at 1024^3: GFLOP/s and the ratio to the gemm crate."""
+    """The matrix products at 1024^3, a row each: GFLOP/s and the ratio to the gemm crate on 1
+    and 2 threads."""
+    by_version = {}
+    for r in rows("codegen.csv"):
+        if r["sizes"].count("x") == 2:
+            by_version.setdefault(r["version"], {})[r["threads"]] = r
     return "\n".join(
-        f"| {r['version']} | {r['threads']} | {r['gflops']} | {r['ratio_vs_reference']}x |"
-        for r in rows("codegen.csv") if r["sizes"].count("x") == 2)
+        f"| {v} | {t['1']['gflops']} / {t['2']['gflops']} "
+        f"| {t['1']['ratio_vs_reference']}x / {t['2']['ratio_vs_reference']}x |"
+        for v, t in by_version.items() if "1" in t and "2" in t)
 
 def machine():
     """Which machine and build made each table's committed rows (results/machine.txt), with the
