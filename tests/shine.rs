@@ -318,17 +318,21 @@ fn shine_primitives_mean_what_shine_says() {
     assert!(int("div 7 0").unwrap_err().contains("div by zero"));
 }
 
-/// `sub` and `div` become C, and so do `drop` and `take` (views: index offsets), validated
-/// against the interpreter.
+/// `sub` and `div` become C, `drop` and `take` views (index offsets), and `mapSeqUnroll`,
+/// `mapStream` and `iterateStream` loops; each program validated against the interpreter.
 #[test]
 fn shine_primitives_with_a_c_translation_compile_and_agree() {
     use sketchlog::codegen::run::{compile, validate, COptions};
-    let p = sketchlog::codegen::sequential(&term(
+    for src in [
         "nfun n => fun (x : (n+2).f32) => map (fun y => div (sub y 1.0) 2.0) (take<n> (drop<2> x))",
-    ));
-    let opts = COptions::default();
-    let exe = compile(&p, &[64], &opts).unwrap();
-    let ok = validate(&exe, &p, &opts).unwrap();
-    assert_eq!(ok.compared, 64);
-    assert!(ok.max_rel_error < 1e-6, "{}", ok.max_rel_error);
+        "nfun n => fun (x : n.f32) => mapStream (fun y => mul y 2.0) (mapSeqUnroll (fun y => sub y 1.0) x)",
+        "nfun n => fun (x : n.4.f32) => iterateStream (fun r => mapSeqUnroll (fun y => add y y) r) x",
+    ] {
+        let p = sketchlog::codegen::sequential(&term(src));
+        let opts = COptions::default();
+        let exe = compile(&p, &[64], &opts).unwrap_or_else(|e| panic!("{src}: {e}"));
+        let ok = validate(&exe, &p, &opts).unwrap();
+        assert!(ok.compared >= 64, "{src}");
+        assert!(ok.max_rel_error < 1e-6, "{src}: {}", ok.max_rel_error);
+    }
 }

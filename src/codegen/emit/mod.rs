@@ -495,7 +495,11 @@ impl Emitter {
     fn write_loop(&mut self, prim: Prim, args: Vec<Val>, ty: &Type, dest: Val) -> Result<()> {
         let xs = self.force(args[args.len() - 1].clone())?;
         let len = array_len(&xs)?;
-        if !matches!(prim, Prim::MapSeq | Prim::MapPar) {
+        use Prim::*;
+        if !matches!(
+            prim,
+            MapSeq | MapPar | MapSeqUnroll | MapStream | IterateStream
+        ) {
             return self.write_reduction(prim, args, &xs, ty, dest);
         }
         let f = args[0].clone();
@@ -504,10 +508,15 @@ impl Emitter {
             em.apply(f.clone(), x)
         });
         // A short sequential map may run as one vector statement (its order is free).
-        if prim == Prim::MapSeq && self.write_whole(&mapped, &dest, len)? {
+        if prim == MapSeq && self.write_whole(&mapped, &dest, len)? {
             return Ok(());
         }
-        let pragma = (prim == Prim::MapPar).then_some(PARALLEL_FOR);
+        // A stream is written as the sequential loop it means (no buffer of its own yet).
+        let pragma = match prim {
+            MapPar => Some(PARALLEL_FOR),
+            MapSeqUnroll => Some("GCC unroll 64"),
+            _ => None,
+        };
         if self.write_in_source_order(&mapped, &dest, len, pragma)? {
             return Ok(());
         }

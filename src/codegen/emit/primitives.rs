@@ -16,7 +16,8 @@ impl Emitter {
         use Prim::*;
         let arg = |i: usize| args[i].clone();
         match prim {
-            MapSeq | MapPar | ReduceSeq | ReduceSeqUnroll => Ok(Val::Deferred {
+            MapSeq | MapPar | MapSeqUnroll | MapStream | IterateStream | ReduceSeq
+            | ReduceSeqUnroll => Ok(Val::Deferred {
                 prim,
                 args,
                 ty: ty.uncurry().1.clone(),
@@ -180,8 +181,7 @@ impl Emitter {
                 }))
             })),
             Vectorize | Mod | Neg | PadClamp | PadCst | PadEmpty | Concat | MapFst | MapSnd
-            | MapSeqUnroll | MapStream | IterateStream | ScanSeq | CircularBuffer
-            | RotateValues | Idx | Gather => Err(unsupported(format!(
+            | ScanSeq | CircularBuffer | RotateValues | Idx | Gather => Err(unsupported(format!(
                 "the primitive `{}` has no C translation",
                 prim.name()
             ))),
