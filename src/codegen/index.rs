@@ -5,7 +5,8 @@
 //! ask how an index depends on a variable: a vector's lanes are contiguous in a buffer when
 //! the lane variable appears with coefficient 1 and nowhere under a division or remainder
 //! (then the lanes are one vector load or store). `(x / c) * c + x % c` is simplified to
-//! `x`, so splitting and joining again leaves the index it started from.
+//! `x`, so splitting and joining again leaves the index it started from. A clamp to a range
+//! (`padClamp`) is an opaque atom too.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -17,6 +18,8 @@ enum Atom {
     Var(Rc<str>),
     Div(Rc<Ix>, i64),
     Rem(Rc<Ix>, i64),
+    /// The index clamped to `0..=hi` (`padClamp`'s reads).
+    Clamp(Rc<Ix>, i64),
 }
 
 /// `sum(coefficient * atom) + constant`, without zero coefficients.
@@ -94,6 +97,14 @@ impl Ix {
         }
     }
 
+    /// The index clamped to `0..=hi`.
+    pub fn clamped(&self, hi: i64) -> Ix {
+        match self.as_constant() {
+            Some(c) => Ix::constant(c.clamp(0, hi)),
+            None => Ix::atom(Atom::Clamp(Rc::new(self.clone()), hi)),
+        }
+    }
+
     /// `(x / k) * (k c) + (x % k) * c` becomes `x * c`.
     fn fold_div_rem(mut self) -> Ix {
         let pairs: Vec<(Rc<Ix>, i64, i64)> = self
@@ -135,7 +146,7 @@ impl Ix {
     pub fn mentions(&self, name: &str) -> bool {
         self.terms.keys().any(|a| match a {
             Atom::Var(v) => &**v == name,
-            Atom::Div(x, _) | Atom::Rem(x, _) => x.mentions(name),
+            Atom::Div(x, _) | Atom::Rem(x, _) | Atom::Clamp(x, _) => x.mentions(name),
         })
     }
 
@@ -143,7 +154,7 @@ impl Ix {
     fn mentions_nonlinearly(&self, name: &str) -> bool {
         self.terms.keys().any(|a| match a {
             Atom::Var(_) => false,
-            Atom::Div(x, _) | Atom::Rem(x, _) => x.mentions(name),
+            Atom::Div(x, _) | Atom::Rem(x, _) | Atom::Clamp(x, _) => x.mentions(name),
         })
     }
 
@@ -154,6 +165,7 @@ impl Ix {
             Atom::Var(_) => a.clone(),
             Atom::Div(x, k) => Atom::Div(Rc::new(x.renamed(from, to)), *k),
             Atom::Rem(x, k) => Atom::Rem(Rc::new(x.renamed(from, to)), *k),
+            Atom::Clamp(x, hi) => Atom::Clamp(Rc::new(x.renamed(from, to)), *hi),
         };
         Ix {
             terms: self.terms.iter().map(|(a, c)| (atom(a), *c)).collect(),
@@ -178,6 +190,7 @@ impl fmt::Display for Atom {
             Atom::Var(v) => write!(f, "{v}"),
             Atom::Div(x, k) => write!(f, "({x}) / {k}"),
             Atom::Rem(x, k) => write!(f, "({x}) % {k}"),
+            Atom::Clamp(x, hi) => write!(f, "({x}) < 0 ? 0 : ({x}) > {hi} ? {hi} : ({x})"),
         }
     }
 }

@@ -74,6 +74,15 @@ impl Emitter {
                 let (a, b) = (self.force(arg(0))?, self.force(arg(1))?);
                 self.arith(a, b, op)
             }
+            PadClamp => {
+                // Element `i` of `padClamp<l, r> xs` is `xs[clamp(i - l, 0, n - 1)]`.
+                let (a, l, r) = (self.force(arg(0))?, nats[0], nats[1]);
+                let n = array_len(&a)?;
+                let shift = Ix::constant(-l);
+                Ok(view(l + n + r, false, move |em, i| {
+                    em.get(&a, &i.add(&shift).clamped(n - 1))
+                }))
+            }
             Drop | Take => {
                 let (a, k) = (self.force(arg(0))?, nats[0]);
                 let len = array_len(&a)?;
@@ -180,8 +189,8 @@ impl Emitter {
                     ))
                 }))
             })),
-            Vectorize | Mod | Neg | PadClamp | PadCst | PadEmpty | Concat | MapFst | MapSnd
-            | ScanSeq | CircularBuffer | RotateValues | Idx | Gather => Err(unsupported(format!(
+            Vectorize | Mod | Neg | PadCst | PadEmpty | Concat | MapFst | MapSnd | ScanSeq
+            | CircularBuffer | RotateValues | Idx | Gather => Err(unsupported(format!(
                 "the primitive `{}` has no C translation",
                 prim.name()
             ))),
