@@ -320,7 +320,8 @@ fn shine_primitives_mean_what_shine_says() {
 
 /// `sub` and `div` become C, `drop` and `take` views (index offsets), and `mapSeqUnroll`,
 /// `mapStream` and `iterateStream` loops, `padClamp` clamped reads (a 3-point sum with
-/// clamped borders); each program validated against the interpreter.
+/// clamped borders), `circularBuffer` and `rotateValues` windows over a buffer of the
+/// loaded values; each program validated against the interpreter.
 #[test]
 fn shine_primitives_with_a_c_translation_compile_and_agree() {
     use sketchlog::codegen::run::{compile, validate, COptions};
@@ -329,6 +330,8 @@ fn shine_primitives_with_a_c_translation_compile_and_agree() {
         "nfun n => fun (x : n.f32) => mapStream (fun y => mul y 2.0) (mapSeqUnroll (fun y => sub y 1.0) x)",
         "nfun n => fun (x : n.4.f32) => iterateStream (fun r => mapSeqUnroll (fun y => add y y) r) x",
         "nfun n => fun (x : n.f32) => mapSeq (fun w => reduceSeq add 0.0 w) (slide<3, 1> (padClamp<1, 1> x))",
+        "nfun n => fun (x : (n+2).f32) => mapSeq (fun w => reduceSeq add 0.0 w) (circularBuffer<3, 3> (fun y => mul y 2.0) x)",
+        "nfun n => fun (x : (n+1).f32) => mapSeq (fun w => reduceSeq add 0.0 w) (rotateValues<2> (fun y => y) x)",
     ] {
         let p = sketchlog::codegen::sequential(&term(src));
         let opts = COptions::default();

@@ -74,6 +74,31 @@ impl Emitter {
                 let (a, b) = (self.force(arg(0))?, self.force(arg(1))?);
                 self.arith(a, b, op)
             }
+            CircularBuffer | RotateValues => {
+                // The windows of `slide<sz, 1>` over the input with `f` applied to each
+                // element, each element computed once into a buffer of the whole input (not
+                // yet a buffer of `sz` rows that rotates).
+                let sz = *nats.last().expect("the window size");
+                let (f, xs) = (arg(0), self.force(arg(1))?);
+                let len = array_len(&xs)?;
+                let Type::Arr(_, window) = ty.uncurry().1 else {
+                    return Err(unsupported("a circular buffer of something not an array"));
+                };
+                let Type::Arr(_, element) = &**window else {
+                    return Err(unsupported("a circular buffer of something not windows"));
+                };
+                let mapped_ty = crate::rise::types::arr(Nat::cst(len), (**element).clone());
+                let mapped = Val::Deferred {
+                    prim: MapSeq,
+                    args: vec![f, xs],
+                    ty: mapped_ty.clone(),
+                };
+                let loaded = self.materialise(mapped, &mapped_ty)?;
+                Ok(view(len - sz + 1, false, move |_, i| {
+                    let (loaded, i) = (loaded.clone(), i.clone());
+                    Ok(view(sz, false, move |em, j| em.get(&loaded, &i.add(j))))
+                }))
+            }
             PadClamp => {
                 // Element `i` of `padClamp<l, r> xs` is `xs[clamp(i - l, 0, n - 1)]`.
                 let (a, l, r) = (self.force(arg(0))?, nats[0], nats[1]);
@@ -190,7 +215,7 @@ impl Emitter {
                 }))
             })),
             Vectorize | Mod | Neg | PadCst | PadEmpty | Concat | MapFst | MapSnd | ScanSeq
-            | CircularBuffer | RotateValues | Idx | Gather => Err(unsupported(format!(
+            | Idx | Gather => Err(unsupported(format!(
                 "the primitive `{}` has no C translation",
                 prim.name()
             ))),
