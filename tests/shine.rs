@@ -240,6 +240,18 @@ fn a_test_of_the_suite_reports_a_row_per_goal() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// The separable convolution's algorithmic tests, with clamped borders: the 2D stencil
+/// separated, and its scanline form split into a vertical and a horizontal pass.
+#[test]
+fn the_separable_convolution_tests_find_their_goals() {
+    for test in ["separable-scanline", "separable-separated"] {
+        let out = output(&["shine-row", test]);
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{said}");
+        assert!(said.contains("\"found\":true"), "{test}: {said}");
+    }
+}
+
 /// The goal the Scala suite marks too hard, 4D reorder 4321, reached by a guide of six
 /// exact goals, one exchange of neighbouring dimensions each.
 #[test]

@@ -1,5 +1,7 @@
 //! `reproduce shine`: the Rise project's own equality-saturation tests (rise-lang/shine,
-//! `src/test/scala/rise/eqsat/`), ported to `programs/shine/` and `rules/shine.rules`. Each
+//! `src/test/scala/rise/eqsat/` and the separable convolution's), ported to
+//! `programs/shine/` with their rules in `rules/shine.rules` (the separable convolution's
+//! are Table 2's binomial rules, `rules/table2.rules`). Each
 //! test is one search from its start program for all of its goals, as shine's `ProveEquiv`
 //! runs it, in a child process under caps; each goal is a row of `results/shine.csv` beside
 //! what the Scala suite says of it.
@@ -24,7 +26,7 @@ pub struct Test {
     pub start: &'static str,
     /// Each goal, and whether the Scala suite proves it.
     pub goals: &'static [(&'static str, bool)],
-    /// A rule set of `rules/shine.rules`.
+    /// A rule set, `FILE.rules:SET` under `rules/`.
     pub rules: &'static str,
     pub filter: Filter,
     /// The Scala test's own remark.
@@ -47,13 +49,13 @@ const NO_FILTER: Filter = Filter {
 /// test has 40, and with `transpose-around-map-map-f` where shine's test has
 /// `transposePairAfter` and `mapMapFBeforeTranspose` (with which it is not found within
 /// the caps here).
-pub const TESTS: [Test; 7] = [
+pub const TESTS: [Test; 11] = [
     Test {
         name: "reorder-2d",
         file: "reorder.rise",
         start: "reorder2d",
         goals: &[("reorder2d-21", true)],
-        rules: "reorder",
+        rules: "shine.rules:reorder",
         filter: NO_FILTER,
         note: "",
         guide: None,
@@ -69,7 +71,7 @@ pub const TESTS: [Test; 7] = [
             ("reorder3d-321", true),
             ("reorder3d-312", true),
         ],
-        rules: "reorder",
+        rules: "shine.rules:reorder",
         filter: NO_FILTER,
         note: "~250ms on laptop with transposeAroundMapMapF",
         guide: None,
@@ -83,7 +85,7 @@ pub const TESTS: [Test; 7] = [
             ("reorder4d-1324", true),
             ("reorder4d-2134", true),
         ],
-        rules: "reorder",
+        rules: "shine.rules:reorder",
         filter: NO_FILTER,
         note: "",
         guide: None,
@@ -93,7 +95,7 @@ pub const TESTS: [Test; 7] = [
         file: "reorder.rise",
         start: "reorder4d",
         goals: &[("reorder4d-4321", false)],
-        rules: "reorder",
+        rules: "shine.rules:reorder",
         filter: NO_FILTER,
         note: "FIXME: too hard to reach right now",
         guide: None,
@@ -103,17 +105,57 @@ pub const TESTS: [Test; 7] = [
         file: "reorder.rise",
         start: "reorder4d",
         goals: &[("reorder4d-4321", false)],
-        rules: "reorder",
+        rules: "shine.rules:reorder",
         filter: NO_FILTER,
         note: "FIXME: too hard to reach right now",
         guide: Some("reorder4d-4321.guide"),
+    },
+    Test {
+        name: "separable-factorised",
+        file: "separable.rise",
+        start: "base",
+        goals: &[("factorised", true)],
+        rules: "table2.rules:separate-hv",
+        filter: NO_FILTER,
+        note: "",
+        guide: None,
+    },
+    Test {
+        name: "separable-factorised-vh",
+        file: "separable.rise",
+        start: "base",
+        goals: &[("factorised-vh", true)],
+        rules: "table2.rules:separate-vh",
+        filter: NO_FILTER,
+        note: "",
+        guide: None,
+    },
+    Test {
+        name: "separable-scanline",
+        file: "separable.rise",
+        start: "base",
+        goals: &[("scanline", true)],
+        rules: "table2.rules:binomial",
+        filter: NO_FILTER,
+        note: "",
+        guide: None,
+    },
+    Test {
+        name: "separable-separated",
+        file: "separable.rise",
+        start: "scanline",
+        goals: &[("separated", true)],
+        rules: "table2.rules:fission",
+        filter: NO_FILTER,
+        note: "",
+        guide: None,
     },
     Test {
         name: "tile-1d",
         file: "tiling.rise",
         start: "tile1d",
         goals: &[("tile1d-tiled", true)],
-        rules: "tiling-minimal",
+        rules: "shine.rules:tiling-minimal",
         filter: NO_FILTER,
         note: "",
         guide: None,
@@ -127,7 +169,7 @@ pub const TESTS: [Test; 7] = [
             ("tile2d-inner", true),
             ("tile2d-both", true),
         ],
-        rules: "tiling-around",
+        rules: "shine.rules:tiling-around",
         filter: Filter {
             array_depth: Some(4),
             sizes_positive: false,
@@ -206,11 +248,17 @@ pub fn test(name: &str) -> Result<&'static Test> {
     })
 }
 
+/// The rules file of a test's rule set.
+fn rules_file(t: &Test) -> PathBuf {
+    let file = t.rules.split_once(':').map_or(t.rules, |(f, _)| f);
+    input(Path::new("rules").join(file))
+}
+
 /// The files a test reads.
 pub fn inputs(t: &Test) -> Vec<PathBuf> {
     let mut files = vec![
         input(Path::new("programs/shine").join(t.file)),
-        input("rules/shine.rules"),
+        rules_file(t),
     ];
     files.extend(t.guide.map(|g| input(Path::new("programs/shine").join(g))));
     files
@@ -264,7 +312,8 @@ pub fn row_main(name: &str, time: Duration) -> Result<()> {
             })
         })
         .collect::<Result<Vec<_>>>()?;
-    let rules = crate::rules::load_selection(&format!("{rules}:{}", t.rules))?;
+    let set = t.rules.split_once(':').map_or("", |(_, set)| set);
+    let rules = crate::rules::load_selection(&format!("{rules}:{set}"))?;
     let settings = (Cost::AstSize, limits, t.filter.clone());
     let step = Step::new(SketchDecl::any("goals"), rules, settings);
     let started = std::time::Instant::now();
