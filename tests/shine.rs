@@ -220,16 +220,21 @@ fn data_types_as_parameters() {
 }
 
 /// `reproduce shine`'s child: one search for all of a test's goals, a row each, as found.
-#[test]
-fn a_test_of_the_suite_reports_a_row_per_goal() {
-    let out = output(&["shine-row", "reorder-3d"]);
+/// The rows `reproduce shine`'s child reports for `test`.
+fn shine_rows(test: &str) -> Vec<serde_json::Value> {
+    let out = output(&["shine-row", test]);
     let said = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{said}");
+    assert!(out.status.success(), "{test}: {said}");
     let rows: serde_json::Value = said
         .lines()
         .find_map(|l| serde_json::from_str(l).ok())
-        .unwrap_or_else(|| panic!("{said}"));
-    let rows = rows.as_array().unwrap();
+        .unwrap_or_else(|| panic!("{test}: {said}"));
+    rows.as_array().expect("rows").clone()
+}
+
+#[test]
+fn a_test_of_the_suite_reports_a_row_per_goal() {
+    let rows = shine_rows("reorder-3d");
     assert_eq!(rows.len(), 5);
     for row in rows {
         assert_eq!(row["found"], true, "{row}");
@@ -245,10 +250,8 @@ fn a_test_of_the_suite_reports_a_row_per_goal() {
 #[test]
 fn the_separable_convolution_tests_find_their_goals() {
     for test in ["separable-scanline", "separable-separated"] {
-        let out = output(&["shine-row", test]);
-        let said = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success(), "{said}");
-        assert!(said.contains("\"found\":true"), "{test}: {said}");
+        let rows = shine_rows(test);
+        assert_eq!(rows[0]["found"], true, "{test}: {rows:?}");
     }
 }
 
@@ -256,13 +259,7 @@ fn the_separable_convolution_tests_find_their_goals() {
 /// exact goals, one exchange of neighbouring dimensions each.
 #[test]
 fn the_too_hard_4d_goal_is_reached_by_a_guide_of_goals() {
-    let out = output(&["shine-row", "reorder-4d-4321-guided"]);
-    let said = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{said}");
-    let rows: serde_json::Value = said
-        .lines()
-        .find_map(|l| serde_json::from_str(l).ok())
-        .unwrap_or_else(|| panic!("{said}"));
+    let rows = shine_rows("reorder-4d-4321-guided");
     let row = &rows[0];
     assert_eq!(row["goal"], "reorder4d-4321", "{row}");
     assert_eq!(row["found"], true, "{row}");
