@@ -139,34 +139,31 @@ impl Settings {
                 "table5" => matmul::table5(dir, &self.goals, &runs)?,
                 "fig16" => matmul::fig16(dir, &runs)?,
                 "shine" => {
-                    let rows: Vec<Vec<String>> = outcomes
-                        .iter()
-                        .filter_map(|(_, o)| match o {
-                            Outcome::Shine(rows) => Some(rows.iter().map(|r| r.fields())),
-                            _ => None,
-                        })
-                        .flatten()
-                        .collect();
-                    let path = dir.join("shine.csv");
-                    matmul::write_csv(&path, &shine::COLUMNS, &rows)?
+                    let rows = cells(&outcomes, |o| match o {
+                        Outcome::Shine(rows) => rows.iter().map(|r| r.fields()).collect(),
+                        _ => vec![],
+                    });
+                    matmul::write_csv(&dir.join("shine.csv"), &shine::COLUMNS, &rows)?
                 }
                 _ => {
-                    let rows: Vec<Vec<String>> = outcomes
-                        .iter()
-                        .find_map(|(_, o)| match o {
-                            Outcome::Codegen(rows) => Some(rows.iter().map(|r| r.fields())),
-                            _ => None,
-                        })
-                        .into_iter()
-                        .flatten()
-                        .collect();
-                    let path = dir.join("codegen.csv");
-                    matmul::write_csv(&path, &codegen::COLUMNS, &rows)?
+                    let rows = cells(&outcomes, |o| match o {
+                        Outcome::Codegen(rows) => rows.iter().map(|r| r.fields()).collect(),
+                        _ => vec![],
+                    });
+                    matmul::write_csv(&dir.join("codegen.csv"), &codegen::COLUMNS, &rows)?
                 }
             }
         }
         Ok(())
     }
+}
+
+/// The CSV rows that `rows_of` makes of each outcome, in the jobs' order.
+fn cells(
+    outcomes: &[(&Work, &Outcome)],
+    rows_of: impl Fn(&Outcome) -> Vec<Vec<String>>,
+) -> Vec<Vec<String>> {
+    outcomes.iter().flat_map(|(_, o)| rows_of(o)).collect()
 }
 
 /// Runs the jobs of `settings` on `cluster`, reusing finished ones, and records in
