@@ -86,7 +86,7 @@ enum Command {
     /// finished jobs are kept in `DIR/runs.jsonl` with a key of what determines them, and a
     /// rerun runs only the jobs that are missing or whose inputs changed.
     Reproduce {
-        /// Which: `table2`, `table3`, `table4`, `table5`, `fig16`, `codegen` (several in one
+        /// Which: `table2`, `table3`, `table4`, `table5`, `fig16`, `codegen`, `shine` (several in one
         /// run share their searches: fig16 reuses the rows of table3 and table4).
         #[arg(required = true)]
         tables: Vec<String>,
