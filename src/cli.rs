@@ -301,8 +301,9 @@ struct LimitArgs {
     /// Filter: array nesting depth of every new e-node's type at most this.
     #[arg(long)]
     array_depth: Option<usize>,
-    /// Filter: keep e-nodes through which a term of at most this size passes.
-    #[arg(long, value_parser = limits::positive)]
+    /// Filter: keep e-nodes through which a term of at most this size passes (at most
+    /// 1,000,000).
+    #[arg(long, value_parser = limits::ast_size)]
     ast_size: Option<usize>,
     /// Filter: all array, vector and index sizes at least 1.
     #[arg(long)]

@@ -79,6 +79,17 @@ pub fn positive(text: &str) -> std::result::Result<usize, String> {
     parse_at_least(text, 1usize)
 }
 
+/// A clap value parser for the term-size filter's bound: from 1 to [`MAX_TERM_NODES`] (a
+/// bound past the largest term sketchlog reads filters nothing, and the filter keeps a
+/// bucket per size up to it).
+pub fn ast_size(text: &str) -> std::result::Result<usize, String> {
+    let n = parse_at_least(text, 1usize)?;
+    if n > MAX_TERM_NODES {
+        return Err(format!("`{text}` is above the maximum, {MAX_TERM_NODES}"));
+    }
+    Ok(n)
+}
+
 /// A clap value parser for a size of at least 1.
 pub fn positive_size(text: &str) -> std::result::Result<i64, String> {
     parse_at_least(text, 1i64)

@@ -202,6 +202,25 @@ fn times_and_numbers_are_validated_where_read() {
     }
     let g = write(&d, "e.guide", "limits enodes 0\n");
     expect_error(&["guide", &g], &format!("{g}:1:15"), "below the minimum");
+    // The term-size filter keeps a bucket per size up to its bound: bounded by the largest
+    // term sketchlog reads.
+    let g = write(&d, "a.guide", "filter ast-size 4294967295\n");
+    expect_error(&["guide", &g], &format!("{g}:1:17"), "above the maximum");
+    for bad in ["4294967295", "18446744073709551615", "0"] {
+        let out = common::output(&[
+            "check",
+            "programs/fission.rise:start",
+            "--sketch",
+            "programs/fission.sketch:two-maps",
+            "--rules",
+            "rules/table2.rules:fission",
+            "--ast-size",
+            bad,
+        ]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "--ast-size {bad}: {stderr}");
+        assert!(stderr.contains("--ast-size"), "{stderr}");
+    }
     let c = write(&d, "w.cost", "app 99999999999\n");
     let g = write(&d, "c.guide", &format!("cost weights {c}\n"));
     expect_error(

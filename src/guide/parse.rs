@@ -112,7 +112,7 @@ impl GuideParser {
                     let f = &mut settings.filter;
                     match w.text.as_str() {
                         "array-depth" => f.array_depth = Some(number(it.next(), w, count)?),
-                        "ast-size" => f.ast_size = Some(number(it.next(), w, limits::positive)?),
+                        "ast-size" => f.ast_size = Some(number(it.next(), w, limits::ast_size)?),
                         "sizes-positive" => f.sizes_positive = true,
                         _ => return Err(Error::at(&w.span, format!("unknown filter `{}` (array-depth, ast-size, sizes-positive)", w.text))),
                     }
