@@ -218,16 +218,17 @@ enum Command {
         /// The program's sizes one by one (instead of `--size`).
         #[arg(long, value_delimiter = ',', value_parser = limits::positive_size, conflicts_with = "size")]
         sizes: Vec<i64>,
-        /// OpenMP thread counts to time.
-        #[arg(long, value_delimiter = ',', default_value = "1", value_parser = limits::positive)]
+        /// OpenMP thread counts to time (each at most 1024).
+        #[arg(long, value_delimiter = ',', default_value = "1", value_parser = limits::threads)]
         threads: Vec<usize>,
         /// Timed runs per round, after one warm-up run (fewer for a program whose run takes
-        /// longer than 200 ms: a round of its runs takes about a second, one run at least).
-        #[arg(long, default_value_t = 5, value_parser = limits::positive)]
+        /// longer than 200 ms: a round of its runs takes about a second, one run at least; at
+        /// most 100,000).
+        #[arg(long, default_value_t = 5, value_parser = limits::runs)]
         runs: usize,
         /// Rounds, interleaved with the reference GEMM's (program, reference, program, ...);
-        /// medians over all runs.
-        #[arg(long, default_value_t = 3, value_parser = limits::positive)]
+        /// medians over all runs (at most 100,000).
+        #[arg(long, default_value_t = 3, value_parser = limits::runs)]
         rounds: usize,
         /// C compiler flags after `-O3`, `CFLAGS` and OpenMP's (default `-march=native`).
         #[arg(long, allow_hyphen_values = true)]

@@ -83,11 +83,37 @@ pub fn positive(text: &str) -> std::result::Result<usize, String> {
 /// bound past the largest term sketchlog reads filters nothing, and the filter keeps a
 /// bucket per size up to it).
 pub fn ast_size(text: &str) -> std::result::Result<usize, String> {
-    let n = parse_at_least(text, 1usize)?;
-    if n > MAX_TERM_NODES {
-        return Err(format!("`{text}` is above the maximum, {MAX_TERM_NODES}"));
+    at_most(parse_at_least(text, 1usize)?, MAX_TERM_NODES, text)
+}
+
+/// The most threads a command takes (OpenMP's for `bench-c`, egglog's for `run -j`): far
+/// past any machine's cores, and short of what the operating system refuses to start.
+pub const MAX_THREADS: usize = 1024;
+
+/// The most timed runs or rounds `bench-c` takes (each allocates its times, and each run
+/// takes at least the program's time).
+pub const MAX_RUNS: usize = 100_000;
+
+/// A clap value parser for a thread count: from 1 to [`MAX_THREADS`].
+pub fn threads(text: &str) -> std::result::Result<usize, String> {
+    at_most(parse_at_least(text, 1usize)?, MAX_THREADS, text)
+}
+
+/// A clap value parser for egglog's thread count: 0 (every core) to [`MAX_THREADS`].
+pub fn threads_or_all(text: &str) -> std::result::Result<usize, String> {
+    at_most(parse_at_least(text, 0usize)?, MAX_THREADS, text)
+}
+
+/// A clap value parser for a count of runs or rounds: from 1 to [`MAX_RUNS`].
+pub fn runs(text: &str) -> std::result::Result<usize, String> {
+    at_most(parse_at_least(text, 1usize)?, MAX_RUNS, text)
+}
+
+fn at_most(n: usize, max: usize, text: &str) -> std::result::Result<usize, String> {
+    match n <= max {
+        true => Ok(n),
+        false => Err(format!("`{text}` is above the maximum, {max}")),
     }
-    Ok(n)
 }
 
 /// A clap value parser for a size of at least 1.

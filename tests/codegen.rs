@@ -454,3 +454,15 @@ fn unsupported_programs_are_clear_errors() {
         assert!(err.contains(expected), "{src}: {err}");
     }
 }
+
+/// A window of size 0 is refused with a message, not a division by zero.
+#[test]
+fn a_slide_of_size_zero_is_an_error() {
+    for sp in [1, 2] {
+        let p = sequential(&common::term(&format!(
+            "nfun n => fun (x : n.f32) => mapSeq (mapSeq (fun y => y)) (slide<0, {sp}> x)"
+        )));
+        let e = program_c("p", &p, &[4]).err().expect("refused");
+        assert!(e.to_string().contains(&format!("slide<0, {sp}>")), "{e}");
+    }
+}

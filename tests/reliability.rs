@@ -202,6 +202,30 @@ fn times_and_numbers_are_validated_where_read() {
     }
     let g = write(&d, "e.guide", "limits enodes 0\n");
     expect_error(&["guide", &g], &format!("{g}:1:15"), "below the minimum");
+    // Counts that size what a command allocates or starts: bounded by what they mean.
+    for (args, flag) in [
+        (&["run", "-j", "99999"][..], "--threads"),
+        (
+            &["bench-c", "programs/mv.rise:mv", "--threads", "100000"],
+            "--threads",
+        ),
+        (
+            &["bench-c", "programs/mv.rise:mv", "--runs", "999999999999"],
+            "--runs",
+        ),
+        (
+            &["bench-c", "programs/mv.rise:mv", "--rounds", "100001"],
+            "--rounds",
+        ),
+    ] {
+        let out = common::output(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(flag) && stderr.contains("above the maximum"),
+            "{stderr}"
+        );
+    }
     // The term-size filter keeps a bucket per size up to its bound: bounded by the largest
     // term sketchlog reads.
     let g = write(&d, "a.guide", "filter ast-size 4294967295\n");

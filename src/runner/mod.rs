@@ -60,8 +60,8 @@ pub struct EggFlags {
     /// Number of times to inline leaves into their parents.
     #[arg(long, default_value_t = 0)]
     pub serialize_n_inline_leaves: usize,
-    /// Threads for parallel execution (0: as many as the machine has).
-    #[arg(short = 'j', long, default_value_t = 1)]
+    /// Threads for parallel execution (0: as many as the machine has; at most 1024).
+    #[arg(short = 'j', long, default_value_t = 1, value_parser = crate::limits::threads_or_all)]
     pub threads: usize,
     /// How much the run report records: time only, with query plans, or with stage details.
     #[arg(long, value_enum, default_value_t = egglog_reports::ReportLevel::TimeOnly)]

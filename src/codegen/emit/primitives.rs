@@ -179,7 +179,13 @@ impl Emitter {
             }
             Slide => {
                 let (a, sz, sp) = (self.force(arg(0))?, nats[0], nats[1]);
-                let len = (array_len(&a)? - sz) / sp + 1;
+                let n = array_len(&a)?;
+                if sz < 1 || sp < 1 || n < sz || (n - sz) % sp != 0 {
+                    return Err(unsupported(format!(
+                        "slide<{sz}, {sp}> on an array of length {n}"
+                    )));
+                }
+                let len = (n - sz) / sp + 1;
                 Ok(view(len, false, move |_, i| {
                     let (a, i) = (a.clone(), i.clone());
                     Ok(view(sz, false, move |em, j| {
