@@ -462,7 +462,9 @@ fn a_slide_of_size_zero_is_an_error() {
         let p = sequential(&common::term(&format!(
             "nfun n => fun (x : n.f32) => mapSeq (mapSeq (fun y => y)) (slide<0, {sp}> x)"
         )));
-        let e = program_c("p", &p, &[4]).err().expect("refused");
+        let Err(e) = program_c("p", &p, &[4]) else {
+            panic!("slide<0, {sp}> was not refused")
+        };
         assert!(e.to_string().contains(&format!("slide<0, {sp}>")), "{e}");
     }
 }
