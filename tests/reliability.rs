@@ -568,3 +568,45 @@ fn a_row_over_its_memory_cap_is_recorded_as_a_memory_limit() {
     assert!(fission.ends_with(",memory-limit"), "{table}");
     assert!(fission.contains(",false,"), "{table}");
 }
+
+/// `.egg` files that include themselves, directly or through each other, are a located
+/// error at the include that closes the cycle (egglog expands includes by recursion).
+#[test]
+fn include_cycles_are_located_errors() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("self.egg"), "(include \"self.egg\")\n").unwrap();
+    std::fs::write(
+        d.path().join("b.egg"),
+        "(datatype M (N i64))\n(include \"c.egg\")\n",
+    )
+    .unwrap();
+    std::fs::write(d.path().join("c.egg"), "; b again\n(include \"b.egg\")\n").unwrap();
+    for (file, at) in [("self.egg", "self.egg:1:10:"), ("b.egg", "c.egg:2:10:")] {
+        let out = common::sketchlog(&["run", file])
+            .current_dir(d.path())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{file}: {stderr}");
+        assert!(
+            stderr.contains(at) && stderr.contains("include cycle"),
+            "{stderr}"
+        );
+    }
+    // Including a file twice, without a cycle, still runs.
+    std::fs::write(d.path().join("leaf.egg"), "(check (= 1 1))\n").unwrap();
+    std::fs::write(
+        d.path().join("twice.egg"),
+        "(include \"leaf.egg\")\n(include \"leaf.egg\")\n",
+    )
+    .unwrap();
+    let out = common::sketchlog(&["run", "twice.egg"])
+        .current_dir(d.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

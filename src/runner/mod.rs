@@ -14,6 +14,7 @@
 
 mod commands;
 mod errors;
+mod includes;
 
 pub use commands::{sketchlog_egraph, to_sexpr, type_sexpr};
 pub use errors::from_egglog;
@@ -298,6 +299,7 @@ fn run_text(
     out: &mut dyn Write,
 ) -> Result<()> {
     let name = file.unwrap_or("<stdin>");
+    includes::check(&crate::error::Source::new(name, text))?;
     let lines: Vec<String> = if mode == RunMode::ShowDesugaredEgglog {
         let resolved = eg
             .resolve_program(file.map(str::to_string), text)
