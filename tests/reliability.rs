@@ -179,6 +179,23 @@ fn deep_egg_programs_run_on_a_large_stack() {
     expect_error(&["run", &f], &format!("{f}:1:{n}"), "levels deep");
 }
 
+/// `check` with `flag` set to `bad` is a bad-input error (exit 2) naming the flag.
+fn check_refuses(flag: &str, bad: &str) {
+    let out = common::output(&[
+        "check",
+        "programs/fission.rise:start",
+        "--sketch",
+        "programs/fission.sketch:two-maps",
+        "--rules",
+        "rules/table2.rules:fission",
+        flag,
+        bad,
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{flag} {bad}: {stderr}");
+    assert!(stderr.contains(flag), "{stderr}");
+}
+
 #[test]
 fn times_and_numbers_are_validated_where_read() {
     let d = scratch("numbers");
@@ -186,19 +203,7 @@ fn times_and_numbers_are_validated_where_read() {
     for bad in ["-1", "inf", "NaN", "1e400", "99999999999999999999"] {
         let g = write(&d, "t.guide", &format!("limits time {bad}\n{head}"));
         expect_error(&["guide", &g], &format!("{g}:1:13"), "out of range");
-        let out = common::output(&[
-            "check",
-            "programs/fission.rise:start",
-            "--sketch",
-            "programs/fission.sketch:two-maps",
-            "--rules",
-            "rules/table2.rules:fission",
-            "--time-s",
-            bad,
-        ]);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "--time-s {bad}: {stderr}");
-        assert!(stderr.contains("--time-s"), "{stderr}");
+        check_refuses("--time-s", bad);
     }
     let g = write(&d, "e.guide", "limits enodes 0\n");
     expect_error(&["guide", &g], &format!("{g}:1:15"), "below the minimum");
@@ -231,19 +236,7 @@ fn times_and_numbers_are_validated_where_read() {
     let g = write(&d, "a.guide", "filter ast-size 4294967295\n");
     expect_error(&["guide", &g], &format!("{g}:1:17"), "above the maximum");
     for bad in ["4294967295", "18446744073709551615", "0"] {
-        let out = common::output(&[
-            "check",
-            "programs/fission.rise:start",
-            "--sketch",
-            "programs/fission.sketch:two-maps",
-            "--rules",
-            "rules/table2.rules:fission",
-            "--ast-size",
-            bad,
-        ]);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "--ast-size {bad}: {stderr}");
-        assert!(stderr.contains("--ast-size"), "{stderr}");
+        check_refuses("--ast-size", bad);
     }
     let c = write(&d, "w.cost", "app 99999999999\n");
     let g = write(&d, "c.guide", &format!("cost weights {c}\n"));

@@ -218,6 +218,23 @@ pub struct Row {
 }
 
 impl Row {
+    /// The row of goal `i` of `t` before any search: not found, no figures.
+    fn of(t: &Test, i: usize, stop: StopReason) -> Row {
+        Row {
+            test: t.name.to_string(),
+            goal: t.goals[i].0.to_string(),
+            scala_found: t.goals[i].1,
+            found: stop == StopReason::Found,
+            iterations: None,
+            enodes: None,
+            eclasses: None,
+            time_s: 0.0,
+            peak_rss_mb: None,
+            stop,
+            scala_note: t.note.to_string(),
+        }
+    }
+
     /// Its cells, in the order of [`COLUMNS`].
     pub fn fields(&self) -> Vec<String> {
         vec![
@@ -248,18 +265,20 @@ pub fn test(name: &str) -> Result<&'static Test> {
     })
 }
 
-/// The rules file of a test's rule set.
-fn rules_file(t: &Test) -> PathBuf {
-    let file = t.rules.split_once(':').map_or(t.rules, |(f, _)| f);
-    input(Path::new("rules").join(file))
+/// A test's program file.
+fn program_file(t: &Test) -> PathBuf {
+    input(Path::new("programs/shine").join(t.file))
+}
+
+/// The rules file of a test's rule set, and the set's name.
+fn rules_of(t: &Test) -> (PathBuf, &'static str) {
+    let (file, set) = t.rules.split_once(':').unwrap_or((t.rules, ""));
+    (input(Path::new("rules").join(file)), set)
 }
 
 /// The files a test reads.
 pub fn inputs(t: &Test) -> Vec<PathBuf> {
-    let mut files = vec![
-        input(Path::new("programs/shine").join(t.file)),
-        rules_file(t),
-    ];
+    let mut files = vec![program_file(t), rules_of(t).0];
     files.extend(t.guide.map(|g| input(Path::new("programs/shine").join(g))));
     files
 }
@@ -272,17 +291,13 @@ fn guided_row(t: &Test, guide: &str) -> Result<Row> {
     let last = reports.last().expect("a guide has steps");
     let largest = reports.iter().map(|r| r.outcome.size()).max();
     Ok(Row {
-        test: t.name.to_string(),
-        goal: t.goals[0].0.to_string(),
-        scala_found: t.goals[0].1,
         found: reports.len() == g.steps.len() && last.outcome.found(),
         iterations: Some(reports.iter().map(|r| r.outcome.iterations.len()).sum()),
         enodes: largest.map(|(nodes, _)| nodes),
         eclasses: largest.map(|(_, classes)| classes),
         time_s: reports.iter().map(|r| r.seconds).sum(),
         peak_rss_mb: Some(resident_mb(true)),
-        stop: last.outcome.stop,
-        scala_note: t.note.to_string(),
+        ..Row::of(t, 0, last.outcome.stop)
     })
 }
 
@@ -293,8 +308,8 @@ pub fn row_main(name: &str, time: Duration) -> Result<()> {
         child::report(&Rows(vec![guided_row(t, guide)?]));
         return Ok(());
     }
-    let files: Vec<String> = inputs(t).iter().map(|p| p.display().to_string()).collect();
-    let (program, rules) = (&files[0], &files[1]);
+    let program = program_file(t).display().to_string();
+    let (rules, set) = rules_of(t);
     let def = crate::rise::load_def_ref(&format!("{program}:{}", t.start), Path::new(""))?;
     let limits = Limits {
         time,
@@ -312,25 +327,19 @@ pub fn row_main(name: &str, time: Duration) -> Result<()> {
             })
         })
         .collect::<Result<Vec<_>>>()?;
-    let set = t.rules.split_once(':').map_or("", |(_, set)| set);
-    let rules = crate::rules::load_selection(&format!("{rules}:{set}"))?;
+    let rules = crate::rules::load_selection(&format!("{}:{set}", rules.display()))?;
     let settings = (Cost::AstSize, limits, t.filter.clone());
     let step = Step::new(SketchDecl::any("goals"), rules, settings);
     let started = std::time::Instant::now();
     let seen: std::cell::RefCell<Vec<IterationStats>> = Default::default();
     let mut rows: Vec<Option<Row>> = vec![None; targets.len()];
-    let row = |i: usize, found: bool, stop, at: Option<&IterationStats>, iterations| Row {
-        test: t.name.to_string(),
-        goal: t.goals[i].0.to_string(),
-        scala_found: t.goals[i].1,
-        found,
-        iterations,
+    let row = |i: usize, stop, at: Option<&IterationStats>, iterations| Row {
+        iterations: Some(iterations),
         enodes: at.map(|s| s.enodes),
         eclasses: at.map(|s| s.eclasses),
         time_s: started.elapsed().as_secs_f64(),
         peak_rss_mb: Some(resident_mb(true)),
-        stop,
-        scala_note: t.note.to_string(),
+        ..Row::of(t, i, stop)
     };
     let outcome = search_each(
         &def.term,
@@ -340,14 +349,14 @@ pub fn row_main(name: &str, time: Duration) -> Result<()> {
         |i, f| {
             let seen = seen.borrow();
             let at = f.iterations.checked_sub(1).and_then(|k| seen.get(k));
-            rows[i] = Some(row(i, true, StopReason::Found, at, Some(f.iterations)));
+            rows[i] = Some(row(i, StopReason::Found, at, f.iterations));
         },
     )?;
     let rows: Vec<Row> = (0..targets.len())
         .map(|i| {
             rows[i].take().unwrap_or_else(|| {
                 let n = outcome.iterations.len();
-                row(i, false, outcome.stop, outcome.iterations.last(), Some(n))
+                row(i, outcome.stop, outcome.iterations.last(), n)
             })
         })
         .collect();
@@ -374,20 +383,11 @@ pub fn run_child(name: &str, caps: Caps) -> Result<Vec<Row>> {
         return Ok(rows.0);
     }
     let stop = run.end.reason();
-    Ok(t.goals
-        .iter()
-        .map(|(goal, scala_found)| Row {
-            test: t.name.to_string(),
-            goal: goal.to_string(),
-            scala_found: *scala_found,
-            found: false,
-            iterations: None,
-            enodes: None,
-            eclasses: None,
+    Ok((0..t.goals.len())
+        .map(|i| Row {
             time_s: run.wall_s,
             peak_rss_mb: run.peak_rss_mb,
-            stop,
-            scala_note: t.note.to_string(),
+            ..Row::of(t, i, stop)
         })
         .collect())
 }
