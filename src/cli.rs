@@ -306,6 +306,10 @@ struct LimitArgs {
     /// 1,000,000).
     #[arg(long, value_parser = limits::ast_size)]
     ast_size: Option<usize>,
+    /// What the term-size filter keeps: `enode`s through which a term of at most the bound
+    /// passes, or every e-node of such an e-`class` (shine's `ASTSizePredicate`).
+    #[arg(long, value_enum, default_value_t)]
+    ast_size_scope: egraph::filter::SizeScope,
     /// Filter: all array, vector and index sizes at least 1.
     #[arg(long)]
     sizes_positive: bool,
@@ -313,6 +317,11 @@ struct LimitArgs {
     /// the e-graph) or `egglog` (the printed rules, semi-naively).
     #[arg(long, value_enum, default_value_t)]
     sketch_engine: crate::sketch::query::Engine,
+    /// The normal form the search keeps its terms in: `benf` (beta-eta: a composition is a
+    /// lambda) or `cnf` (combinator: `g (f x)` is `(f >> g) x`, and the rules' compositions
+    /// are composition nodes, for point-free rules such as `map f >> map g => map (f >> g)`).
+    #[arg(long, value_enum, default_value_t)]
+    normal_form: egraph::normal::NormalForm,
 }
 
 impl LimitArgs {
@@ -329,6 +338,7 @@ impl LimitArgs {
             array_depth: self.array_depth,
             sizes_positive: self.sizes_positive,
             ast_size: self.ast_size,
+            ast_size_scope: self.ast_size_scope,
         }
     }
 }
@@ -415,10 +425,19 @@ fn check(args: &CheckArgs) -> Result<()> {
         (cost.clone(), limits.limits(), limits.filter()),
         &|spec| Some(crate::error::argument_span(&line, spec)),
     )?;
+    let mut g = g;
+    g.steps[0].normal_form = limits.normal_form;
+    if args.explain.is_some() && limits.normal_form != egraph::normal::NormalForm::Benf {
+        return at_argument(
+            "--explain",
+            Err(Error::bad_input(
+                "`--explain` follows rewrites in beta-eta normal form: leave out `--normal-form`",
+            )),
+        );
+    }
     if args.sketch.len() + args.goal.len() > 1 {
         return check_many(args, g, cost);
     }
-    let mut g = g;
     g.steps[0].sketch_engine = limits.sketch_engine;
     g.steps[0].dump = dump;
     g.steps[0].why = args.why;

@@ -68,6 +68,7 @@ impl ExprGraph {
                 Prim::from_name(&s.0).map(Node::Prim)
             })?;
             scan(Con::App, &mut |c| Some(Node::App(c[0], c[1])))?;
+            scan(Con::Comp, &mut |c| Some(Node::Comp(c[0], c[1])))?;
             scan(Con::Lam, &mut |c| Some(Node::Lam(c[0])))?;
             scan(Con::NatLam, &mut |c| Some(Node::NatLam(c[0])))?;
             scan(Con::NatApp, &mut |c| {
@@ -174,13 +175,14 @@ impl Weighted {
         Ok(w)
     }
 
-    const KEYS: [&'static str; 6] = ["app", "lam", "var", "natapp", "natlam", "literal"];
+    const KEYS: [&'static str; 7] = ["app", "comp", "lam", "var", "natapp", "natlam", "literal"];
 }
 
 impl CostModel for Weighted {
     fn node_cost(&self, node: &ENode) -> u64 {
         let key = match node {
             Node::App(..) => "app",
+            Node::Comp(..) => "comp",
             Node::Lam(_) => "lam",
             Node::Var(_) => "var",
             Node::NatApp(..) => "natapp",
@@ -192,7 +194,8 @@ impl CostModel for Weighted {
     }
 }
 
-/// Fewest beta-redexes first, then smallest: the cost of beta-eta normal forms.
+/// Fewest beta-redexes first, then smallest: the cost of beta-eta normal forms. A
+/// composition counts as a redex (beta-eta normal form has none).
 pub struct RedexesThenSize {
     lam_classes: std::collections::HashSet<Value>,
 }
@@ -211,7 +214,12 @@ impl RedexesThenSize {
 
 impl CostModel for RedexesThenSize {
     fn node_cost(&self, node: &ENode) -> u64 {
-        redexes_then_size(matches!(node, Node::App(f, _) if self.lam_classes.contains(f)))
+        let redex = match node {
+            Node::App(f, _) => self.lam_classes.contains(f),
+            Node::Comp(..) => true,
+            _ => false,
+        };
+        redexes_then_size(redex)
     }
 }
 

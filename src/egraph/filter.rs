@@ -3,12 +3,14 @@
 //!
 //! - array nesting depth of a class's type at most `d`;
 //! - all array, vector and index sizes at least 1;
-//! - a term-size bound: some term of at most `L` nodes passes through the e-node.
+//! - a term-size bound: some term of at most `L` nodes passes through the e-node, or (as
+//!   shine's `ASTSizePredicate` has it, [`SizeScope::Class`]) through the e-class.
 //!
 //! Type conditions are checked where compiled rules type their right-hand sides (a rewrite
 //! whose new e-nodes would fail them does not fire); the term-size bound is applied between
 //! iterations by subsuming the e-nodes that fail it (egglog's rules no longer match them, and
-//! extraction skips them), as the reference deletes failing classes during rebuilding.
+//! extraction skips them), or, per class, by removing them, as the reference deletes failing
+//! classes during rebuilding.
 
 use super::costs::{cheapest_within, CostedNodes};
 use super::engine;
@@ -22,6 +24,24 @@ pub struct Filter {
     pub array_depth: Option<usize>,
     pub sizes_positive: bool,
     pub ast_size: Option<usize>,
+    /// What the term-size bound keeps: e-nodes or e-classes.
+    pub ast_size_scope: SizeScope,
+}
+
+/// What passes the term-size bound `L`.
+#[derive(clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum SizeScope {
+    /// An e-node through which a term of at most `L` nodes passes (every other e-node of its
+    /// class may be larger).
+    #[default]
+    Enode,
+    /// Every e-node of an e-class through which a term of at most `L` nodes passes: the
+    /// smallest context of the class plus its smallest term (shine's `ASTSizePredicate`).
+    /// An e-node with a child class that fails goes too. As shine eliminates them, the
+    /// e-nodes that fail are removed, not subsumed: a rewrite may add them again.
+    Class,
 }
 
 fn array_depth(t: &Type) -> usize {
@@ -53,11 +73,13 @@ impl Filter {
     }
 
     /// Subsumes the e-nodes through which no term reachable from `root` has at most
-    /// `ast_size` nodes; returns how many it subsumed.
-    pub fn prune(&self, eg: &mut EGraph, root: Value) -> Result<usize> {
+    /// `ast_size` nodes, counting `outside` more nodes around the root (its `dfun` binders,
+    /// which shine's terms hold); returns how many it subsumed.
+    pub fn prune(&self, eg: &mut EGraph, root: Value, outside: usize) -> Result<usize> {
         let Some(limit) = self.ast_size else {
             return Ok(0);
         };
+        let limit = limit.saturating_sub(outside);
         // Live e-nodes: their class and term children.
         let mut nodes = CostedNodes::default();
         live_enodes(eg, |_, e| {
@@ -83,13 +105,24 @@ impl Filter {
         let up = super::costs::shortest_from(root, &nodes, limit as u64, |i, k| {
             Some(sizes[i]? - cost(k).unwrap_or(0))
         });
-        let doomed: Vec<bool> = (0..nodes.len())
-            .map(|i| {
-                let up = Some(up[nodes.class(i) as usize]).filter(|u| *u < u64::MAX);
-                let through = up.zip(sizes[i]).map(|(u, n)| u + n);
-                through.is_none_or(|s| s > limit as u64)
-            })
-            .collect();
+        let fails = |through: Option<u64>| through.is_none_or(|s| s > limit as u64);
+        let up = |c: u32| Some(up[c as usize]).filter(|u| *u < u64::MAX);
+        let doomed: Vec<bool> = match self.ast_size_scope {
+            SizeScope::Enode => (0..nodes.len())
+                .map(|i| fails(up(nodes.class(i)).zip(sizes[i]).map(|(u, n)| u + n)))
+                .collect(),
+            SizeScope::Class => {
+                let class_fails = |c: u32| match up(c) {
+                    Some(u) => fails(cost(c).map(|d| u + d)),
+                    None => false,
+                };
+                (0..nodes.len())
+                    .map(|i| {
+                        class_fails(nodes.class(i)) || nodes.kids(i).iter().any(|k| class_fails(*k))
+                    })
+                    .collect()
+            }
+        };
         drop((nodes, down, up, sizes));
         // The doomed e-nodes' keys, from a second scan in the same order (nothing changed).
         let mut keys: Vec<(&str, Vec<Value>)> = vec![];
@@ -99,9 +132,13 @@ impl Filter {
             }
         })?;
         let pruned = keys.len();
+        let scope = self.ast_size_scope;
         eg.update(|mut fs| {
             for (name, key) in keys {
-                fs.subsume(name, egglog::RawValues(key))?;
+                match scope {
+                    SizeScope::Enode => fs.subsume(name, egglog::RawValues(key))?,
+                    SizeScope::Class => fs.subsume(name, egglog::RawValues(key))?,
+                }
             }
             Ok(())
         })

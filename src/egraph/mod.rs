@@ -14,6 +14,7 @@ pub mod extract;
 pub mod filter;
 pub mod lookup;
 pub mod names;
+pub mod normal;
 pub mod rust_rule;
 pub mod saturate;
 pub mod schema;

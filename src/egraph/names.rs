@@ -92,7 +92,7 @@ impl<'t, 'a, 'db: 'a, R: egglog::Read<'a, 'db>> AlphaMatcher<'_, 't, R> {
                         env.pop();
                         m
                     }
-                    (Raw::App(f, x), Node::App(gf, gx)) => {
+                    (Raw::App(f, x), Node::App(gf, gx)) | (Raw::Comp(f, x), Node::Comp(gf, gx)) => {
                         self.matches(f, gf, env) && self.matches(x, gx, env)
                     }
                     (Raw::NatApp(f, n), Node::NatApp(gf, gn)) => {
@@ -163,6 +163,11 @@ fn substitute(
             let f = substitute(b, f, env, memo)?;
             let x = substitute(b, x, env, memo)?;
             b.add(Con::App, &[f, x], ty)
+        }
+        Raw::Comp(f, g) => {
+            let f = substitute(b, f, env, memo)?;
+            let g = substitute(b, g, env, memo)?;
+            b.add(Con::Comp, &[f, g], ty)
         }
         Raw::NatApp(f, n) => {
             let f = substitute(b, f, env, memo)?;

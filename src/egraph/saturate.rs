@@ -446,6 +446,9 @@ pub fn normalise(t: &Term, limits: &Limits) -> Result<(std::rc::Rc<Term>, StopRe
     super::encode::load_term(&mut eg, t)?;
     let snap = SharedSnapshot::default();
     super::subst::add_beta_eta(&mut eg, "benf", &snap)?;
+    if t.has_compositions() {
+        super::normal::add_composition_elim(&mut eg, "benf", &snap)?;
+    }
     let out = saturate(
         &mut eg,
         "benf",

@@ -61,6 +61,7 @@ pub enum Con {
     Prim,
     F32,
     Int,
+    Comp,
     Sig,
     Phi,
     NamedVar,
@@ -70,7 +71,7 @@ pub enum Con {
 
 impl Con {
     /// Every constructor, in declaration order.
-    pub const ALL: [Con; 13] = [
+    pub const ALL: [Con; 14] = [
         Con::Var,
         Con::App,
         Con::Lam,
@@ -79,6 +80,7 @@ impl Con {
         Con::Prim,
         Con::F32,
         Con::Int,
+        Con::Comp,
         Con::Sig,
         Con::Phi,
         Con::NamedVar,
@@ -97,6 +99,7 @@ impl Con {
             Con::Prim => "Prim",
             Con::F32 => "F32",
             Con::Int => "Int",
+            Con::Comp => "Comp",
             Con::Sig => "Sig",
             Con::Phi => "Phi",
             Con::NamedVar => "NamedVar",
@@ -110,7 +113,7 @@ impl Con {
         use Field::*;
         match self {
             Con::Var => &[I64, Type],
-            Con::App => &[Term, Term, Type],
+            Con::App | Con::Comp => &[Term, Term, Type],
             Con::Lam | Con::NatLam => &[Term, Type],
             Con::NatApp => &[Term, Nat, Type],
             Con::Prim | Con::NamedVar => &[String, Type],
@@ -134,6 +137,7 @@ impl Con {
             Con::Prim => "map, reduce, split, ...",
             Con::F32 => "an f32 literal (exactly representable in f64)",
             Con::Int => "an integer literal",
+            Con::Comp => "f >> g: f, then g (combinator normal form)",
             Con::Sig => "sigma(i, a, b): b substituted for index i in a",
             Con::Phi => "phi(d, k, a): d added to the indices >= k of a",
             Con::NamedVar => "a named variable",
@@ -255,6 +259,7 @@ impl Con {
             Node::Prim(p) => (Con::Prim, smallvec![Arg::Prim(p.name())]),
             Node::F32(x) => (Con::F32, smallvec![Arg::F32(x.0 as f64)]),
             Node::Int(i) => (Con::Int, smallvec![Arg::Int(*i)]),
+            Node::Comp(f, g) => (Con::Comp, smallvec![Arg::Child(f), Arg::Child(g)]),
         }
     }
 }
@@ -335,6 +340,6 @@ mod tests {
             eg.constructor_enodes(c.name(), |_| seen += 1).unwrap();
             assert_eq!(seen, 0, "{} is declared and empty", c.name());
         }
-        assert_eq!(rise().count(), 8);
+        assert_eq!(rise().count(), 9);
     }
 }

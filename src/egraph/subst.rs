@@ -28,6 +28,7 @@ use std::sync::{Arc, Mutex, RwLock};
 pub enum Raw {
     Var(i64),
     App(Value, Value),
+    Comp(Value, Value),
     Lam(Value),
     NatApp(Value, Value),
     NatLam(Value),
@@ -91,6 +92,7 @@ pub fn scan(eg: &EGraph) -> Result<Vec<(Value, Raw, Value)>> {
         };
         each(Con::Var, &|c| Raw::Var(rs.value_to_base::<i64>(c[0])))?;
         each(Con::App, &|c| Raw::App(c[0], c[1]))?;
+        each(Con::Comp, &|c| Raw::Comp(c[0], c[1]))?;
         each(Con::Lam, &|c| Raw::Lam(c[0]))?;
         each(Con::NatApp, &|c| Raw::NatApp(c[0], c[1]))?;
         each(Con::NatLam, &|c| Raw::NatLam(c[0]))?;
@@ -108,7 +110,7 @@ pub fn scan(eg: &EGraph) -> Result<Vec<(Value, Raw, Value)>> {
 /// The term children of an e-node (the first `n` of the array).
 fn children(n: &Raw) -> ([Value; 2], usize) {
     match *n {
-        Raw::App(f, x) => ([f, x], 2),
+        Raw::App(f, x) | Raw::Comp(f, x) => ([f, x], 2),
         Raw::Lam(b) | Raw::NatApp(b, _) | Raw::NatLam(b) | Raw::NamedLam(_, b) => ([b, b], 1),
         Raw::Var(_) | Raw::Leaf(..) | Raw::NamedVar(_) => ([Value::new_const(0); 2], 0),
     }
@@ -131,7 +133,7 @@ fn free_variables(nodes: &[(Value, Raw, Value)], costed: &CostedNodes, users: &U
         let kid = |k: usize| free[costed.kids(i)[k] as usize];
         let bits = match nodes[i].1 {
             Raw::Var(v) => free_bit(v.clamp(0, 63) as u32),
-            Raw::App(..) => kid(0) | kid(1),
+            Raw::App(..) | Raw::Comp(..) => kid(0) | kid(1),
             // Index j of the body is j - 1 of the lambda; the last bit stands for 63 and
             // above, so from it both 62 and "63 and above" may be free.
             Raw::Lam(_) if kid(0) & free_bit(63) != 0 => kid(0) >> 1 | free_bit(62) | free_bit(63),
@@ -261,7 +263,9 @@ impl Snapshot {
         let b = match self.reps[&c].node {
             Raw::Var(i) => i as u32 + 1,
             Raw::Lam(b) => self.free_bound(b, done).saturating_sub(1),
-            Raw::App(f, x) => self.free_bound(f, done).max(self.free_bound(x, done)),
+            Raw::App(f, x) | Raw::Comp(f, x) => {
+                self.free_bound(f, done).max(self.free_bound(x, done))
+            }
             Raw::NatApp(f, _) | Raw::NatLam(f) | Raw::NamedLam(_, f) => self.free_bound(f, done),
             Raw::Leaf(..) | Raw::NamedVar(_) => 0,
         };
@@ -423,6 +427,14 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
         .expect("schema constructor")
     }
 
+    /// Subsumes an e-node, given its constructor and fields: egglog's rules no longer match
+    /// it, and extraction skips it.
+    pub fn subsume(&mut self, con: Con, fields: &[Value]) {
+        let _ = self
+            .ws
+            .subsume(con.name(), egglog::RawValues(fields.to_vec()));
+    }
+
     pub fn var(&mut self, i: u32, ty: Value) -> Value {
         let iv = self.ws.base_to_value::<i64>(i as i64);
         self.add(Con::Var, &[iv], ty)
@@ -566,6 +578,11 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
                 let f = self.map_vars(f, depth, on_var, memo)?;
                 let x = self.map_vars(x, depth, on_var, memo)?;
                 self.add(Con::App, &[f, x], rep.ty)
+            }
+            Raw::Comp(f, g) => {
+                let f = self.map_vars(f, depth, on_var, memo)?;
+                let g = self.map_vars(g, depth, on_var, memo)?;
+                self.add(Con::Comp, &[f, g], rep.ty)
             }
             Raw::Lam(b) => {
                 let b = self.map_vars(b, depth + 1, on_var, memo)?;

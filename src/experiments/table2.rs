@@ -67,7 +67,15 @@ pub fn search_goal(
         Binding::Names => encode::load_named_term(&mut eg, &start)?,
     };
     encoding.install(&mut eg, rw, &snap)?;
-    install_for(&mut eg, rw, &rules, &snap, encoding, &Default::default())?;
+    let benf = crate::egraph::normal::NormalForm::Benf;
+    install_for(
+        &mut eg,
+        rw,
+        &rules,
+        &snap,
+        (encoding, benf),
+        &Default::default(),
+    )?;
     let found = |eg: &mut egglog::EGraph| -> Result<bool> {
         match encoding.binding {
             Binding::DeBruijn => Ok(same_class(eg, &start, &target)),

@@ -26,6 +26,7 @@ use crate::egraph::subst::SharedSnapshot;
 use crate::egraph::{encode, rise_egraph};
 
 use crate::egraph::encoding::Encoding;
+use crate::egraph::normal::NormalForm;
 use crate::error::{Error, Result};
 use crate::rise::syntax::RuleDecl;
 use crate::rise::term::{Node, Term};
@@ -277,7 +278,7 @@ fn successors(t: &Rc<Term>, rules: &[RuleDecl], limits: &Limits) -> Result<Vec<R
             &ruleset(i),
             std::slice::from_ref(rule),
             &snap,
-            Encoding::EFFICIENT,
+            (Encoding::EFFICIENT, NormalForm::Benf),
             &Filter::default(),
         )?;
     }

@@ -15,6 +15,7 @@ use crate::egraph::encoding::Encoding;
 use crate::egraph::extract::{AstSize, CostModel, ENode, ExprGraph, Weighted};
 use crate::egraph::filter::Filter;
 use crate::egraph::lookup::find_term;
+use crate::egraph::normal::NormalForm;
 use crate::egraph::saturate::{
     normalise, resident_mb, saturate, Check, IterationStats, Limits, Outcome, StopReason,
 };
@@ -58,6 +59,8 @@ pub struct Step {
     pub filter: Filter,
     /// How the sketch's relations are computed after each iteration.
     pub sketch_engine: Engine,
+    /// The normal form the search keeps its terms in (its start, goal and result too).
+    pub normal_form: NormalForm,
     /// Where to write the final e-graph, if anywhere.
     pub dump: Option<Dump>,
     /// An exact goal (in beta-eta normal form): found when it is in the start's e-class,
@@ -109,6 +112,14 @@ pub fn file_of(spec: &str) -> &str {
 }
 
 impl Step {
+    /// A goal (read in beta-eta normal form) as the search keeps its terms.
+    pub fn in_form(&self, goal: &Rc<Term>) -> Result<Rc<Term>> {
+        Ok(match self.normal_form {
+            NormalForm::Benf => goal.clone(),
+            nf => nf.normalise(goal, &self.limits)?.0,
+        })
+    }
+
     /// Settings of a step not given otherwise: AST size, default limits, no filter.
     pub fn defaults() -> (Cost, Limits, Filter) {
         (Cost::AstSize, Limits::default(), Filter::default())
@@ -128,6 +139,7 @@ impl Step {
             limits,
             filter,
             sketch_engine: Engine::default(),
+            normal_form: NormalForm::default(),
             dump: None,
             goal: None,
             why: false,
@@ -254,6 +266,7 @@ fn search_named(
 ) -> Result<StepReport> {
     let t0 = Instant::now();
     let (input, mut eg, snap) = prepare(start, step)?;
+    let goal = step.goal.as_ref().map(|g| step.in_form(g)).transpose()?;
     let mut query = SketchQuery::install(&mut eg, &step.sketch.sketch, step.sketch_engine)?;
     let mut pruned = 0;
     let outcome = saturate(
@@ -265,7 +278,7 @@ fn search_named(
             let (root, n, filter_seconds) = pruned_root(eg, &input, &step.filter)?;
             pruned += n;
             let work = query.update(eg)?;
-            let found = match &step.goal {
+            let found = match &goal {
                 Some(goal) => find_term(eg, goal) == Some(root),
                 None => query.holds(eg, root),
             };
@@ -292,13 +305,12 @@ fn search_named(
     } else {
         None
     };
-    let (term, normalised) = match (outcome.found(), &step.goal) {
-        (true, Some(goal)) => (Some(goal.clone()), true),
+    let (term, normalised) = match (outcome.found(), goal) {
+        (true, Some(goal)) => (Some(goal), true),
         (true, None) => {
             drop(query);
             let (graph, root) = read_out(eg, &input)?;
-            let (t, normalised) =
-                satisfying_term(&graph, root, &step.sketch, &step.cost, &step.limits)?;
+            let (t, normalised) = satisfying_term(&graph, root, &step.sketch, &step.cost, step)?;
             (Some(t), normalised)
         }
         (false, _) => (None, true),
@@ -335,21 +347,22 @@ fn search_named(
     })
 }
 
-/// A search's e-graph before its first iteration: `start` in beta-eta normal form (also
-/// returned), the step's rules (with its filter), and extraction-based beta and eta reading
-/// the returned snapshot.
+/// A search's e-graph before its first iteration: `start` in the step's normal form (also
+/// returned), the step's rules (with its filter), and extraction-based beta and eta (and
+/// the normal form's own rules) reading the returned snapshot.
 fn prepare(start: &Term, step: &Step) -> Result<(Rc<Term>, EGraph, SharedSnapshot)> {
-    let (input, _) = normalise(start, &step.limits)?;
+    let (input, _) = step.normal_form.normalise(start, &step.limits)?;
     let mut eg = rise_egraph()?;
     encode::load_term(&mut eg, &input)?;
     let snap = SharedSnapshot::default();
     add_beta_eta(&mut eg, "rw", &snap)?;
+    step.normal_form.add_rules(&mut eg, "rw", &snap)?;
     install_for(
         &mut eg,
         "rw",
         &step.rules,
         &snap,
-        Encoding::EFFICIENT,
+        (Encoding::EFFICIENT, step.normal_form),
         &step.filter,
     )?;
     Ok((input, eg, snap))
@@ -372,26 +385,26 @@ fn read_out(eg: EGraph, input: &Term) -> Result<(ExprGraph, Value)> {
 fn pruned_root(eg: &mut EGraph, input: &Term, filter: &Filter) -> Result<(Value, usize, f64)> {
     let root = root_of(eg, input)?;
     let t = Instant::now();
-    let pruned = filter.prune(eg, root)?;
+    let pruned = filter.prune(eg, root, input.data_binders())?;
     Ok((root, pruned, t.elapsed().as_secs_f64()))
 }
 
-/// The cheapest term of the start's e-class satisfying `sketch` (found), in beta-eta normal
-/// form unless the normal form no longer satisfies the sketch (`map (fun x => f x) xs` is
-/// found, `map f xs` printed): then the extracted term itself, and `false`.
+/// The cheapest term of the start's e-class satisfying `sketch` (found), in the normal form
+/// of `step`'s search unless the normal form no longer satisfies the sketch (`map (fun x => f
+/// x) xs` is found, `map f xs` printed): then the extracted term itself, and `false`.
 fn extract_satisfying(
     eg: &EGraph,
     input: &Term,
     sketch: &SketchDecl,
     cost: &Cost,
-    limits: &Limits,
+    step: &Step,
 ) -> Result<(Rc<Term>, bool)> {
     satisfying_term(
         &ExprGraph::read(eg)?,
         root_of(eg, input)?,
         sketch,
         cost,
-        limits,
+        step,
     )
 }
 
@@ -401,7 +414,7 @@ fn satisfying_term(
     root: Value,
     sketch: &SketchDecl,
     cost: &Cost,
-    limits: &Limits,
+    step: &Step,
 ) -> Result<(Rc<Term>, bool)> {
     let (_, t) = SketchExtractor::new(graph, cost).extract(&sketch.sketch, root)?;
     if !sketch.sketch.satisfied_by(&t) {
@@ -410,7 +423,7 @@ fn satisfying_term(
             sketch.name
         )));
     }
-    let nf = normalise(&t, limits)?.0;
+    let nf = step.normal_form.normalise(&t, &step.limits)?.0;
     Ok(match sketch.sketch.satisfied_by(&nf) {
         true => (nf, true),
         false => (t, false),

@@ -5,8 +5,9 @@
 //! sketches mm.sketch               where step sketches are defined
 //! rules    ../rules/mm.rules       where rule sets are defined
 //! limits   iterations 60 enodes 50000 time 30 memory 4000   (seconds, MB)
-//! filter   array-depth 6 ast-size 200 sizes-positive
+//! filter   array-depth 6 ast-size 200 sizes-positive   (ast-size-class L: shine's count)
 //! cost     ast-size                (or: cost weights FILE)
+//! normal-form cnf                  (or benf, the default: see egraph::normal)
 //!
 //! step split                       a step: satisfy sketch `split`
 //!   rules  split                   with these rule sets of the rules file (`*`: all rules)
@@ -21,7 +22,8 @@
 
 use super::{Cost, Guide, Step};
 use crate::egraph::extract::Weighted;
-use crate::egraph::filter::Filter;
+use crate::egraph::filter::{Filter, SizeScope};
+use crate::egraph::normal::NormalForm;
 use crate::egraph::saturate::Limits;
 use crate::error::{read_source, word_lines, Error, Result, Span, Word};
 use crate::limits;
@@ -43,6 +45,7 @@ struct Settings {
     cost: Cost,
     limits: Limits,
     filter: Filter,
+    normal_form: NormalForm,
 }
 
 struct GuideParser {
@@ -112,9 +115,15 @@ impl GuideParser {
                     let f = &mut settings.filter;
                     match w.text.as_str() {
                         "array-depth" => f.array_depth = Some(number(it.next(), w, count)?),
-                        "ast-size" => f.ast_size = Some(number(it.next(), w, limits::ast_size)?),
+                        "ast-size" | "ast-size-class" => {
+                            f.ast_size = Some(number(it.next(), w, limits::ast_size)?);
+                            f.ast_size_scope = match w.text.as_str() {
+                                "ast-size" => SizeScope::Enode,
+                                _ => SizeScope::Class,
+                            };
+                        }
                         "sizes-positive" => f.sizes_positive = true,
-                        _ => return Err(Error::at(&w.span, format!("unknown filter `{}` (array-depth, ast-size, sizes-positive)", w.text))),
+                        _ => return Err(Error::at(&w.span, format!("unknown filter `{}` (array-depth, ast-size, ast-size-class, sizes-positive)", w.text))),
                     }
                 }
             }
@@ -126,6 +135,13 @@ impl GuideParser {
                         Cost::Weighted(Weighted::load(&path)?)
                     }
                     _ => return Err(Error::at(&key.span, "expected `cost ast-size` or `cost weights FILE`")),
+                }
+            }
+            "normal-form" => {
+                settings.normal_form = match args {
+                    [w] if w.text == "benf" => NormalForm::Benf,
+                    [w] if w.text == "cnf" => NormalForm::Cnf,
+                    _ => return Err(Error::at(&key.span, "expected `normal-form benf` or `normal-form cnf`")),
                 }
             }
             "rules" => {
@@ -155,7 +171,7 @@ impl GuideParser {
             other => {
                 return Err(Error::at(
                     &key.span,
-                    format!("unknown setting `{other}` (program, sketches, rules, limits, filter, cost, step)"),
+                    format!("unknown setting `{other}` (program, sketches, rules, limits, filter, cost, normal-form, step)"),
                 ))
             }
         }
@@ -212,6 +228,7 @@ pub fn load_guide(path: &Path) -> Result<Guide> {
             cost: Cost::AstSize,
             limits: Limits::default(),
             filter: Filter::default(),
+            normal_form: NormalForm::default(),
         },
         steps: vec![],
         inputs: vec![path.to_path_buf()],
@@ -274,7 +291,10 @@ pub fn load_guide(path: &Path) -> Result<Guide> {
                 step
             }
         };
-        steps.push(step);
+        steps.push(Step {
+            normal_form: s.normal_form,
+            ..step
+        });
     }
     Ok(Guide {
         program,

@@ -84,7 +84,7 @@ pub fn search_each(
         .map(|t| match t {
             Target::Sketch(s, _) => SketchQuery::install(&mut eg, &s.sketch, step.sketch_engine)
                 .map(|q| Probe::Sketch(Box::new(q))),
-            Target::Goal { term, .. } => Ok(Probe::Goal(term.clone())),
+            Target::Goal { term, .. } => step.in_form(term).map(Probe::Goal),
         })
         .map(|probe| probe.map(Some))
         .collect::<Result<Vec<_>>>()?;
@@ -125,7 +125,7 @@ pub fn search_each(
                 for i in holding {
                     let term = match &targets[i] {
                         Target::Sketch(sketch, cost) => {
-                            extract_satisfying(eg, &input, sketch, cost, &step.limits)?.0
+                            extract_satisfying(eg, &input, sketch, cost, step)?.0
                         }
                         Target::Goal { term, .. } => term.clone(),
                     };
@@ -161,7 +161,7 @@ pub fn search_each(
         for i in holding {
             let term = match &targets[i] {
                 Target::Sketch(sketch, cost) => {
-                    satisfying_term(&graph, root, sketch, cost, &step.limits)?.0
+                    satisfying_term(&graph, root, sketch, cost, step)?.0
                 }
                 Target::Goal { term, .. } => term.clone(),
             };

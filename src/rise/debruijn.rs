@@ -224,6 +224,10 @@ fn to_named_in(
             Box::new(to_named_in(f, annotate, vars, nats, hints, false)),
             Box::new(to_named_in(x, annotate, vars, nats, hints, false)),
         ),
+        Node::Comp(f, g) => ExprKind::Comp(
+            Box::new(to_named_in(f, annotate, vars, nats, hints, false)),
+            Box::new(to_named_in(g, annotate, vars, nats, hints, false)),
+        ),
         Node::NatApp(f, n) => ExprKind::NatApp(
             Box::new(to_named_in(f, annotate, vars, nats, hints, false)),
             name_nat(n, 0, nats),

@@ -628,6 +628,28 @@ impl<'p> Elaborator<'p> {
                 pre(Node::Lam(Box::new(b)), ty, &span)
             }
             ExprKind::App(..) => self.infer_spine(e, &span)?,
+            ExprKind::Comp(f, g) => {
+                let f = self.infer(f, &span)?;
+                let g = self.infer(g, &span)?;
+                let (a, b, c) = (self.solver.any(), self.solver.any(), self.solver.any());
+                for (part, want, what) in [
+                    (
+                        &f,
+                        fun(a.clone(), b.clone()),
+                        "as the first function of a composition",
+                    ),
+                    (
+                        &g,
+                        fun(b, c.clone()),
+                        "as the second function of a composition",
+                    ),
+                ] {
+                    self.solver
+                        .unify(&want, &part.ty, &part.span)
+                        .map_err(|_| self.mismatch(&part.span, what, &want, &part.ty))?;
+                }
+                pre(Node::Comp(Box::new(f), Box::new(g)), fun(a, c), &span)
+            }
             ExprKind::NatLam(n, body) => {
                 let taken = |c: &str| self.nat_env.iter().any(|(_, i)| i == c);
                 let mut internal = n.clone();

@@ -29,6 +29,8 @@ pub enum Value {
     Closure(Rc<Closure>),
     NatClosure(Rc<Closure>),
     Partial(Rc<Partial>),
+    /// `f >> g`: applies `f`, then `g`.
+    Composed(Rc<(Value, Value)>),
 }
 
 #[derive(Debug)]
@@ -245,7 +247,7 @@ impl Value {
             Value::Array(_) => "array",
             Value::Vector(_) => "vector",
             Value::Pair(_) => "pair",
-            Value::Closure(_) | Value::Partial(_) => "function",
+            Value::Closure(_) | Value::Partial(_) | Value::Composed(_) => "function",
             Value::NatClosure(_) => "size-dependent function",
         }
     }
@@ -298,6 +300,10 @@ pub fn eval(t: &Term, env: &Env, nats: &Rc<Vec<i64>>) -> EvalResult<Value> {
             let x = eval(x, env, nats)?;
             apply(&f, x)
         }
+        Node::Comp(f, g) => Ok(Value::Composed(Rc::new((
+            eval(f, env, nats)?,
+            eval(g, env, nats)?,
+        )))),
         Node::NatApp(f, n) => {
             let n = eval_nat(n, nats)?;
             match eval(f, env, nats)? {
@@ -343,6 +349,7 @@ pub fn eval(t: &Term, env: &Env, nats: &Rc<Vec<i64>>) -> EvalResult<Value> {
 pub fn apply(f: &Value, x: Value) -> EvalResult<Value> {
     match f {
         Value::Closure(c) => eval(&c.body, &c.env.push(x), &c.nats),
+        Value::Composed(fg) => apply(&fg.1, apply(&fg.0, x)?),
         Value::Partial(p) => {
             let mut p = (**p).clone();
             p.args.push(x);

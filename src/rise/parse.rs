@@ -120,8 +120,8 @@ pub(crate) struct Parser {
     /// How many nested calls of the recursive parsing functions are open (bounded by
     /// [`crate::limits::MAX_NESTING`]).
     depth: usize,
-    /// Compositions desugared so far (their binders are numbered).
-    compositions: usize,
+    /// Whether compositions stay composition nodes (in rules) rather than lambdas.
+    pub(crate) keep_compositions: bool,
 }
 
 impl Parser {
@@ -462,8 +462,9 @@ impl Parser {
     }
 
     /// A chain of compositions after its first function `first`: `f o g o h` applies `h`
-    /// first, `h >> g >> f` too (shine's two forms; one chain uses one of them). It means
-    /// `fun x => f (g (h x))`, the binder's name one that no program can write.
+    /// first, `h >> g >> f` too (shine's two forms; one chain uses one of them). In a
+    /// program it means `fun x => f (g (h x))`; a rule keeps the compositions
+    /// ([`Parser::keep_compositions`]).
     fn composition(&mut self, first: Expr, start: usize) -> Result<Expr> {
         let mut functions = vec![first];
         let mut forward = None;
@@ -486,16 +487,19 @@ impl Parser {
         if functions.len() == 1 {
             return Ok(functions.pop().expect("one function"));
         }
-        if forward == Some(true) {
+        if forward == Some(false) {
             functions.reverse();
         }
-        self.compositions += 1;
-        let x = format!("x\u{2218}{}", self.compositions);
         let span = self.since(start);
-        let body = functions.into_iter().rev().fold(Expr::var(&x), |arg, f| {
-            Expr::app(f, arg).with_span(span.clone())
+        let mut functions = functions.into_iter();
+        let first = functions.next().expect("two functions");
+        let chain = functions.fold(first, |f, g| {
+            Expr::new(ExprKind::Comp(Box::new(f), Box::new(g))).with_span(span.clone())
         });
-        Ok(Expr::lam(&x, body).with_span(span))
+        Ok(match self.keep_compositions {
+            true => chain,
+            false => chain.expand_compositions(),
+        })
     }
 
     fn starts_atom(&self) -> bool {
@@ -776,7 +780,7 @@ pub(crate) fn parser(src: &Arc<Source>) -> Result<Parser> {
         next_hole: 0,
         named_holes: None,
         depth: 0,
-        compositions: 0,
+        keep_compositions: false,
     })
 }
 
@@ -798,6 +802,7 @@ pub fn parse_program(src: &Arc<Source>) -> Result<Program> {
 pub fn parse_rule_file(src: &Arc<Source>) -> Result<RuleFile> {
     let mut p = parser(src)?;
     p.holes = true;
+    p.keep_compositions = true;
     let f = p.rule_file()?;
     finish(&mut p, f)
 }

@@ -144,6 +144,20 @@ fn write_expr(e: &Expr, ctx: Ctx, out: &mut String) {
             }
             out.push_str(&format!("<{}>", nats.join(", ")));
         }
+        ExprKind::Comp(f, g) => {
+            // A chain `f >> g >> h` is nested to the left; a composition on the right
+            // needs parentheses.
+            paren(ctx != Ctx::Top, out);
+            match f.kind {
+                ExprKind::Comp(..) => write_expr(f, Ctx::Top, out),
+                _ => write_expr(f, Ctx::Fun, out),
+            }
+            out.push_str(" >> ");
+            write_expr(g, Ctx::Fun, out);
+            if ctx != Ctx::Top {
+                out.push(')');
+            }
+        }
         ExprKind::App(f, x) => {
             paren(ctx == Ctx::Arg, out);
             write_expr(f, Ctx::Fun, out);

@@ -49,6 +49,9 @@ pub enum ExprKind {
     Int(i64),
     /// `(e : t)`.
     Annot(Box<Expr>, Type),
+    /// `f >> g` (also written `g o f`): `f`, then `g`. Programs desugar it to a lambda as
+    /// they are read; rules keep it, for the combinator normal form.
+    Comp(Box<Expr>, Box<Expr>),
 }
 
 impl PartialEq for Expr {
@@ -115,7 +118,9 @@ impl Expr {
                 | ExprKind::DataLam(_, b)
                 | ExprKind::NatApp(b, _)
                 | ExprKind::Annot(b, _) => todo.push((b, d + 1)),
-                ExprKind::App(f, x) => todo.extend([(&**f, d + 1), (&**x, d + 1)]),
+                ExprKind::App(f, x) | ExprKind::Comp(f, x) => {
+                    todo.extend([(&**f, d + 1), (&**x, d + 1)])
+                }
             }
         }
         deepest
@@ -162,10 +167,65 @@ impl Expr {
                 | ExprKind::DataLam(_, b)
                 | ExprKind::NatApp(b, _)
                 | ExprKind::Annot(b, _) => todo.push(Step::Visit(b)),
-                ExprKind::App(f, x) => todo.extend([Step::Visit(f), Step::Visit(x)]),
+                ExprKind::App(f, x) | ExprKind::Comp(f, x) => {
+                    todo.extend([Step::Visit(f), Step::Visit(x)])
+                }
             }
         }
         found
+    }
+
+    /// The expression with each chain of compositions `f1 >> f2 >> .. >> fk` (however
+    /// nested) written as the lambda `fun x => fk (.. (f1 x))`, the form beta-eta normal
+    /// form has. The binders are named `x∘1`, `x∘2`, ...: names no program can write.
+    pub fn expand_compositions(&self) -> Expr {
+        self.expand_with(&mut 0)
+    }
+
+    fn expand_with(&self, made: &mut usize) -> Expr {
+        let kind = match &self.kind {
+            ExprKind::Comp(..) => {
+                let mut chain = vec![];
+                self.composed(&mut chain);
+                *made += 1;
+                let x = format!("x\u{2218}{made}");
+                let span = self.span.clone();
+                let body = chain.into_iter().fold(Expr::var(&x), |arg, f| Expr {
+                    span: span.clone(),
+                    ..Expr::app(f.expand_with(made), arg)
+                });
+                return Expr {
+                    span,
+                    ..Expr::lam(&x, body)
+                };
+            }
+            ExprKind::Var(_) | ExprKind::F32(_) | ExprKind::Int(_) => self.kind.clone(),
+            ExprKind::Lam(x, t, b) => ExprKind::Lam(x.clone(), t.clone(), b.expanded(made)),
+            ExprKind::App(f, x) => ExprKind::App(f.expanded(made), x.expanded(made)),
+            ExprKind::NatLam(n, b) => ExprKind::NatLam(n.clone(), b.expanded(made)),
+            ExprKind::DataLam(a, b) => ExprKind::DataLam(a.clone(), b.expanded(made)),
+            ExprKind::NatApp(f, n) => ExprKind::NatApp(f.expanded(made), n.clone()),
+            ExprKind::Annot(e, t) => ExprKind::Annot(e.expanded(made), t.clone()),
+        };
+        Expr {
+            kind,
+            span: self.span.clone(),
+        }
+    }
+
+    fn expanded(&self, made: &mut usize) -> Box<Expr> {
+        Box::new(self.expand_with(made))
+    }
+
+    /// The functions of a chain of compositions, first applied first.
+    fn composed<'e>(&'e self, chain: &mut Vec<&'e Expr>) {
+        match &self.kind {
+            ExprKind::Comp(f, g) => {
+                f.composed(chain);
+                g.composed(chain);
+            }
+            _ => chain.push(self),
+        }
     }
 
     pub fn with_span(mut self, span: Span) -> Expr {
@@ -207,6 +267,18 @@ pub struct RuleDecl {
     /// (binder, pattern variable) pairs.
     pub not_free: Vec<(String, String)>,
     pub span: Span,
+}
+
+impl RuleDecl {
+    /// The rule with its compositions written as lambdas ([`Expr::expand_compositions`]):
+    /// the rule a beta-eta normal form search runs.
+    pub fn compositions_expanded(&self) -> RuleDecl {
+        RuleDecl {
+            lhs: self.lhs.expand_compositions(),
+            rhs: self.rhs.expand_compositions(),
+            ..self.clone()
+        }
+    }
 }
 
 /// A named group of rules: `ruleset NAME = rule1 rule2 ...`.

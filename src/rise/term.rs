@@ -21,13 +21,15 @@ pub enum Node<C> {
     Prim(Prim),
     F32(Float),
     Int(i64),
+    /// `f >> g`: `f`, then `g` (the combinator normal form's composition).
+    Comp(C, C),
 }
 
 impl<C> Node<C> {
     /// The children, in order.
     pub fn children(&self) -> Vec<&C> {
         match self {
-            Node::App(f, x) => vec![f, x],
+            Node::App(f, x) | Node::Comp(f, x) => vec![f, x],
             Node::Lam(b) | Node::NatApp(b, _) | Node::NatLam(b) => vec![b],
             _ => vec![],
         }
@@ -47,6 +49,10 @@ impl<C> Node<C> {
             Node::Prim(p) => Node::Prim(*p),
             Node::F32(x) => Node::F32(*x),
             Node::Int(i) => Node::Int(*i),
+            Node::Comp(a, b) => {
+                let a = f(a);
+                Node::Comp(a, f(b))
+            }
         }
     }
 }
@@ -66,6 +72,23 @@ impl Term {
     /// Number of nodes.
     pub fn size(&self) -> usize {
         1 + self.node.children().iter().map(|c| c.size()).sum::<usize>()
+    }
+
+    /// How many data types the term is generic in: its `dfun` binders, which the e-graph
+    /// does not hold (a bound data type is a rigid type there).
+    pub fn data_binders(&self) -> usize {
+        let mut seen = vec![];
+        self.ty.for_each_type(&mut |t| match t {
+            Type::Data(a) if !seen.contains(a) => seen.push(a.clone()),
+            _ => {}
+        });
+        seen.len()
+    }
+
+    /// Does the term hold a composition (`f >> g`)?
+    pub fn has_compositions(&self) -> bool {
+        matches!(self.node, Node::Comp(..))
+            || self.node.children().iter().any(|c| c.has_compositions())
     }
 
     /// Program size as the paper's Table 5 counts it: operators, lambdas, variables and

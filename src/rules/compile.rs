@@ -275,7 +275,7 @@ impl LhsCompiler<'_> {
             (kind, node) => {
                 let shape = || Error::internal("rule and its typed form differ in shape");
                 let mut kids = match kind {
-                    ExprKind::App(f, x) => vec![f, x],
+                    ExprKind::App(f, x) | ExprKind::Comp(f, x) => vec![f, x],
                     ExprKind::NatApp(f, _) | ExprKind::NatLam(_, f) => vec![f],
                     _ => vec![],
                 }
@@ -347,6 +347,12 @@ fn rhs_template(
             let f = rhs_template(f, tf, nvars, ctx, slots);
             let x = rhs_template(x, tx, nvars, ctx, slots);
             Tmpl::Node(Node::App(Box::new(f), Box::new(x)), s)
+        }
+        (ExprKind::Comp(f, g), Node::Comp(tf, tg)) => {
+            let s = slot(&t.ty);
+            let f = rhs_template(f, tf, nvars, ctx, slots);
+            let g = rhs_template(g, tg, nvars, ctx, slots);
+            Tmpl::Node(Node::Comp(Box::new(f), Box::new(g)), s)
         }
         (ExprKind::NatApp(f, _), Node::NatApp(tf, n)) => {
             let s = slot(&t.ty);

@@ -4,6 +4,7 @@
 use super::compile::{compile_for, CompiledRule};
 use crate::egraph::encoding::Encoding;
 use crate::egraph::filter::Filter;
+use crate::egraph::normal::NormalForm;
 use crate::egraph::subst::{add_snapshot_rule, SharedSnapshot};
 use crate::error::Result;
 use crate::rise::syntax::RuleDecl;
@@ -89,23 +90,28 @@ pub fn install(
         ruleset,
         rules,
         snapshot,
-        Encoding::EFFICIENT,
+        (Encoding::EFFICIENT, NormalForm::Benf),
         &Filter::default(),
     )
 }
 
-/// [`install`] for the given encoding.
+/// [`install`] for the given encoding, in a search that keeps its terms in normal form `nf`:
+/// a rule's compositions are lambdas in beta-eta normal form, composition nodes in
+/// combinator normal form.
 pub fn install_for(
     eg: &mut EGraph,
     ruleset: &str,
     rules: &[RuleDecl],
     snapshot: &SharedSnapshot,
-    encoding: Encoding,
+    (encoding, nf): (Encoding, NormalForm),
     filter: &Filter,
 ) -> Result<()> {
     let compiled = rules
         .iter()
-        .map(|r| compile_for(r, encoding))
+        .map(|r| match nf {
+            NormalForm::Benf => compile_for(&r.compositions_expanded(), encoding),
+            NormalForm::Cnf => compile_for(r, encoding),
+        })
         .collect::<Result<Vec<_>>>()?;
     add_rules(eg, ruleset, compiled, snapshot, filter)
 }

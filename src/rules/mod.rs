@@ -80,7 +80,7 @@ pub fn pattern_vars(lhs: &Expr) -> (Vec<String>, Vec<String>) {
                 go(b, bound, vars, nats);
                 bound.pop();
             }
-            ExprKind::App(f, x) => {
+            ExprKind::App(f, x) | ExprKind::Comp(f, x) => {
                 go(f, bound, vars, nats);
                 go(x, bound, vars, nats);
             }

@@ -401,6 +401,7 @@ fn clip(text: &str) -> String {
 fn head(node: &ENode) -> String {
     match node {
         Node::App(..) => "an application".into(),
+        Node::Comp(..) => "a composition".into(),
         Node::Lam(_) => "a lambda".into(),
         Node::NatApp(_, n) => format!("a size application <{n}>"),
         Node::NatLam(_) => "an nfun".into(),

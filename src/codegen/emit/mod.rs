@@ -290,6 +290,9 @@ impl Emitter {
                 let x = self.eval(x, env);
                 f.and_then(|f| self.apply(f, x?)).map_err(|e| e.or_context(t))
             }
+            Node::Comp(..) => Err(unsupported(
+                "a composition (`>>`): code is generated from beta-eta normal form".to_string(),
+            )),
             Node::NatApp(f, n) => match self.eval(f, env)? {
                 Val::Prim {
                     prim,
