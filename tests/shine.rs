@@ -414,6 +414,28 @@ fn shine_primitives_mean_what_shine_says() {
     assert!(matches!(int("mod 7 3").unwrap(), Value::Int(1)));
     assert!(matches!(int("div 7 2").unwrap(), Value::Int(3)));
     assert!(int("div 7 0").unwrap_err().contains("div by zero"));
+    // Booleans, select, conversions and indices as numbers.
+    let scalar = |src: &str| int(src).unwrap();
+    assert!(matches!(scalar("select (lt 1.0 2.0) 3 4"), Value::Int(3)));
+    assert!(matches!(scalar("select (not (gt 1 2)) 3 4"), Value::Int(3)));
+    assert!(matches!(scalar("equal 2.0 2.0"), Value::Bool(true)));
+    assert!(matches!(scalar("(cast 2.75 : int)"), Value::Int(2)));
+    assert!(matches!(scalar("(cast -2.75 : int)"), Value::Int(-2)));
+    assert!(matches!(scalar("(cast 3 : f32)"), Value::F32(x) if x == 3.0));
+    assert!(matches!(scalar("indexAsNat (natAsIndex<4> 3)"), Value::Int(3)));
+    assert!(int("natAsIndex<4> 4").unwrap_err().contains("natAsIndex<4> of 4"));
+    // scatter: element is[i] of the result is xs[i], each written once.
+    let reversed = "scatter (generate (fun (i : idx[3]) => natAsIndex<3> (sub 2 (indexAsNat i))) : 3.idx[3])";
+    assert_eq!(
+        v(format!(
+            "{reversed} (generate (fun (i : idx[3]) => cast (indexAsNat i)) : 3.f32)"
+        )),
+        [2.0, 1.0, 0.0]
+    );
+    let twice = "scatter (generate (fun (i : idx[2]) => natAsIndex<2> 0) : 2.idx[2]) (generate (fun (i : idx[2]) => 1.0) : 2.f32)";
+    assert!(int(twice).unwrap_err().contains("writes element 0 twice"));
+    // reducePar reduces as reduce does.
+    assert_eq!(v(format!("reducePar add 1.0 {xs}")), [4.0]);
 }
 
 /// `sub` and `div` become C, `drop` and `take` views (index offsets), and `mapSeqUnroll`,
@@ -430,6 +452,10 @@ fn shine_primitives_with_a_c_translation_compile_and_agree() {
         "nfun n => fun (x : n.f32) => mapSeq (fun w => reduceSeq add 0.0 w) (slide<3, 1> (padClamp<1, 1> x))",
         "nfun n => fun (x : (n+2).f32) => mapSeq (fun w => reduceSeq add 0.0 w) (circularBuffer<3, 3> (fun y => mul y 2.0) x)",
         "nfun n => fun (x : (n+1).f32) => mapSeq (fun w => reduceSeq add 0.0 w) (rotateValues<2> (fun y => y) x)",
+        "nfun n => fun (x : n.f32) => mapSeq (fun y => select (lt y 0.0) (sub 0.0 y) (cast (cast (mul y 4.0) : int))) x",
+        "nfun n => fun (x : n.f32) => mapSeq (fun i => select (equal (indexAsNat i) 0) 1.0 (cast (indexAsNat i))) (generate (fun (i : idx[n]) => i))",
+        "nfun n => fun (x : n.16.f32) => mapPar (fun r => reducePar (fun a y => add a y) 0.0 r) x",
+        "nfun n => fun (x : n.16.f32) => mapSeq (fun r => reducePar (fun a y => mul a y) 1.0 r) x",
     ] {
         let p = sketchlog::codegen::sequential(&term(src));
         let opts = COptions::default();

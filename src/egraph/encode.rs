@@ -84,6 +84,7 @@ pub(crate) fn type_node(t: &Type) -> Option<(&'static str, smallvec::SmallVec<[T
     Some(match t {
         Type::F32 => ("TF32", smallvec![]),
         Type::Int => ("TInt", smallvec![]),
+        Type::Bool => ("TBool", smallvec![]),
         Type::Idx(n) => ("TIdx", smallvec![N(n)]),
         Type::Arr(n, e) => ("TArr", smallvec![N(n), T(e)]),
         Type::Vector(e, n) => ("TVec", smallvec![T(e), N(n)]),
@@ -297,7 +298,7 @@ impl TypeTable {
             .map_err(engine)?;
         }
         let constructors = [
-            "NAdd", "NMul", "TF32", "TInt", "TIdx", "TArr", "TPair", "TVec", "TFun", "TNatFun",
+            "NAdd", "NMul", "TF32", "TInt", "TBool", "TIdx", "TArr", "TPair", "TVec", "TFun", "TNatFun",
         ];
         for name in &constructors {
             eg.constructor_enodes(name, |e| {
@@ -358,6 +359,7 @@ impl TypeTable {
                 let t = match *name {
                     "TF32" => Type::F32,
                     "TInt" => Type::Int,
+                    "TBool" => Type::Bool,
                     "TIdx" => Type::Idx(nat(0)),
                     "TArr" => arr(nat(0), ty(1)),
                     "TPair" => pair(ty(0), ty(1)),

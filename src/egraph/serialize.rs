@@ -260,8 +260,8 @@ fn fold_rise_types(g: &Serialized, eg: &EGraph) -> Serialized {
 }
 
 /// The schema's size and type constructors.
-const SIZE_AND_TYPE_CONSTRUCTORS: [&str; 13] = [
-    "NNum", "NVar", "NAdd", "NMul", "TF32", "TInt", "TIdx", "TArr", "TPair", "TVec", "TFun",
+const SIZE_AND_TYPE_CONSTRUCTORS: [&str; 14] = [
+    "NNum", "NVar", "NAdd", "NMul", "TF32", "TInt", "TBool", "TIdx", "TArr", "TPair", "TVec", "TFun",
     "TNatFun", "TData",
 ];
 
@@ -306,6 +306,7 @@ fn decode(
             "NMul" => SizeOrType::Size(size(part(0))?.mul(&size(part(1))?)),
             "TF32" => SizeOrType::Type(Type::F32),
             "TInt" => SizeOrType::Type(Type::Int),
+            "TBool" => SizeOrType::Type(Type::Bool),
             "TIdx" => SizeOrType::Type(Type::Idx(size(part(0))?)),
             "TArr" => SizeOrType::Type(arr(size(part(0))?, ty(part(1))?)),
             "TPair" => SizeOrType::Type(pair(ty(part(0))?, ty(part(1))?)),

@@ -168,7 +168,7 @@ impl Solver {
         match (&a, &b) {
             (Type::Meta(i), _) => self.bind(*i, &b),
             (_, Type::Meta(j)) => self.bind(*j, &a),
-            (Type::F32, Type::F32) | (Type::Int, Type::Int) => Ok(()),
+            (Type::F32, Type::F32) | (Type::Int, Type::Int) | (Type::Bool, Type::Bool) => Ok(()),
             (Type::Data(x), Type::Data(y)) if x == y => Ok(()),
             (Type::Idx(n), Type::Idx(m)) => self.unify_nat(n, m, span),
             (Type::Arr(n, s), Type::Arr(m, t)) | (Type::Vector(s, n), Type::Vector(t, m)) => {
@@ -365,7 +365,7 @@ impl<'p> Elaborator<'p> {
                 self.instantiate_type_holes(b),
             ),
             Type::NatFun(b) => nat_fun(self.instantiate_type_holes(b)),
-            Type::F32 | Type::Int | Type::Idx(_) | Type::Data(_) => t.clone(),
+            Type::F32 | Type::Int | Type::Bool | Type::Idx(_) | Type::Data(_) => t.clone(),
         }
     }
 
@@ -400,7 +400,7 @@ impl<'p> Elaborator<'p> {
             Type::Pair(a, b) => pair(self.resolve_data(a, span)?, self.resolve_data(b, span)?),
             Type::Fun(a, b) => fun(self.resolve_data(a, span)?, self.resolve_data(b, span)?),
             Type::NatFun(b) => nat_fun(self.resolve_data(b, span)?),
-            Type::F32 | Type::Int | Type::Idx(_) | Type::Meta(_) => t.clone(),
+            Type::F32 | Type::Int | Type::Bool | Type::Idx(_) | Type::Meta(_) => t.clone(),
         })
     }
 

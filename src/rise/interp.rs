@@ -21,6 +21,7 @@ use std::rc::Rc;
 pub enum Value {
     F32(f32),
     Int(i64),
+    Bool(bool),
     Idx(i64),
     Array(Rc<Array>),
     /// A vector of scalars (`vec[dt, n]`).
@@ -47,6 +48,8 @@ pub struct Partial {
     /// Sizes: explicit nat arguments, or the one read off the type.
     nats: Vec<i64>,
     args: Vec<Value>,
+    /// The type it computes, for `cast`.
+    result: Option<Type>,
 }
 
 /// An array: stored elements, or elements computed on demand (and, for `map` and
@@ -243,6 +246,7 @@ impl Value {
         match self {
             Value::F32(_) => "f32",
             Value::Int(_) => "int",
+            Value::Bool(_) => "bool",
             Value::Idx(_) => "index",
             Value::Array(_) => "array",
             Value::Vector(_) => "vector",
@@ -322,19 +326,17 @@ pub fn eval(t: &Term, env: &Env, nats: &Rc<Vec<i64>>) -> EvalResult<Value> {
         }
         Node::Prim(p) => {
             let mut nats_from_type = vec![];
-            match (p, &t.ty) {
-                (Prim::Generate, ty) | (Prim::VectorFromScalar, ty) => {
-                    let (_, ret) = ty.uncurry();
-                    if let Type::Arr(n, _) | Type::Vector(_, n) = ret {
-                        nats_from_type.push(eval_nat(n, nats)?);
-                    }
-                }
-                _ => {}
+            let (_, ret) = t.ty.uncurry();
+            if let (Prim::Generate | Prim::VectorFromScalar | Prim::Scatter, Type::Arr(n, _))
+            | (Prim::VectorFromScalar, Type::Vector(_, n)) = (p, ret)
+            {
+                nats_from_type.push(eval_nat(n, nats)?);
             }
             let partial = Partial {
                 prim: *p,
                 nats: nats_from_type,
                 args: vec![],
+                result: (*p == Prim::Cast).then(|| ret.clone()),
             };
             if p.arity() == 0 {
                 run_prim(&partial)
@@ -380,6 +382,20 @@ fn view(
     Value::computed(len, false, move |i| get(&xs, i))
 }
 
+/// A scalar converted to type `to`, as C converts it (a float to an `int` rounds toward
+/// zero).
+fn cast(x: &Value, to: &Type) -> EvalResult<Value> {
+    Ok(match (x, to) {
+        (Value::F32(x), Type::F32) => Value::F32(*x),
+        (Value::F32(x), Type::Int) => Value::Int(*x as i64),
+        (Value::Int(i) | Value::Idx(i), Type::F32) => Value::F32(*i as f32),
+        (Value::Int(i) | Value::Idx(i), Type::Int) => Value::Int(*i),
+        (Value::Bool(b), Type::Int) => Value::Int(*b as i64),
+        (Value::Bool(b), Type::Bool) => Value::Bool(*b),
+        (x, to) => return Err(format!("cast of a {} to {to}", x.kind())),
+    })
+}
+
 fn arith(
     a: &Value,
     b: &Value,
@@ -418,7 +434,7 @@ fn run_prim(p: &Partial) -> EvalResult<Value> {
     let a = &p.args;
     match p.prim {
         Map | MapSeq | MapPar | MapSeqUnroll | MapStream | IterateStream => map_array(&a[0], &a[1]),
-        Reduce | ReduceSeq | ReduceSeqUnroll => {
+        Reduce | ReduceSeq | ReduceSeqUnroll | ReducePar => {
             let mut acc = a[1].clone();
             for i in 0..a[2].length()? {
                 acc = apply(&apply(&a[0], acc)?, a[2].at(i)?)?;
@@ -601,6 +617,59 @@ fn run_prim(p: &Partial) -> EvalResult<Value> {
                 }
             }))
         }
+        Scatter => {
+            // Element `is[i]` of the result is `xs[i]`; every element written once.
+            let (n, m) = (a[0].length()?, p.nats[0] as usize);
+            let mut out: Vec<Option<Value>> = vec![None; m];
+            for i in 0..n {
+                let k = match a[0].at(i)? {
+                    Value::Idx(k) if (k as usize) < m => k as usize,
+                    v => return Err(format!("scatter to {} of an array of length {m}", v.kind())),
+                };
+                if out[k].replace(a[1].at(i)?).is_some() {
+                    return Err(format!("scatter writes element {k} twice"));
+                }
+            }
+            let out = out.into_iter().enumerate().map(|(k, v)| {
+                v.ok_or_else(|| format!("scatter leaves element {k} unwritten"))
+            });
+            Ok(Value::array(out.collect::<EvalResult<_>>()?))
+        }
+        Select => match a[0] {
+            Value::Bool(c) => Ok(if c { a[1].clone() } else { a[2].clone() }),
+            ref v => Err(format!("select on a {}", v.kind())),
+        },
+        Not => match a[0] {
+            Value::Bool(c) => Ok(Value::Bool(!c)),
+            ref v => Err(format!("not of a {}", v.kind())),
+        },
+        Equal | Lt | Gt => {
+            let order = match (&a[0], &a[1]) {
+                (Value::F32(x), Value::F32(y)) => x.partial_cmp(y),
+                (Value::Int(x), Value::Int(y)) | (Value::Idx(x), Value::Idx(y)) => Some(x.cmp(y)),
+                (Value::Bool(x), Value::Bool(y)) => Some(x.cmp(y)),
+                (x, y) => {
+                    let (x, y) = (x.kind(), y.kind());
+                    return Err(format!("{} of a {x} and a {y}", p.prim.name()));
+                }
+            };
+            let want = match p.prim {
+                Equal => std::cmp::Ordering::Equal,
+                Lt => std::cmp::Ordering::Less,
+                _ => std::cmp::Ordering::Greater,
+            };
+            Ok(Value::Bool(order == Some(want)))
+        }
+        Cast => cast(&a[0], p.result.as_ref().expect("cast keeps its type")),
+        NatAsIndex => match a[0] {
+            Value::Int(i) if (0..p.nats[0]).contains(&i) => Ok(Value::Idx(i)),
+            Value::Int(i) => Err(format!("natAsIndex<{}> of {i}", p.nats[0])),
+            ref v => Err(format!("natAsIndex of a {}", v.kind())),
+        },
+        IndexAsNat => match a[0] {
+            Value::Idx(i) => Ok(Value::Int(i)),
+            ref v => Err(format!("indexAsNat of a {}", v.kind())),
+        },
         Let => apply(&a[1], a[0].clone()),
         ToMem | Id => Ok(a[0].clone()),
         VectorFromScalar => Ok(Value::Vector(Rc::new(vec![

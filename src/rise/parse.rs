@@ -9,7 +9,7 @@
 //! postfix := atom ("<" nat ("," nat)* ">")* (nat application)
 //! atom    := IDENT | INT | FLOAT | "(" expr ")" | "(" expr ":" type ")"
 //! type    := btype ("->" type)? | "(" IDENT ":" "nat" ")" "->" type
-//! btype   := natfactor "." btype | "f32" | "int" | "idx" "[" nat "]"
+//! btype   := natfactor "." btype | "f32" | "int" | "bool" | "idx" "[" nat "]"
 //!          | "vec" "[" type "," nat "]" | "(" type "," type ")" | "(" type ")"
 //! nat     := nterm (("+" | "-") nterm)*;  nterm := nfactor (("*" | "/") nfactor)*
 //! nfactor := INT | IDENT | "(" nat ")"
@@ -730,6 +730,10 @@ impl Parser {
             Tok::Ident(x) if x == "int" => {
                 self.pos += 1;
                 Ok(Type::Int)
+            }
+            Tok::Ident(x) if x == "bool" => {
+                self.pos += 1;
+                Ok(Type::Bool)
             }
             Tok::Ident(x) if x == "idx" => {
                 self.pos += 1;

@@ -44,7 +44,12 @@ primitives! {
     MapFst = "mapFst", MapSnd = "mapSnd",
     MapSeqUnroll = "mapSeqUnroll", MapStream = "mapStream", IterateStream = "iterateStream",
     ScanSeq = "scanSeq", CircularBuffer = "circularBuffer", RotateValues = "rotateValues",
-    Idx = "idx", Gather = "gather",
+    Idx = "idx", Gather = "gather", Scatter = "scatter",
+    // Booleans, conversions and indices as numbers.
+    Select = "select", Not = "not", Equal = "equal", Lt = "lt", Gt = "gt", Cast = "cast",
+    NatAsIndex = "natAsIndex", IndexAsNat = "indexAsNat",
+    // OpenMP: a reduction whose iterations run in parallel (the operator must be associative).
+    ReducePar = "reducePar",
 }
 
 /// Supplies fresh metavariables when a scheme is instantiated.
@@ -61,6 +66,7 @@ impl Prim {
         match self {
             Prim::Split | Prim::AsVector | Prim::AsVectorAligned => 1,
             Prim::PadEmpty | Prim::Drop | Prim::Take | Prim::RotateValues => 1,
+            Prim::NatAsIndex => 1,
             Prim::Slide | Prim::PadClamp | Prim::PadCst | Prim::CircularBuffer => 2,
             _ => 0,
         }
@@ -70,8 +76,8 @@ impl Prim {
     pub fn arity(self) -> usize {
         match self {
             Prim::Weights2d | Prim::WeightsH | Prim::WeightsV => 0,
-            Prim::Reduce | Prim::ReduceSeq | Prim::ReduceSeqUnroll => 3,
-            Prim::ScanSeq => 3,
+            Prim::Reduce | Prim::ReduceSeq | Prim::ReduceSeqUnroll | Prim::ReducePar => 3,
+            Prim::ScanSeq | Prim::Select => 3,
             Prim::Map
             | Prim::MapSeq
             | Prim::MapPar
@@ -93,7 +99,11 @@ impl Prim {
             | Prim::CircularBuffer
             | Prim::RotateValues
             | Prim::Idx
-            | Prim::Gather => 2,
+            | Prim::Gather
+            | Prim::Scatter
+            | Prim::Equal
+            | Prim::Lt
+            | Prim::Gt => 2,
             _ => 1,
         }
     }
@@ -107,7 +117,7 @@ impl Prim {
                 let (n, s, t) = (fr.nat(), fr.data(), fr.data());
                 fun(fun(s.clone(), t.clone()), fun(arr(n.clone(), s), arr(n, t)))
             }
-            Reduce => {
+            Reduce | ReducePar => {
                 let (n, t) = (fr.nat(), fr.data());
                 let op = fun(t.clone(), fun(t.clone(), t.clone()));
                 fun(op, fun(t.clone(), fun(arr(n, t.clone()), t)))
@@ -244,6 +254,26 @@ impl Prim {
                     fun(arr(m, t.clone()), arr(n, t)),
                 )
             }
+            Scatter => {
+                let (n, m, t) = (fr.nat(), fr.nat(), fr.data());
+                fun(
+                    arr(n.clone(), Type::Idx(m.clone())),
+                    fun(arr(n, t.clone()), arr(m, t)),
+                )
+            }
+            Select => {
+                let t = fr.data();
+                fun(Type::Bool, fun(t.clone(), fun(t.clone(), t)))
+            }
+            Not => fun(Type::Bool, Type::Bool),
+            Equal | Lt | Gt => {
+                let t = fr.data();
+                fun(t.clone(), fun(t, Type::Bool))
+            }
+            Cast => fun(fr.data(), fr.data()),
+            // shine's natural numbers as values are `int`s here.
+            NatAsIndex => nat_fun(fun(Type::Int, Type::Idx(Nat::index(0)))),
+            IndexAsNat => fun(Type::Idx(fr.nat()), Type::Int),
             Let => {
                 let (s, t) = (fr.data(), fr.data());
                 fun(s.clone(), fun(fun(s, t.clone()), t))

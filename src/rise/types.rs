@@ -13,6 +13,8 @@ use std::sync::Arc;
 pub enum Type {
     F32,
     Int,
+    /// A truth value: what comparisons give and `select` takes.
+    Bool,
     /// An index into an array of the given size.
     Idx(Nat),
     /// An array `n.dt`.
@@ -108,7 +110,7 @@ impl Type {
         }
         let keep = |new: Option<Arc<Type>>, old: &Arc<Type>| new.unwrap_or_else(|| old.clone());
         match self {
-            Type::F32 | Type::Int | Type::Data(_) | Type::Meta(_) => None,
+            Type::F32 | Type::Int | Type::Bool | Type::Data(_) | Type::Meta(_) => None,
             Type::Idx(n) => r.nat(n, depth).map(Type::Idx),
             Type::Arr(n, t) => match (r.nat(n, depth), part(r, t, depth)) {
                 (None, None) => None,
@@ -135,7 +137,7 @@ impl Type {
     /// Calls `f` on every nat in the type.
     pub fn for_each_nat(&self, f: &mut impl FnMut(&Nat)) {
         match self {
-            Type::F32 | Type::Int | Type::Data(_) | Type::Meta(_) => {}
+            Type::F32 | Type::Int | Type::Bool | Type::Data(_) | Type::Meta(_) => {}
             Type::Idx(n) => f(n),
             Type::Arr(n, t) => {
                 f(n);
@@ -248,6 +250,7 @@ impl Type {
         match self {
             Type::F32 => out.push_str("f32"),
             Type::Int => out.push_str("int"),
+            Type::Bool => out.push_str("bool"),
             Type::Meta(i) => out.push_str(&format!("?t{i}")),
             Type::Data(name) => out.push_str(name),
             Type::Idx(n) => out.push_str(&format!("idx[{}]", nat(n, names))),

@@ -336,7 +336,7 @@ pub fn type_matches(pattern: &Type, t: &Type) -> bool {
     }
     match (pattern, t) {
         (Type::Meta(_), _) => true,
-        (Type::F32, Type::F32) | (Type::Int, Type::Int) => true,
+        (Type::F32, Type::F32) | (Type::Int, Type::Int) | (Type::Bool, Type::Bool) => true,
         (Type::Data(a), Type::Data(b)) => a == b,
         (Type::Idx(a), Type::Idx(b)) => nat(a, b),
         (Type::Arr(a, x), Type::Arr(b, y)) => nat(a, b) && type_matches(x, y),

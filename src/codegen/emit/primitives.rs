@@ -17,7 +17,7 @@ impl Emitter {
         let arg = |i: usize| args[i].clone();
         match prim {
             MapSeq | MapPar | MapSeqUnroll | MapStream | IterateStream | ReduceSeq
-            | ReduceSeqUnroll => Ok(Val::Deferred {
+            | ReduceSeqUnroll | ReducePar => Ok(Val::Deferred {
                 prim,
                 args,
                 ty: ty.uncurry().1.clone(),
@@ -74,6 +74,35 @@ impl Emitter {
                 let (a, b) = (self.force(arg(0))?, self.force(arg(1))?);
                 self.arith(a, b, op)
             }
+            Equal | Lt | Gt => {
+                let op = match prim {
+                    Equal => "==",
+                    Lt => "<",
+                    _ => ">",
+                };
+                let (a, b) = (self.force(arg(0))?, self.force(arg(1))?);
+                self.arith(a, b, op)
+            }
+            Not | Select | Cast => {
+                let mut scalar = |i: usize| match self.force(arg(i))? {
+                    Val::Scalar(x) => Ok(Rc::new(x)),
+                    _ => Err(unsupported(format!("`{}` of something not a scalar", prim.name()))),
+                };
+                Ok(Val::Scalar(match prim {
+                    Not => Scalar::Op("==", scalar(0)?, Rc::new(Scalar::Code("0".into()))),
+                    Select => Scalar::Select(scalar(0)?, scalar(1)?, scalar(2)?),
+                    _ => match ty.uncurry().1 {
+                        Type::F32 => Scalar::Cast("float", scalar(0)?),
+                        Type::Int => Scalar::Cast("long", scalar(0)?),
+                        other => {
+                            let other = self.show(other);
+                            return Err(unsupported(format!("a cast to {other}")));
+                        }
+                    },
+                }))
+            }
+            // An index is a number in C.
+            NatAsIndex | IndexAsNat => self.force(arg(0)),
             CircularBuffer | RotateValues => {
                 // The windows of `slide<sz, 1>` over the input with `f` applied to each
                 // element, each element computed once into a buffer of the whole input (not
@@ -221,7 +250,7 @@ impl Emitter {
                 }))
             })),
             Vectorize | Mod | Neg | PadCst | PadEmpty | Concat | MapFst | MapSnd | ScanSeq
-            | Idx | Gather => Err(unsupported(format!(
+            | Idx | Gather | Scatter => Err(unsupported(format!(
                 "the primitive `{}` has no C translation",
                 prim.name()
             ))),

@@ -117,8 +117,15 @@ impl Emitter {
             ),
         };
         self.write(args[1].clone(), cur.clone())?;
-        let unroll = (prim == Prim::ReduceSeqUnroll).then_some("GCC unroll 64");
-        let i = self.open_loop(array_len(xs)?, unroll);
+        // A parallel reduction is OpenMP's for a sum into a scalar; otherwise sequential.
+        let pragma = match prim {
+            Prim::ReduceSeqUnroll => Some("GCC unroll 64".to_string()),
+            Prim::ReducePar if storage == Storage::Scalar && self.adds(&args[0]) => {
+                Some(format!("omp parallel for reduction(+:{acc})"))
+            }
+            _ => None,
+        };
+        let i = self.open_loop(array_len(xs)?, pragma.as_deref());
         let x = self.get(xs, &i)?;
         let step = self.apply(args[0].clone(), cur.clone())?;
         let y = self.apply(step, x)?;
@@ -135,6 +142,29 @@ impl Emitter {
         self.close_loop();
         self.write(cur, dest)?;
         Ok(acc)
+    }
+}
+
+impl Emitter {
+    /// Is the reduction's operator `fun a x => a + x` (or `x + a`) on scalars?
+    fn adds(&mut self, op: &Val) -> bool {
+        let mark = self.mark();
+        let (a, x) = ("rise_sum_a", "rise_sum_x");
+        let sum = self
+            .apply(op.clone(), Scalar::code(a))
+            .and_then(|step| self.apply(step, Scalar::code(x)));
+        self.rewind(&mark);
+        let Ok(Val::Scalar(Scalar::Op("+", l, r))) = sum else {
+            return false;
+        };
+        let name = |s: &Scalar| match s {
+            Scalar::Code(c) => Some(c.to_string()),
+            _ => None,
+        };
+        matches!(
+            (name(&l).as_deref(), name(&r).as_deref()),
+            (Some(l), Some(r)) if (l, r) == (a, x) || (l, r) == (x, a)
+        )
     }
 }
 

@@ -24,6 +24,10 @@ pub enum Scalar {
     Load { array: Rc<str>, ix: Ix },
     /// `(a op b)`.
     Op(&'static str, Rc<Scalar>, Rc<Scalar>),
+    /// `(c ? a : b)`.
+    Select(Rc<Scalar>, Rc<Scalar>, Rc<Scalar>),
+    /// `((type)a)`.
+    Cast(&'static str, Rc<Scalar>),
 }
 
 impl std::fmt::Display for Scalar {
@@ -33,6 +37,8 @@ impl std::fmt::Display for Scalar {
             Scalar::Index(ix) => write!(f, "{ix}"),
             Scalar::Load { array, ix } => write!(f, "{array}[{ix}]"),
             Scalar::Op(op, a, b) => write!(f, "({a} {op} {b})"),
+            Scalar::Select(c, a, b) => write!(f, "({c} ? {a} : {b})"),
+            Scalar::Cast(ty, a) => write!(f, "(({ty}){a})"),
         }
     }
 }
@@ -50,6 +56,12 @@ impl Scalar {
                 a.loads(out);
                 b.loads(out);
             }
+            Scalar::Select(c, a, b) => {
+                c.loads(out);
+                a.loads(out);
+                b.loads(out);
+            }
+            Scalar::Cast(_, a) => a.loads(out),
         }
     }
     pub fn load(array: impl Into<Rc<str>>, ix: Ix) -> Val {

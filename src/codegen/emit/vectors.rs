@@ -123,6 +123,19 @@ impl Emitter {
                 let (b, vb) = self.vectorise(b, lane, width, offset)?;
                 Some((format!("({a} {op} {b})"), va || vb))
             }
+            // C's vector extensions have neither: a scalar the same in every lane, or none.
+            Scalar::Select(c, a, b) => {
+                let mut scalar = |x| match self.vectorise(x, lane, width, offset)? {
+                    (x, false) => Some(x),
+                    (_, true) => None,
+                };
+                let (c, a, b) = (scalar(c)?, scalar(a)?, scalar(b)?);
+                Some((format!("({c} ? {a} : {b})"), false))
+            }
+            Scalar::Cast(ty, a) => match self.vectorise(a, lane, width, offset)? {
+                (a, false) => Some((format!("(({ty}){a})"), false)),
+                (_, true) => None,
+            },
         }
     }
 }
