@@ -344,6 +344,32 @@ fn the_separable_convolution_tests_find_their_goals() {
     }
 }
 
+/// The separable convolution's lowering tests and the circular buffering tests: sequential
+/// loops, unrolled dot products, a stored pass, circular buffers and a stream, each found
+/// from its high-level program; the circularly buffered chain compiles to C that agrees with
+/// the interpreter.
+#[test]
+fn the_lowering_tests_find_their_goals_and_the_buffered_chain_runs() {
+    for test in [
+        "separable-base-seq",
+        "separable-factorised-seq",
+        "separable-separated-seq",
+        "separable-scanline-seq",
+        "circular-chain-inlined",
+        "circular-chain-buffered",
+        "circular-together-inlined",
+    ] {
+        let rows = shine_rows(test);
+        assert_eq!(rows[0]["found"], true, "{test}: {rows:?}");
+    }
+    use sketchlog::codegen::run::{compile, validate, COptions};
+    let p = def("programs/shine/circular-buffering.rise", "chain-circular-buffered");
+    let opts = COptions::default();
+    let exe = compile(&p, &[64], &opts).unwrap();
+    let ok = validate(&exe, &p, &opts).unwrap();
+    assert!(ok.compared >= 64 && ok.max_rel_error < 1e-6, "{ok:?}");
+}
+
 /// The goal the Scala suite marks too hard, 4D reorder 4321, reached by a guide of six
 /// exact goals, one exchange of neighbouring dimensions each.
 #[test]
@@ -422,10 +448,16 @@ fn shine_primitives_mean_what_shine_says() {
     assert!(matches!(scalar("(cast 2.75 : int)"), Value::Int(2)));
     assert!(matches!(scalar("(cast -2.75 : int)"), Value::Int(-2)));
     assert!(matches!(scalar("(cast 3 : f32)"), Value::F32(x) if x == 3.0));
-    assert!(matches!(scalar("indexAsNat (natAsIndex<4> 3)"), Value::Int(3)));
-    assert!(int("natAsIndex<4> 4").unwrap_err().contains("natAsIndex<4> of 4"));
+    assert!(matches!(
+        scalar("indexAsNat (natAsIndex<4> 3)"),
+        Value::Int(3)
+    ));
+    assert!(int("natAsIndex<4> 4")
+        .unwrap_err()
+        .contains("natAsIndex<4> of 4"));
     // scatter: element is[i] of the result is xs[i], each written once.
-    let reversed = "scatter (generate (fun (i : idx[3]) => natAsIndex<3> (sub 2 (indexAsNat i))) : 3.idx[3])";
+    let reversed =
+        "scatter (generate (fun (i : idx[3]) => natAsIndex<3> (sub 2 (indexAsNat i))) : 3.idx[3])";
     assert_eq!(
         v(format!(
             "{reversed} (generate (fun (i : idx[3]) => cast (indexAsNat i)) : 3.f32)"

@@ -298,7 +298,8 @@ impl TypeTable {
             .map_err(engine)?;
         }
         let constructors = [
-            "NAdd", "NMul", "TF32", "TInt", "TBool", "TIdx", "TArr", "TPair", "TVec", "TFun", "TNatFun",
+            "NAdd", "NMul", "TF32", "TInt", "TBool", "TIdx", "TArr", "TPair", "TVec", "TFun",
+            "TNatFun",
         ];
         for name in &constructors {
             eg.constructor_enodes(name, |e| {

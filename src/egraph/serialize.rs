@@ -261,8 +261,8 @@ fn fold_rise_types(g: &Serialized, eg: &EGraph) -> Serialized {
 
 /// The schema's size and type constructors.
 const SIZE_AND_TYPE_CONSTRUCTORS: [&str; 14] = [
-    "NNum", "NVar", "NAdd", "NMul", "TF32", "TInt", "TBool", "TIdx", "TArr", "TPair", "TVec", "TFun",
-    "TNatFun", "TData",
+    "NNum", "NVar", "NAdd", "NMul", "TF32", "TInt", "TBool", "TIdx", "TArr", "TPair", "TVec",
+    "TFun", "TNatFun", "TData",
 ];
 
 /// Decodes a size or type e-class from the constructor e-node in it (sizes and types are

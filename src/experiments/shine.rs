@@ -102,7 +102,7 @@ const TOO_HARD: &str = "FIXME: too hard to reach right now";
 /// rules and the filters of its Scala test. One bound differs: tile 2D's goal with both
 /// loops tiled is not found here under the Scala test's `ASTSizePredicate(40)` (sizes
 /// counted as shine counts them, the `dfun` binders too), and is under 42.
-pub const TESTS: [Test; 12] = [
+pub const TESTS: [Test; 19] = [
     cnf(
         "reorder-2d",
         ("reorder.rise", "reorder2d"),
@@ -177,6 +177,48 @@ pub const TESTS: [Test; 12] = [
         ("separable.rise", "scanline"),
         &[("separated", true)],
         "table2.rules:fission",
+    ),
+    benf(
+        "separable-base-seq",
+        ("separable.rise", "base"),
+        &[("base-seq", true)],
+        "shine.rules:lowering",
+    ),
+    benf(
+        "separable-factorised-seq",
+        ("separable.rise", "factorised"),
+        &[("factorised-seq", true)],
+        "shine.rules:lowering",
+    ),
+    benf(
+        "separable-separated-seq",
+        ("separable.rise", "separated"),
+        &[("separated-seq", true)],
+        "shine.rules:lowering-to-mem",
+    ),
+    benf(
+        "separable-scanline-seq",
+        ("separable.rise", "scanline"),
+        &[("scanline-seq", true)],
+        "shine.rules:lowering",
+    ),
+    benf(
+        "circular-chain-inlined",
+        ("circular-buffering.rise", "chain"),
+        &[("chain-inlined", true)],
+        "shine.rules:inlining",
+    ),
+    benf(
+        "circular-chain-buffered",
+        ("circular-buffering.rise", "chain"),
+        &[("chain-circular-buffered", true)],
+        "shine.rules:circular-buffering",
+    ),
+    benf(
+        "circular-together-inlined",
+        ("circular-buffering.rise", "together"),
+        &[("together-inlined", true)],
+        "shine.rules:inlining",
     ),
     cnf(
         "tile-1d",

@@ -630,9 +630,10 @@ fn run_prim(p: &Partial) -> EvalResult<Value> {
                     return Err(format!("scatter writes element {k} twice"));
                 }
             }
-            let out = out.into_iter().enumerate().map(|(k, v)| {
-                v.ok_or_else(|| format!("scatter leaves element {k} unwritten"))
-            });
+            let out = out
+                .into_iter()
+                .enumerate()
+                .map(|(k, v)| v.ok_or_else(|| format!("scatter leaves element {k} unwritten")));
             Ok(Value::array(out.collect::<EvalResult<_>>()?))
         }
         Select => match a[0] {

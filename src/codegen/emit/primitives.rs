@@ -86,7 +86,10 @@ impl Emitter {
             Not | Select | Cast => {
                 let mut scalar = |i: usize| match self.force(arg(i))? {
                     Val::Scalar(x) => Ok(Rc::new(x)),
-                    _ => Err(unsupported(format!("`{}` of something not a scalar", prim.name()))),
+                    _ => Err(unsupported(format!(
+                        "`{}` of something not a scalar",
+                        prim.name()
+                    ))),
                 };
                 Ok(Val::Scalar(match prim {
                     Not => Scalar::Op("==", scalar(0)?, Rc::new(Scalar::Code("0".into()))),
