@@ -104,6 +104,22 @@ def shine():
         f"| {r['enodes'] or '-'} | {r['time_s']} | {r['peak_rss_mb'] or '-'} | {r['scala_note']} |"
         for r in rows("shine.csv"))
 
+def shine_summary():
+    """The shine port a row per Scala test file: goals the Scala suite finds and goals found
+    here (all runs of the file's tests), the largest e-graph and the longest search."""
+    suites = [("reorder", "Reorder.scala"), ("tile", "Tiling.scala"),
+              ("separable", "separableConvolution2DEqsat.scala"),
+              ("circular", "CircularBuffering.scala")]
+    out = []
+    for prefix, name in suites:
+        rs = [r for r in rows("shine.csv") if r["test"].startswith(prefix)]
+        scala = sum(r["scala_found"] == "true" for r in rs)
+        found = sum(r["found"] == "true" for r in rs)
+        enodes = max((int(r["enodes"]) for r in rs if r["enodes"]), default=0)
+        longest = max(float(r["time_s"]) for r in rs if r["found"] == "true")
+        out.append(f"| {name} | {len(rs)} | {scala} | {found} | {enodes} | {longest:.3f} |")
+    return "\n".join(out)
+
 def codegen_summary():
     """The matrix products at 1024^3, a row each: GFLOP/s and the ratio to the gemm crate on 1
     and 2 threads."""
@@ -136,6 +152,7 @@ def machine():
 
 FILLS = [("table2", table2), ("table4", table4), ("table3", table3), ("table5", table5),
          ("codegen", codegen), ("codegen-summary", codegen_summary), ("sweep", sweep), ("shine", shine),
+         ("shine-summary", shine_summary),
          ("machine", machine)]
 
 for page in [pathlib.Path("README.md")] + sorted(pathlib.Path("docs/src").glob("*.md")):
