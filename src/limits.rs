@@ -21,6 +21,9 @@ pub const STACK_BYTES: usize = 512 << 20;
 /// definitions are inlined. Real programs stay below 50.
 pub const MAX_NESTING: usize = 1_000;
 
+/// The most elements `makeArray<k>` takes (its type has `k` arrows).
+pub const MAX_MAKE_ARRAY: i64 = 1_024;
+
 /// How many nodes an elaborated program may have, its definitions inlined (each use of a
 /// definition copies it, so a chain of definitions can double a program at every step).
 pub const MAX_TERM_NODES: usize = 1_000_000;

@@ -355,6 +355,9 @@ fn the_lowering_tests_find_their_goals_and_the_buffered_chain_runs() {
         "separable-factorised-seq",
         "separable-separated-seq",
         "separable-scanline-seq",
+        "circular-inlined",
+        "circular-buffered",
+        "circular-circular-buffered",
         "circular-chain-inlined",
         "circular-chain-buffered",
         "circular-together-inlined",
@@ -363,11 +366,42 @@ fn the_lowering_tests_find_their_goals_and_the_buffered_chain_runs() {
         assert_eq!(rows[0]["found"], true, "{test}: {rows:?}");
     }
     use sketchlog::codegen::run::{compile, validate, COptions};
-    let p = def("programs/shine/circular-buffering.rise", "chain-circular-buffered");
+    let p = def(
+        "programs/shine/circular-buffering.rise",
+        "chain-circular-buffered",
+    );
     let opts = COptions::default();
     let exe = compile(&p, &[64], &opts).unwrap();
     let ok = validate(&exe, &p, &opts).unwrap();
     assert!(ok.compared >= 64 && ok.max_rel_error < 1e-6, "{ok:?}");
+}
+
+/// A rule's right-hand side may size a primitive with a size hole its left-hand side's
+/// types bind (shine's `takeInSlide`: `slide<?m + 1 - r, 1>`); the sizes it matched stay
+/// free where they are written under a primitive type's size binders, so the term it builds
+/// is the one the program means, and elaborates to itself.
+#[test]
+fn right_hand_sizes_may_use_the_sizes_types_bind() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.rise");
+    std::fs::write(
+        &file,
+        "def a = nfun n => fun (x : (n+3).f32) => take<n> (slide<3, 1> x)\n\
+         def b = nfun n => fun (x : (n+3).f32) => map take<3> (slide<4, 1> x)\n",
+    )
+    .unwrap();
+    let program = |name: &str| format!("{}:{name}", file.display());
+    let out = output(&[
+        "check",
+        &program("a"),
+        "--goal",
+        &program("b"),
+        "--rules",
+        "rules/shine.rules:take-in-slide",
+    ]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("found after 1 iterations"), "{said}");
 }
 
 /// The goal the Scala suite marks too hard, 4D reorder 4321, reached by a guide of six

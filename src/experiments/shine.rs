@@ -102,7 +102,7 @@ const TOO_HARD: &str = "FIXME: too hard to reach right now";
 /// rules and the filters of its Scala test. One bound differs: tile 2D's goal with both
 /// loops tiled is not found here under the Scala test's `ASTSizePredicate(40)` (sizes
 /// counted as shine counts them, the `dfun` binders too), and is under 42.
-pub const TESTS: [Test; 19] = [
+pub const TESTS: [Test; 22] = [
     cnf(
         "reorder-2d",
         ("reorder.rise", "reorder2d"),
@@ -201,6 +201,25 @@ pub const TESTS: [Test; 19] = [
         ("separable.rise", "scanline"),
         &[("scanline-seq", true)],
         "shine.rules:lowering",
+    ),
+    benf(
+        "circular-inlined",
+        ("circular-buffering.rise", "high-level"),
+        &[("inlined", true)],
+        "shine.rules:make-array-inlining",
+    ),
+    // The Scala test "highLevel to buffered" has `inlined` as its goal, as here.
+    benf(
+        "circular-buffered",
+        ("circular-buffering.rise", "high-level"),
+        &[("inlined", true)],
+        "shine.rules:make-array-buffering",
+    ),
+    benf(
+        "circular-circular-buffered",
+        ("circular-buffering.rise", "high-level"),
+        &[("circular-buffered", true)],
+        "shine.rules:make-array-circular-buffering",
     ),
     benf(
         "circular-chain-inlined",

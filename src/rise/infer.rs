@@ -331,16 +331,18 @@ impl<'p> Elaborator<'p> {
 
     /// Replaces a rule's holes by their metavariables (the same name, the same one).
     fn instantiate_holes(&mut self, t: &Type) -> Type {
-        let (solver, nat_holes) = (&mut self.solver, &mut self.nat_holes);
-        let t = t.map_nats(0, &mut |n, _| {
-            n.substitute(&mut |a| match a {
-                NatAtom::Meta(i) => {
-                    Some(nat_holes.entry(*i).or_insert_with(|| solver.nat()).clone())
-                }
-                _ => None,
-            })
-        });
+        let t = t.map_nats(0, &mut |n, _| self.instantiate_nat_holes(n));
         self.instantiate_type_holes(&t)
+    }
+
+    /// A size with its holes (`?m`, in rules and type sketches) made metavariables, the same
+    /// for the same hole wherever it is written.
+    fn instantiate_nat_holes(&mut self, n: &Nat) -> Nat {
+        let (solver, nat_holes) = (&mut self.solver, &mut self.nat_holes);
+        n.substitute(&mut |a| match a {
+            NatAtom::Meta(i) => Some(nat_holes.entry(*i).or_insert_with(|| solver.nat()).clone()),
+            _ => None,
+        })
     }
 
     fn instantiate_type_holes(&mut self, t: &Type) -> Type {
@@ -672,7 +674,11 @@ impl<'p> Elaborator<'p> {
             }
             ExprKind::NatApp(f, n) => {
                 let n = self.resolve_nat(n, &span)?;
-                let f = self.infer(f, &span)?;
+                let n = self.instantiate_nat_holes(&n);
+                let f = match self.make_array(f, &n, &span)? {
+                    Some(f) => f,
+                    None => self.infer(f, &span)?,
+                };
                 let body = match self.solver.shallow(&f.ty) {
                     Type::NatFun(body) => Type::clone(&body),
                     other => {
@@ -699,6 +705,37 @@ impl<'p> Elaborator<'p> {
                 inner
             }
         })
+    }
+
+    /// `makeArray<k>` (the primitive, not a variable of that name), typed for its size `k`, a
+    /// constant.
+    fn make_array(&mut self, f: &Expr, k: &Nat, span: &Span) -> Result<Option<Pre>> {
+        let ExprKind::Var(x) = &f.kind else {
+            return Ok(None);
+        };
+        let shadowed =
+            self.env.iter().any(|(n, _)| n == x) || self.program.and_then(|p| p.get(x)).is_some();
+        if x != Prim::MakeArray.name() || shadowed {
+            return Ok(None);
+        }
+        let k = k
+            .as_const()
+            .filter(|c| c.den == 1 && (1..=crate::limits::MAX_MAKE_ARRAY).contains(&c.num))
+            .ok_or_else(|| {
+                let most = crate::limits::MAX_MAKE_ARRAY;
+                Error::at(
+                    span,
+                    format!("makeArray takes a constant size from 1 to {most}, not `{k}`"),
+                )
+            })?;
+        let ty = Prim::make_array(k.num as usize, &mut self.solver);
+        let span = f.span.clone().unwrap_or_else(|| span.clone());
+        Ok(Some(Pre {
+            node: Node::Prim(Prim::MakeArray),
+            ty,
+            span,
+            binder: None,
+        }))
     }
 
     /// Resolves metavariables and turns named sizes into De Bruijn indices.
@@ -902,6 +939,11 @@ impl Matcher {
     /// The pattern type with the bindings applied.
     pub fn resolve(&self, t: &Type) -> Type {
         self.solver.zonk(t)
+    }
+
+    /// A pattern size with the bindings applied (a size hole bound by a matched type).
+    pub fn resolve_nat(&self, n: &Nat) -> Nat {
+        self.solver.zonk_nat(n)
     }
 
     /// Makes room for every metavariable of `t`.

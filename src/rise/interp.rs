@@ -52,6 +52,16 @@ pub struct Partial {
     result: Option<Type>,
 }
 
+impl Partial {
+    /// The arguments it takes (`makeArray<k>`: `k`).
+    fn arity(&self) -> usize {
+        match self.prim {
+            Prim::MakeArray => self.nats.first().map_or(1, |k| *k as usize),
+            p => p.arity(),
+        }
+    }
+}
+
 /// An array: stored elements, or elements computed on demand (and, for `map` and
 /// `generate`, kept once computed).
 pub struct Array {
@@ -355,7 +365,7 @@ pub fn apply(f: &Value, x: Value) -> EvalResult<Value> {
         Value::Partial(p) => {
             let mut p = (**p).clone();
             p.args.push(x);
-            if p.args.len() == p.prim.arity() {
+            if p.args.len() == p.arity() {
                 run_prim(&p)
             } else {
                 Ok(Value::Partial(Rc::new(p)))
@@ -671,6 +681,7 @@ fn run_prim(p: &Partial) -> EvalResult<Value> {
             Value::Idx(i) => Ok(Value::Int(i)),
             ref v => Err(format!("indexAsNat of a {}", v.kind())),
         },
+        MakeArray => Ok(Value::array(a.clone())),
         Let => apply(&a[1], a[0].clone()),
         ToMem | Id => Ok(a[0].clone()),
         VectorFromScalar => Ok(Value::Vector(Rc::new(vec![

@@ -50,6 +50,9 @@ primitives! {
     NatAsIndex = "natAsIndex", IndexAsNat = "indexAsNat",
     // OpenMP: a reduction whose iterations run in parallel (the operator must be associative).
     ReducePar = "reducePar",
+    // `makeArray<k> x1 .. xk`: an array of its `k` arguments (its type depends on `k`, so
+    // elaboration types each use: [`Prim::make_array`]).
+    MakeArray = "makeArray",
 }
 
 /// Supplies fresh metavariables when a scheme is instantiated.
@@ -66,7 +69,7 @@ impl Prim {
         match self {
             Prim::Split | Prim::AsVector | Prim::AsVectorAligned => 1,
             Prim::PadEmpty | Prim::Drop | Prim::Take | Prim::RotateValues => 1,
-            Prim::NatAsIndex => 1,
+            Prim::NatAsIndex | Prim::MakeArray => 1,
             Prim::Slide | Prim::PadClamp | Prim::PadCst | Prim::CircularBuffer => 2,
             _ => 0,
         }
@@ -108,7 +111,16 @@ impl Prim {
         }
     }
 
-    /// A fresh instance of the primitive's type scheme.
+    /// The type of `makeArray<k>`: `k` arguments of one data type `t`, then `k.t` (the
+    /// size binder unused: each `k` is its own type).
+    pub fn make_array(k: usize, fr: &mut impl Fresh) -> Type {
+        let t = fr.data();
+        let array = arr(Nat::cst(k as i64), t.clone());
+        nat_fun((0..k).fold(array, |rest, _| fun(t.clone(), rest)))
+    }
+
+    /// A fresh instance of the primitive's type scheme (`makeArray`: of `makeArray<1>`;
+    /// elaboration types each use by its size).
     pub fn instantiate(self, fr: &mut impl Fresh) -> Type {
         use Prim::*;
         let three = || Nat::cst(3);
@@ -304,6 +316,7 @@ impl Prim {
                 let (s, t, u, v) = (fr.data(), fr.data(), fr.data(), fr.data());
                 fun(fun(s, t), fun(u, v))
             }
+            MakeArray => Prim::make_array(1, fr),
             Weights2d => arr(three(), arr(three(), Type::F32)),
             WeightsH | WeightsV => arr(three(), Type::F32),
         }

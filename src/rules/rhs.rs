@@ -10,7 +10,7 @@ use crate::egraph::subst::{Builder, Snapshot};
 use crate::rise::infer::Matcher;
 use crate::rise::nat::{Nat, NatAtom};
 use crate::rise::term::Node;
-use crate::rise::types::Type;
+use crate::rise::types::{shift_nat, Type};
 use egglog::Value;
 use smallvec::SmallVec;
 use std::sync::Arc;
@@ -40,20 +40,22 @@ pub(super) struct Match<'m> {
 }
 
 impl CompiledRule {
+    /// `t` with the rule's size variables replaced by the matched sizes `nats` (sizes of
+    /// the match's context: under `depth` size binders of `t`, their free indices shift).
     fn with_nats(&self, t: &Type, nats: &[Nat]) -> Type {
         if self.nat_vars.is_empty() {
             return t.clone();
         }
-        t.map_nats(0, &mut |n, _| self.subst_nats(n, nats))
+        t.map_nats(0, &mut |n, depth| self.subst_nats(n, nats, depth))
     }
 
-    fn subst_nats(&self, n: &Nat, nats: &[Nat]) -> Nat {
+    fn subst_nats(&self, n: &Nat, nats: &[Nat], depth: u32) -> Nat {
         n.substitute(&mut |a| match a {
             NatAtom::Var(v) => self
                 .nat_vars
                 .iter()
                 .position(|x| x == v)
-                .map(|i| nats[i].clone()),
+                .map(|i| shift_nat(&nats[i], 0, depth as i64)),
             _ => None,
         })
     }
@@ -84,7 +86,13 @@ impl CompiledRule {
                     return None;
                 }
                 let nat = match &slot.nat {
-                    Some(n) => Some(b.nat_value(&self.subst_nats(n, nats))?),
+                    Some(n) => {
+                        let n = m.resolve_nat(&self.subst_nats(n, nats, 0));
+                        if n.metas().next().is_some() {
+                            return None;
+                        }
+                        Some(b.nat_value(&n)?)
+                    }
                     None => None,
                 };
                 Some(SlotValues {

@@ -253,7 +253,7 @@ impl Emitter {
                 }))
             })),
             Vectorize | Mod | Neg | PadCst | PadEmpty | Concat | MapFst | MapSnd | ScanSeq
-            | Idx | Gather | Scatter => Err(unsupported(format!(
+            | Idx | Gather | Scatter | MakeArray => Err(unsupported(format!(
                 "the primitive `{}` has no C translation",
                 prim.name()
             ))),
