@@ -109,7 +109,7 @@ def shine_summary():
     here (all runs of the file's tests), the largest e-graph and the longest search."""
     suites = [("reorder", "Reorder.scala"), ("tile", "Tiling.scala"),
               ("separable", "separableConvolution2DEqsat.scala"),
-              ("circular", "CircularBuffering.scala")]
+              ("circular", "CircularBuffering.scala"), ("tvm-gemm", "TvmGemm.scala")]
     out = []
     for prefix, name in suites:
         rs = [r for r in rows("shine.csv") if r["test"].startswith(prefix)]

@@ -102,7 +102,7 @@ const TOO_HARD: &str = "FIXME: too hard to reach right now";
 /// rules and the filters of its Scala test. One bound differs: tile 2D's goal with both
 /// loops tiled is not found here under the Scala test's `ASTSizePredicate(40)` (sizes
 /// counted as shine counts them, the `dfun` binders too), and is under 42.
-pub const TESTS: [Test; 22] = [
+pub const TESTS: [Test; 23] = [
     cnf(
         "reorder-2d",
         ("reorder.rise", "reorder2d"),
@@ -238,6 +238,12 @@ pub const TESTS: [Test; 22] = [
         ("circular-buffering.rise", "together"),
         &[("together-inlined", true)],
         "shine.rules:inlining",
+    ),
+    benf(
+        "tvm-gemm-baseline",
+        ("tvm-gemm.rise", "mm"),
+        &[("baseline", true)],
+        "mm.rules:baseline",
     ),
     cnf(
         "tile-1d",
