@@ -120,6 +120,13 @@ def shine_summary():
         out.append(f"| {name} | {len(rs)} | {scala} | {found} | {enodes} | {longest:.3f} |")
     return "\n".join(out)
 
+def egglog_peer():
+    """`sketchlog run` beside egglog's binary (scripts/egglog-peer.py)."""
+    return "\n".join(
+        f"| {r['program']} | {r['egglog_s']} s, {r['egglog_rss_mb']} MB "
+        f"| {r['sketchlog_s']} s, {r['sketchlog_rss_mb']} MB "
+        f"| {r['time_ratio_of_rounds']}x | {r['rss_ratio']}x |" for r in rows("egglog-peer.csv"))
+
 def codegen_summary():
     """The matrix products at 1024^3, a row each: GFLOP/s and the ratio to the gemm crate on 1
     and 2 threads."""
@@ -152,7 +159,7 @@ def machine():
 
 FILLS = [("table2", table2), ("table4", table4), ("table3", table3), ("table5", table5),
          ("codegen", codegen), ("codegen-summary", codegen_summary), ("sweep", sweep), ("shine", shine),
-         ("shine-summary", shine_summary),
+         ("shine-summary", shine_summary), ("egglog-peer", egglog_peer),
          ("machine", machine)]
 
 for page in [pathlib.Path("README.md")] + sorted(pathlib.Path("docs/src").glob("*.md")):

@@ -300,27 +300,27 @@ fn run_text(
 ) -> Result<()> {
     let name = file.unwrap_or("<stdin>");
     includes::check(&crate::error::Source::new(name, text))?;
-    let lines: Vec<String> = if mode == RunMode::ShowDesugaredEgglog {
+    // Each output is written as it is formatted, as egglog's binary writes it: one of them
+    // can be hundreds of MB, which a string of its own would grow by copying.
+    if mode == RunMode::ShowDesugaredEgglog {
         let resolved = eg
             .resolve_program(file.map(str::to_string), text)
             .map_err(|e| from_egglog(e, name))?;
-        egglog::ast::sanitize_internal_names(&resolved)
+        let commands = egglog::ast::sanitize_internal_names(&resolved);
+        return commands
             .iter()
-            .map(|c| format!("{c}\n"))
-            .collect()
-    } else {
-        let outputs: Vec<CommandOutput> = eg
-            .parse_and_run_program(file.map(str::to_string), text)
-            .map_err(|e| from_egglog(e, name))?;
-        if mode == RunMode::NoMessages {
-            vec![]
-        } else {
-            outputs.iter().map(ToString::to_string).collect()
-        }
-    };
-    lines
+            .try_for_each(|c| writeln!(out, "{c}"))
+            .map_err(writing);
+    }
+    let outputs: Vec<CommandOutput> = eg
+        .parse_and_run_program(file.map(str::to_string), text)
+        .map_err(|e| from_egglog(e, name))?;
+    if mode == RunMode::NoMessages {
+        return Ok(());
+    }
+    outputs
         .iter()
-        .try_for_each(|l| out.write_all(l.as_bytes()))
+        .try_for_each(|o| write!(out, "{o}"))
         .map_err(writing)
 }
 
@@ -366,9 +366,11 @@ pub fn repl(
     Ok(())
 }
 
-/// Runs one REPL entry: an error is reported and the REPL goes on.
+/// Runs one REPL entry: an error is reported and the REPL goes on. An entry nests no
+/// deeper than a file may.
 fn repl_command(eg: &mut EGraph, mode: RunMode, text: &str, out: &mut dyn Write) -> Result<()> {
-    let ran = run_text(eg, None, text, mode, out);
+    let ran = crate::limits::check_egg_nesting(&crate::error::Source::new("<stdin>", text))
+        .and_then(|()| run_text(eg, None, text, mode, out));
     if let Err(e) = &ran {
         eprintln!("{e}");
     }
