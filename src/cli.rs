@@ -933,24 +933,12 @@ pub fn main() -> i32 {
             *PANIC_AT.lock().unwrap_or_else(|e| e.into_inner()) = Some(l.to_string());
         }
     }));
-    // `run` is egglog's binary and runs as it does, on the main thread: a second thread's
-    // allocator heap cost the small programs 20% more memory. Its input is held to egglog's
-    // nesting; Rise's recursive elaboration and search get a thread with a large stack.
-    let outcome = match cli.command {
-        Command::Run { .. } => std::panic::catch_unwind(move || dispatch(cli)),
-        _ => std::thread::Builder::new()
-            .name("sketchlog".into())
-            .stack_size(crate::limits::STACK_BYTES)
-            .spawn(move || std::panic::catch_unwind(move || dispatch(cli)))
-            .map_or_else(
-                |e| {
-                    Ok(Err(Error::internal(format!(
-                        "starting the main thread: {e}"
-                    ))))
-                },
-                |handle| handle.join().unwrap_or_else(Err),
-            ),
-    };
+    // The work runs on the main thread, on a large stack of its own (deep programs recurse
+    // deeply): a second thread would have an allocator heap of its own, which cost egglog's
+    // small test programs 20% more memory than egglog's binary.
+    let outcome = stacker::grow(crate::limits::STACK_BYTES, move || {
+        std::panic::catch_unwind(move || dispatch(cli))
+    });
     match outcome {
         Ok(Ok(())) => 0,
         Ok(Err(e)) => {

@@ -3,13 +3,13 @@
 //!
 //! Every recursive pass (parsers, inference, printing, De Bruijn conversion, the
 //! interpreter, encoding, extraction, sketch compilation, code generation) runs on the CLI's
-//! worker thread, whose stack ([`STACK_BYTES`]) is sized for these limits. Input
+//! large stack ([`STACK_BYTES`]), sized for these limits. Input
 //! past them is a located error (exit code 2), never a stack overflow.
 
 use crate::error::{Error, Result, Span};
 use std::time::Duration;
 
-/// The stack of the thread that runs a command. Recursive passes over terms and egglog's
+/// The stack a command runs on (on the main thread). Recursive passes over terms and egglog's
 /// own parser and type checker recurse once per nesting level; with this stack they handle
 /// the nesting limits below in debug builds too, and any `.egg` program egglog's own binary
 /// (8 MB main-thread stack) handles. It is address space reserved, not memory used: pages
