@@ -2,7 +2,8 @@
 //! `schemas/types.egg` and `schemas/free.egg`), loading typed terms into an e-graph
 //! (`encode`), extracting them back (`extract`), extraction-based substitution as Rust rules
 //! (`subst`, registered by `rust_rule`), and the saturation driver with its limits and
-//! "found" query (`saturate`; looking terms up: `lookup`; the e-node cap inside an iteration: `budget`), and serialized
+//! "found" query (`saturate`; looking terms up: `lookup`; the e-node cap inside an iteration: `budget`), the normal
+//! forms a search keeps its terms in (`normal`: beta-eta and combinator), and serialized
 //! e-graphs for people and tools (`serialize`).
 
 pub mod budget;

@@ -12,7 +12,7 @@
 //! `composition-intro` and `composition-assoc` each add the normal form of what they match
 //! and subsume the match (egglog's rules no longer see it, extraction skips it).
 
-use super::extract::{CostModel, ENode, ExprGraph, Extractor};
+use super::extract::{CostModel, ENode, ExprGraph, Extractor, RedexesThenSize};
 use super::saturate::{saturate, Check, Limits, StopReason};
 use super::schema::Con;
 use super::subst::{add_snapshot_rule, Builder, SharedSnapshot};
@@ -46,7 +46,7 @@ impl NormalForm {
     /// `t` in this normal form, and why its saturation stopped (a limit means the result
     /// may not be normal).
     pub fn normalise(self, t: &Term, limits: &Limits) -> Result<(Rc<Term>, StopReason)> {
-        let (benf, stop) = super::saturate::normalise(t, limits)?;
+        let (benf, stop) = normalise(t, limits)?;
         match self {
             NormalForm::Benf => Ok((benf, stop)),
             NormalForm::Cnf => combinators(&benf, limits),
@@ -63,26 +63,58 @@ impl NormalForm {
     }
 }
 
+/// The beta-eta normal form of a term (BENF): saturate with extraction-based beta and eta
+/// (and `composition-elim`, when the term has compositions), then extract with the fewest
+/// redexes, then the smallest size. Also says why saturation stopped (a limit means the
+/// result may still hold redexes).
+pub fn normalise(t: &Term, limits: &Limits) -> Result<(Rc<Term>, StopReason)> {
+    let compositions = t.has_compositions();
+    saturate_extract(t, "benf", limits, RedexesThenSize::new, |eg, snap| {
+        if compositions {
+            add_composition_elim(eg, "benf", snap)?;
+        }
+        Ok(())
+    })
+}
+
 /// The combinator normal form of a term in BENF: saturated with the directed composition
 /// rules, then extracted with the fewest applications.
 fn combinators(benf: &Term, limits: &Limits) -> Result<(Rc<Term>, StopReason)> {
+    saturate_extract(
+        benf,
+        "cnf",
+        limits,
+        |_| FewestApplications,
+        |eg, snap| add_composition_rules(eg, "cnf", snap),
+    )
+}
+
+/// `t` saturated in an e-graph of its own with beta, eta and the rules `add` puts in
+/// `ruleset`, then the cheapest term of its class by the cost `cost` makes of the e-graph.
+fn saturate_extract<C: CostModel>(
+    t: &Term,
+    ruleset: &str,
+    limits: &Limits,
+    cost: impl FnOnce(&ExprGraph) -> C,
+    add: impl FnOnce(&mut EGraph, &SharedSnapshot) -> Result<()>,
+) -> Result<(Rc<Term>, StopReason)> {
     let mut eg = super::rise_egraph()?;
-    super::encode::load_term(&mut eg, benf)?;
+    super::encode::load_term(&mut eg, t)?;
     let snap = SharedSnapshot::default();
-    super::subst::add_beta_eta(&mut eg, "cnf", &snap)?;
-    add_composition_rules(&mut eg, "cnf", &snap)?;
+    super::subst::add_beta_eta(&mut eg, ruleset, &snap)?;
+    add(&mut eg, &snap)?;
     let out = saturate(
         &mut eg,
-        "cnf",
+        ruleset,
         &snap,
         limits,
         |_| Ok(Check::default()),
         |_| {},
     )?;
-    let root = super::lookup::find_term(&eg, benf)
+    let root = super::lookup::find_term(&eg, t)
         .ok_or_else(|| Error::internal("normalise: the term left the e-graph"))?;
     let graph = ExprGraph::read(&eg)?;
-    let nf = Extractor::new(&graph, &FewestApplications).extract(root)?;
+    let nf = Extractor::new(&graph, &cost(&graph)).extract(root)?;
     Ok((nf, out.stop))
 }
 

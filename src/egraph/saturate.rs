@@ -6,11 +6,9 @@
 
 use super::budget::Rewriter;
 use super::engine;
-use super::lookup::find_term;
 use super::subst::{SharedSnapshot, Snapshot};
 use crate::egraph::schema::Con;
-use crate::error::{Error, Result};
-use crate::rise::term::Term;
+use crate::error::Result;
 use egglog::EGraph;
 use std::time::{Duration, Instant};
 
@@ -437,32 +435,7 @@ fn saturate_loop(
     })
 }
 
-/// The beta-eta normal form of a term (BENF): saturate with extraction-based beta and eta,
-/// then extract with the fewest redexes, then the smallest size. Also says why saturation
-/// stopped (a limit means the result may still hold redexes).
-pub fn normalise(t: &Term, limits: &Limits) -> Result<(std::rc::Rc<Term>, StopReason)> {
-    use super::extract::{ExprGraph, Extractor, RedexesThenSize};
-    let mut eg = super::rise_egraph()?;
-    super::encode::load_term(&mut eg, t)?;
-    let snap = SharedSnapshot::default();
-    super::subst::add_beta_eta(&mut eg, "benf", &snap)?;
-    if t.has_compositions() {
-        super::normal::add_composition_elim(&mut eg, "benf", &snap)?;
-    }
-    let out = saturate(
-        &mut eg,
-        "benf",
-        &snap,
-        limits,
-        |_| Ok(Check::default()),
-        |_| {},
-    )?;
-    let root = find_term(&eg, t)
-        .ok_or_else(|| Error::bad_input("normalise: the term left the e-graph"))?;
-    let graph = ExprGraph::read(&eg)?;
-    let nf = Extractor::new(&graph, &RedexesThenSize::new(&graph)).extract(root)?;
-    Ok((nf, out.stop))
-}
+pub use super::normal::normalise;
 
 #[cfg(test)]
 mod tests {

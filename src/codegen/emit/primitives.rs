@@ -63,19 +63,13 @@ impl Emitter {
                 _ => Err(unsupported("fst/snd of something that is not a pair")),
             },
             MakePair => Ok(Val::Pair(Rc::new(arg(0)), Rc::new(arg(1)))),
-            Add | Mul | Sub | Div => {
+            Add | Mul | Sub | Div | Equal | Lt | Gt => {
                 self.arith += 1;
                 let op = match prim {
                     Add => "+",
                     Mul => "*",
                     Sub => "-",
-                    _ => "/",
-                };
-                let (a, b) = (self.force(arg(0))?, self.force(arg(1))?);
-                self.arith(a, b, op)
-            }
-            Equal | Lt | Gt => {
-                let op = match prim {
+                    Div => "/",
                     Equal => "==",
                     Lt => "<",
                     _ => ">",
