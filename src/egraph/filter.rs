@@ -29,9 +29,7 @@ pub struct Filter {
 }
 
 /// What passes the term-size bound `L`.
-#[derive(clap::ValueEnum, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum SizeScope {
     /// An e-node through which a term of at most `L` nodes passes (every other e-node of its
     /// class may be larger).

@@ -24,9 +24,7 @@ use rustc_hash::FxHashMap as HashMap;
 use std::rc::Rc;
 
 /// The normal form of a search's terms.
-#[derive(clap::ValueEnum, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum NormalForm {
     /// Beta-eta normal form: compositions are lambdas.
     #[default]
@@ -36,13 +34,6 @@ pub enum NormalForm {
 }
 
 impl NormalForm {
-    pub fn name(self) -> &'static str {
-        match self {
-            NormalForm::Benf => "benf",
-            NormalForm::Cnf => "cnf",
-        }
-    }
-
     /// `t` in this normal form, and why its saturation stopped (a limit means the result
     /// may not be normal).
     pub fn normalise(self, t: &Term, limits: &Limits) -> Result<(Rc<Term>, StopReason)> {
@@ -200,7 +191,7 @@ fn add_composition_rules(eg: &mut EGraph, ruleset: &str, snap: &SharedSnapshot) 
 
 /// Adds `composition-elim`, `f >> g => fun x => g (f x)`, to `ruleset`: beta-eta
 /// normalisation of a term with compositions (a CNF search's result).
-pub fn add_composition_elim(eg: &mut EGraph, ruleset: &str, snap: &SharedSnapshot) -> Result<()> {
+fn add_composition_elim(eg: &mut EGraph, ruleset: &str, snap: &SharedSnapshot) -> Result<()> {
     let vars = [("e", "Expr"), ("f", "Expr"), ("g", "Expr"), ("t", "Type")];
     let query = "(= e (Comp f g t))";
     add_snapshot_rule(
