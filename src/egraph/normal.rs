@@ -212,7 +212,7 @@ fn add_composition_elim(eg: &mut EGraph, ruleset: &str, snap: &SharedSnapshot) -
             let (a, m, c) = (b.type_value(&a)?, b.type_value(&m)?, b.type_value(&c)?);
             let mut memo = HashMap::default();
             let f = b.shift(*f, 0, 1, &mut memo)?;
-            let g = b.shift(*g, 0, 1, &mut HashMap::default())?;
+            let g = b.shift(*g, 0, 1, &mut memo)?;
             let x = b.var(0, a);
             let fx = b.add(Con::App, &[f, x], m);
             let gfx = b.add(Con::App, &[g, fx], c);
