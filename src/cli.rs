@@ -205,6 +205,10 @@ enum Command {
         /// The program's sizes, outermost first (default: every size 1024).
         #[arg(long, value_delimiter = ',', value_parser = limits::positive_size)]
         sizes: Vec<i64>,
+        /// `scalar`: the same loops without vector types or streaming stores (what `bench-c`
+        /// times beside the program).
+        #[arg(long, value_enum, default_value = "vector")]
+        lowering: crate::codegen::emit::Lowering,
         #[arg(short, long)]
         out: Option<PathBuf>,
     },
@@ -755,8 +759,9 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Codegen {
             program,
             sizes,
+            lowering,
             out,
-        } => codegen(&program, sizes, out.as_deref()),
+        } => codegen(&program, sizes, lowering, out.as_deref()),
         Command::BenchC {
             program,
             size,
@@ -955,7 +960,12 @@ pub fn main() -> i32 {
     }
 }
 
-fn codegen(program: &str, sizes: Vec<i64>, out: Option<&Path>) -> Result<()> {
+fn codegen(
+    program: &str,
+    sizes: Vec<i64>,
+    lowering: crate::codegen::emit::Lowering,
+    out: Option<&Path>,
+) -> Result<()> {
     if let Some(path) = out {
         crate::error::check_writable(path)?;
     }
@@ -965,7 +975,7 @@ fn codegen(program: &str, sizes: Vec<i64>, out: Option<&Path>) -> Result<()> {
     } else {
         sizes
     };
-    let c = crate::codegen::emit::program_c("rise_program", &p, &sizes)?.c;
+    let c = crate::codegen::emit::lowered_c("rise_program", &p, &sizes, lowering)?.c;
     match out {
         Some(path) => crate::error::write_atomically(path, c.as_bytes()),
         None => {
@@ -990,6 +1000,7 @@ fn bench_c(
         sizes
     };
     let exe = compile(&p, &sizes, &opts)?;
+    let scalar = compile(&p, &sizes, &opts.scalar())?;
     let (inputs, output) = exe.shapes();
     let floats: i64 = inputs
         .iter()
@@ -1007,7 +1018,8 @@ fn bench_c(
             threads: t,
             ..opts.clone()
         };
-        let m = crate::experiments::codegen::measure(&exe, &expected, &opts, rounds)?;
+        let m =
+            crate::experiments::codegen::measure(&exe, Some(&scalar), &expected, &opts, rounds)?;
         let compared = match m.check.compared == m.check.output.len() {
             true => format!("all {} output elements", m.check.compared),
             false => format!("{} sampled output elements", m.check.compared),
@@ -1021,6 +1033,12 @@ fn bench_c(
             m.gbytes,
             m.check.max_rel_error,
         );
+        if let Some(scalar_ms) = m.scalar_median_ms() {
+            println!(
+                "    scalar lowering (plain loops, no vector types), interleaved: median {scalar_ms:.3} ms; this program at {:.2}x its speed",
+                scalar_ms / m.median_ms()
+            );
+        }
         if let Some((gflops, ratio)) = m.reference(&exe) {
             println!(
                 "    reference GEMM (gemm crate) on the same inputs, interleaved: {gflops:.1} GFLOP/s; this program at {ratio:.2}x the reference"

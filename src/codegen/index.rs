@@ -173,6 +173,61 @@ impl Ix {
         }
     }
 
+    /// The least and greatest values of the index when each variable lies in the range
+    /// `known` gives it (inclusive); `None` if a variable's range is unknown.
+    pub fn range(&self, known: &impl Fn(&str) -> Option<(i64, i64)>) -> Option<(i64, i64)> {
+        let (mut lo, mut hi) = (self.constant, self.constant);
+        for (a, &c) in &self.terms {
+            let (alo, ahi) = match a {
+                Atom::Var(v) => known(v)?,
+                Atom::Div(x, k) => {
+                    let (l, h) = x.range(known)?;
+                    (l.div_euclid(*k), h.div_euclid(*k))
+                }
+                Atom::Rem(x, k) => match x.range(known)? {
+                    (l, h) if l.div_euclid(*k) == h.div_euclid(*k) => {
+                        (l.rem_euclid(*k), h.rem_euclid(*k))
+                    }
+                    _ => (0, k - 1),
+                },
+                Atom::Clamp(x, top) => {
+                    let (l, h) = x.range(known)?;
+                    (l.clamp(0, *top), h.clamp(0, *top))
+                }
+            };
+            let (x, y) = (c * alo, c * ahi);
+            lo += x.min(y);
+            hi += x.max(y);
+        }
+        Some((lo, hi))
+    }
+
+    /// The clamps in the index (`clamp(x, 0, hi)` as `(x, hi)`), also under divisions,
+    /// remainders and other clamps.
+    pub fn clamps(&self, out: &mut Vec<(Ix, i64)>) {
+        for a in self.terms.keys() {
+            match a {
+                Atom::Var(_) => {}
+                Atom::Div(x, _) | Atom::Rem(x, _) => x.clamps(out),
+                Atom::Clamp(x, hi) => {
+                    out.push(((**x).clone(), *hi));
+                    x.clamps(out);
+                }
+            }
+        }
+    }
+
+    /// The index as `c * name + rest` with `name` nowhere in `rest`: `(c, rest)`; `None` if
+    /// `name` occurs under a division, remainder or clamp.
+    pub fn linear_in(&self, name: &str) -> Option<(i64, Ix)> {
+        if self.mentions_nonlinearly(name) {
+            return None;
+        }
+        let mut rest = self.clone();
+        let c = rest.terms.remove(&Atom::Var(name.into())).unwrap_or(0);
+        Some((c, rest))
+    }
+
     /// When the index is `base + name` (`name` with coefficient 1, nowhere else): `base`.
     pub fn unit_stride_base(&self, name: &str) -> Option<Ix> {
         if self.coefficient(name) != 1 || self.mentions_nonlinearly(name) {
@@ -243,5 +298,25 @@ mod tests {
         );
         assert_eq!(i.scale(4).rem(2), Ix::constant(0));
         assert_eq!(row.to_string(), "(i) * 32 + l");
+    }
+
+    #[test]
+    fn ranges_follow_the_variables_through_divisions_and_clamps() {
+        let (i, j) = (Ix::var("i"), Ix::var("j"));
+        let known = |v: &str| match v {
+            "i" => Some((0, 9)),
+            "j" => Some((0, 2)),
+            _ => None,
+        };
+        let x = i.add(&j.div(2)).add(&Ix::constant(-1));
+        assert_eq!(x.range(&known), Some((-1, 9)));
+        assert_eq!(x.clamped(8).range(&known), Some((0, 8)));
+        assert_eq!(i.scale(-2).add(&j.rem(2)).range(&known), Some((-18, 1)));
+        assert_eq!(Ix::var("k").range(&known), None);
+        let mut clamps = vec![];
+        x.clamped(8).scale(3).clamps(&mut clamps);
+        assert_eq!(clamps, vec![(x.clone(), 8)]);
+        assert_eq!(x.linear_in("i"), Some((1, j.div(2).add(&Ix::constant(-1)))));
+        assert_eq!(x.linear_in("j"), None);
     }
 }

@@ -13,14 +13,21 @@ use crate::error::Result;
 
 use crate::rise::primitives::Prim;
 use crate::rise::term::{Node, Term};
+use crate::rise::types::Type;
 use std::rc::Rc;
 
 /// The last lowering before code generation (the reference's `mapSeq` and `reduceSeq`
 /// lowering rules): every `map` whose function computes (adds, multiplies or reduces)
 /// becomes a sequential loop, every `reduce` a sequential reduction. Maps that only
 /// rearrange data stay maps (views, index arithmetic); parallel maps, unrolled reductions
-/// and vectors are what the program already says.
+/// and vectors are what the program already says. A sequential reduction of a computing
+/// map applies the map's function to each element as it accumulates it (`reduceSeq (fun
+/// acc x => op acc (f x)) init xs`), as the reference generates a reduction of a functional
+/// map, instead of storing the map first.
 pub fn sequential(t: &Rc<Term>) -> Rc<Term> {
+    if let Some(fused) = fuse_reduce_map(t) {
+        return fused;
+    }
     let node = match &t.node {
         Node::App(f, g) if f.node == Node::Prim(Prim::Map) && computes(g) => {
             let map_seq = Term::new(Node::Prim(Prim::MapSeq), f.ty.clone());
@@ -28,6 +35,67 @@ pub fn sequential(t: &Rc<Term>) -> Rc<Term> {
         }
         Node::Prim(Prim::Reduce) => Node::Prim(Prim::ReduceSeq),
         n => n.map(sequential),
+    };
+    Term::new(node, t.ty.clone())
+}
+
+/// `reduce op init (map f xs)` (or `reduceSeq`, `reduceSeqUnroll`) with a computing `f`,
+/// as `reduceSeq (fun acc x => op acc (f x)) init xs` (unrolled if it was), lowered.
+fn fuse_reduce_map(t: &Rc<Term>) -> Option<Rc<Term>> {
+    let Node::App(reduce_op_init, mapped) = &t.node else {
+        return None;
+    };
+    let Node::App(reduce_op, init) = &reduce_op_init.node else {
+        return None;
+    };
+    let Node::App(reduce, op) = &reduce_op.node else {
+        return None;
+    };
+    let Node::App(map_f, xs) = &mapped.node else {
+        return None;
+    };
+    let Node::App(map, f) = &map_f.node else {
+        return None;
+    };
+    let prim = match reduce.node {
+        Node::Prim(Prim::Reduce | Prim::ReduceSeq) => Prim::ReduceSeq,
+        Node::Prim(Prim::ReduceSeqUnroll) => Prim::ReduceSeqUnroll,
+        _ => return None,
+    };
+    if map.node != Node::Prim(Prim::Map) || !computes(f) {
+        return None;
+    }
+    use crate::rise::types::fun;
+    let Type::Arr(_, elem_ty) = &xs.ty else {
+        return None;
+    };
+    let (acc_ty, elem_ty) = (init.ty.clone(), (**elem_ty).clone());
+    let var = |i, ty: &Type| Term::new(Node::Var(i), ty.clone());
+    let app = |f: &Rc<Term>, x: Rc<Term>| match &f.ty {
+        Type::Fun(_, result) => Some(Term::new(Node::App(f.clone(), x), (**result).clone())),
+        _ => None,
+    };
+    let (op, f) = (
+        sequential(&shifted(op, 2, 0)),
+        sequential(&shifted(f, 2, 0)),
+    );
+    let body = app(&app(&op, var(1, &acc_ty))?, app(&f, var(0, &elem_ty))?)?;
+    let inner = Term::new(Node::Lam(body), fun(elem_ty.clone(), acc_ty.clone()));
+    let lam = Term::new(
+        Node::Lam(inner.clone()),
+        fun(acc_ty.clone(), inner.ty.clone()),
+    );
+    let rest = fun(acc_ty.clone(), fun(xs.ty.clone(), acc_ty.clone()));
+    let reduce = Term::new(Node::Prim(prim), fun(lam.ty.clone(), rest));
+    app(&app(&app(&reduce, lam)?, sequential(init))?, sequential(xs))
+}
+
+/// `t` with its free variables (from `cutoff` binders in) raised by `by`.
+fn shifted(t: &Rc<Term>, by: u32, cutoff: u32) -> Rc<Term> {
+    let node = match &t.node {
+        Node::Var(i) if *i >= cutoff => Node::Var(i + by),
+        Node::Lam(b) => Node::Lam(shifted(b, by, cutoff + 1)),
+        n => n.map(|c| shifted(c, by, cutoff)),
     };
     Term::new(node, t.ty.clone())
 }

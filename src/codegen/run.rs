@@ -5,7 +5,7 @@
 //! with `CFLAGS` added, at `-O3`; the OpenMP flag is the compiler family's (GCC and Clang:
 //! `-fopenmp`), and the program's own flags default to `-march=native`.
 
-use super::emit::program_c;
+use super::emit::{lowered_c, Lowering};
 use crate::error::{Error, Result};
 use crate::rise::term::Term;
 use std::path::PathBuf;
@@ -23,6 +23,7 @@ pub struct COptions {
     pub runs: usize,
     /// The largest max relative error [`validate`] accepts.
     pub tolerance: f64,
+    pub lowering: Lowering,
 }
 
 impl Default for COptions {
@@ -32,6 +33,17 @@ impl Default for COptions {
             threads: 1,
             runs: 1,
             tolerance: 1e-3,
+            lowering: Lowering::Vector,
+        }
+    }
+}
+
+impl COptions {
+    /// The same options for the scalar lowering.
+    pub fn scalar(&self) -> COptions {
+        COptions {
+            lowering: Lowering::Scalar,
+            ..self.clone()
         }
     }
 }
@@ -127,7 +139,7 @@ void {name}({params}float *);
 /// Generates C for `program` at `sizes` and compiles it with a harness.
 pub fn compile(program: &Rc<Term>, sizes: &[i64], opts: &COptions) -> Result<Compiled> {
     let name = "rise_program";
-    let generated = program_c(name, program, sizes)?;
+    let generated = lowered_c(name, program, sizes, opts.lowering)?;
     let (shapes, output_shape) = super::emit::buffer_shapes(program, sizes)?;
     let count = |s: &Vec<i64>| s.iter().product::<i64>() as usize;
     let inputs: Vec<usize> = shapes.iter().map(count).collect();

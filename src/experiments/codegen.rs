@@ -11,8 +11,8 @@ use crate::codegen::run::{check, compile, COptions, Compiled, Expected, Validati
 use crate::error::{Error, Result};
 use std::path::Path;
 
-/// A program's validated, timed runs and, where it computes the reference's product, the
-/// reference's times on the same inputs.
+/// A program's validated, timed runs, its scalar lowering's and, where it computes the
+/// reference's product, the reference's times on the same inputs.
 pub struct Measured {
     /// The first round's check (its inputs, output and error).
     pub check: Validation,
@@ -21,6 +21,8 @@ pub struct Measured {
     pub gflops: f64,
     pub gbytes: f64,
     pub reference_ms: Option<Vec<f64>>,
+    /// The scalar lowering's timed runs (validated as the program is).
+    pub scalar_ms: Option<Vec<f64>>,
     /// Per round, the reference's median time over the program's: the machine's speed
     /// drifts between rounds, so the ratio is the median of these.
     round_ratios: Vec<f64>,
@@ -33,6 +35,10 @@ impl Measured {
     pub fn min_ms(&self) -> f64 {
         self.times_ms.iter().copied().fold(f64::INFINITY, f64::min)
     }
+    /// The scalar lowering's median time.
+    pub fn scalar_median_ms(&self) -> Option<f64> {
+        self.scalar_ms.as_deref().map(super::median)
+    }
     /// The reference's GFLOP/s (2 m n k per second) and this program's speed relative to it
     /// (the median of the rounds' ratios).
     pub fn reference(&self, exe: &Compiled) -> Option<(f64, f64)> {
@@ -42,33 +48,42 @@ impl Measured {
     }
 }
 
-/// Checks `exe` against its program's meaning (`expected`) in one run, then times it and the
-/// reference in `rounds` interleaved rounds of `opts.runs` runs each, or fewer for a slow
-/// program: a round of its runs takes about [`ROUND_MS`], and at least one run.
+/// Checks `exe` (and its scalar lowering `scalar`, if given) against its program's meaning
+/// (`expected`) in one run, then times it, the scalar lowering and the reference in `rounds`
+/// interleaved rounds of `opts.runs` runs each, or fewer for a slow program: a round of its
+/// runs takes about [`ROUND_MS`], and at least one run.
 pub fn measure(
     exe: &Compiled,
+    scalar: Option<&Compiled>,
     expected: &Expected,
     opts: &COptions,
     rounds: usize,
 ) -> Result<Measured> {
-    let check = check(
-        exe,
-        expected,
-        &COptions {
-            runs: 1,
-            ..opts.clone()
-        },
-    )?;
-    let product = as_product(exe, expected, &check, opts.tolerance);
+    let once = COptions {
+        runs: 1,
+        ..opts.clone()
+    };
+    let checked = check(exe, expected, &once)?;
+    if let Some(scalar) = scalar {
+        check(scalar, expected, &once).map_err(|mut e| {
+            e.message = format!("the scalar lowering: {}", e.message);
+            e
+        })?;
+    }
+    let product = as_product(exe, expected, &checked, opts.tolerance);
     let timed = COptions {
-        runs: ((ROUND_MS / check.median_ms) as usize).clamp(1, opts.runs.max(1)),
+        runs: ((ROUND_MS / checked.median_ms) as usize).clamp(1, opts.runs.max(1)),
         ..opts.clone()
     };
     let mut times_ms = vec![];
     let mut reference_ms = product.map(|_| vec![]);
+    let mut scalar_ms = scalar.map(|_| vec![]);
     let mut round_ratios = vec![];
     for _ in 0..rounds.max(1) {
         let round = exe.run(&expected.inputs, &timed)?.1;
+        if let (Some(scalar), Some(times)) = (scalar, scalar_ms.as_mut()) {
+            times.extend(scalar.run(&expected.inputs, &timed)?.1);
+        }
         if let (Some(sizes), Some(times)) = (product, reference_ms.as_mut()) {
             let (a, b) = (&expected.inputs[0], &expected.inputs[1]);
             let reference = reference::time(a, b, sizes, opts.threads, opts.runs);
@@ -79,11 +94,12 @@ pub fn measure(
     }
     let ms = super::median(&times_ms);
     Ok(Measured {
-        gflops: check.gflops * check.median_ms / ms,
-        gbytes: check.gbytes * check.median_ms / ms,
-        check,
+        gflops: checked.gflops * checked.median_ms / ms,
+        gbytes: checked.gbytes * checked.median_ms / ms,
+        check: checked,
         times_ms,
         reference_ms,
+        scalar_ms,
         round_ratios,
     })
 }
@@ -118,12 +134,13 @@ fn as_product(
 /// The time a round of a program's runs is given (one run at least).
 const ROUND_MS: f64 = 1000.0;
 
-pub const COLUMNS: [&str; 13] = [
+pub const COLUMNS: [&str; 14] = [
     "version",
     "threads",
     "sizes",
     "median_ms",
     "min_ms",
+    "scalar_ms",
     "gflops",
     "gbytes_s",
     "max_rel_error",
@@ -224,6 +241,8 @@ pub struct Row {
     pub sizes: Vec<i64>,
     pub median_ms: f64,
     pub min_ms: f64,
+    /// The scalar lowering's median, timed interleaved with the program.
+    pub scalar_ms: Option<f64>,
     pub gflops: f64,
     pub gbytes_s: f64,
     pub max_rel_error: Option<f64>,
@@ -244,6 +263,7 @@ impl Row {
             join_sizes(&self.sizes),
             format!("{:.3}", self.median_ms),
             format!("{:.3}", self.min_ms),
+            super::cell(self.scalar_ms, |ms| format!("{ms:.3}")),
             format!("{:.1}", self.gflops),
             format!("{:.1}", self.gbytes_s),
             super::cell(self.max_rel_error, |e| format!("{e:.2e}")),
@@ -270,13 +290,14 @@ pub fn rows(size: i64, threads: &[usize], runs: usize, rounds: usize) -> Result<
         eprintln!("{label} at {sizes:?} ...");
         let program = crate::codegen::load_program(&spec)?;
         let exe = compile(&program, &sizes, &opts)?;
+        let scalar = compile(&program, &sizes, &opts.scalar())?;
         let expected = Expected::of(&exe, &program)?;
         for (i, &t) in threads.iter().enumerate() {
             let opts = COptions {
                 threads: t,
                 ..opts.clone()
             };
-            let m = measure(&exe, &expected, &opts, rounds)?;
+            let m = measure(&exe, Some(&scalar), &expected, &opts, rounds)?;
             if label == "baseline" {
                 baseline_ms.push(m.median_ms());
             }
@@ -294,6 +315,7 @@ pub fn rows(size: i64, threads: &[usize], runs: usize, rounds: usize) -> Result<
                 sizes: sizes.clone(),
                 median_ms: m.median_ms(),
                 min_ms: m.min_ms(),
+                scalar_ms: m.scalar_median_ms(),
                 gflops: m.gflops,
                 gbytes_s: m.gbytes,
                 max_rel_error: Some(m.check.max_rel_error),
@@ -328,6 +350,7 @@ fn reference_rows(reference_ms: &[Vec<f64>], threads: &[usize], size: i64) -> Ve
                 sizes: vec![size; 3],
                 median_ms: ms,
                 min_ms: times.iter().copied().fold(f64::INFINITY, f64::min),
+                scalar_ms: None,
                 gflops,
                 gbytes_s: bytes / (ms * 1e6),
                 max_rel_error: None,

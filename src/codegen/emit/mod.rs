@@ -112,6 +112,22 @@ pub struct Emitter {
     aligned: std::collections::HashSet<String>,
     /// Every assignment emitted: what it writes and reads (for in-place accumulators).
     accesses: Vec<Access>,
+    lowering: Lowering,
+    /// The values each loop variable takes (first and last), for [`Emitter::clamp`].
+    ranges: std::collections::HashMap<String, (i64, i64)>,
+}
+
+/// How C expresses a program's short arrays and large outputs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Lowering {
+    /// Whole-vector statements on GCC vector types, accumulators in vector registers and a
+    /// large output's vectors stored past the cache (as the module documentation says).
+    #[default]
+    Vector,
+    /// The same loop nest as plain scalar loops: no vector types, no
+    /// streaming stores, accumulator arrays in memory. The yardstick of the vector lowering:
+    /// what the C compiler makes of the program's own loops.
+    Scalar,
 }
 
 /// A program's C and what it computes.
@@ -141,20 +157,68 @@ impl Emitter {
     /// Opens a loop of `len` iterations (after `pragma`, if any) and returns its index; a
     /// loop of one iteration is no loop, its index 0.
     fn open_loop(&mut self, len: i64, pragma: Option<&str>) -> Ix {
+        self.open_range(0, len, pragma)
+    }
+
+    /// Opens a loop over `start..end`; see [`Emitter::open_loop`].
+    fn open_range(&mut self, start: i64, end: i64, pragma: Option<&str>) -> Ix {
+        let len = end - start;
         self.trips.push(len);
         let parallel = pragma == Some(PARALLEL_FOR) && len > 1;
         self.parallel
             .push(parallel.then_some((self.body.len(), self.streams)));
         if len == 1 {
-            return Ix::constant(0);
+            return Ix::constant(start);
         }
         if let Some(p) = pragma {
             self.line(&format!("#pragma {p}"));
         }
         let i = self.fresh("i");
-        self.line(&format!("for (long {i} = 0; {i} < {len}; {i}++) {{"));
+        self.line(&format!("for (long {i} = {start}; {i} < {end}; {i}++) {{"));
         self.indent += 1;
+        self.ranges.insert(i.clone(), (start, end - 1));
         Ix::var(&i)
+    }
+
+    /// `ix` clamped to `0..=hi`, the clamp left out where the loops' ranges keep `ix` in it.
+    fn clamp(&self, ix: &Ix, hi: i64) -> Ix {
+        match ix.range(&|v| self.ranges.get(v).copied()) {
+            Some((lo, top)) if lo >= 0 && top <= hi => ix.clone(),
+            _ => ix.clamped(hi),
+        }
+    }
+
+    /// The iterations `p..e` of a loop over `0..len` with variable `var` in which every
+    /// clamp of the code emitted since `mark` that depends on `var` keeps its index in range
+    /// (the interior of a stencil, away from the borders), when it is most of the loop and
+    /// not all of it.
+    fn interior(&self, var: &str, len: i64, mark: &Mark) -> Option<(i64, i64)> {
+        let mut clamps = vec![];
+        for a in &self.accesses[mark.accesses..] {
+            for (_, ix) in a.target.iter().chain(&a.reads) {
+                ix.clamps(&mut clamps);
+            }
+        }
+        let known = |v: &str| self.ranges.get(v).copied();
+        let (mut p, mut e) = (0, len);
+        for (x, hi) in clamps.iter().filter(|(x, _)| x.mentions(var)) {
+            let (c, rest) = x.linear_in(var)?;
+            let (lo, top) = rest.range(&known)?;
+            // 0 <= c i + rest <= hi for every value of rest.
+            let (from, to) = match c {
+                0 => return None,
+                c if c > 0 => (
+                    (-lo).div_euclid(c) + i64::from((-lo).rem_euclid(c) != 0),
+                    (hi - top).div_euclid(c) + 1,
+                ),
+                c => (
+                    (top - hi).div_euclid(-c) + i64::from((top - hi).rem_euclid(-c) != 0),
+                    lo.div_euclid(-c) + 1,
+                ),
+            };
+            (p, e) = (p.max(from), e.min(to));
+        }
+        (2 * (e - p) >= len && (p > 0 || e < len)).then_some((p, e))
     }
 
     /// Closes the innermost loop. A parallel loop that stored to the output past the cache
@@ -227,7 +291,10 @@ impl Emitter {
 
     /// A loop of `len` iterations around `body`. When the body names a register vector by
     /// an index that depends on the loop, the loop is unrolled here (if short), so that
-    /// every copy names its vectors by constants.
+    /// every copy names its vectors by constants. When it reads through clamps (`padClamp`)
+    /// that hold only near the loop's ends, the loop is split in three: the first and last
+    /// iterations keep the clamps, the interior reads without them (and so can be
+    /// vectorised).
     fn emit_loop(
         &mut self,
         len: i64,
@@ -246,6 +313,15 @@ impl Emitter {
             self.rewind(&mark);
             for c in 0..len {
                 body(self, &Ix::constant(c))?;
+            }
+        } else if let Some((p, e)) = self.interior(&var, len, &mark) {
+            self.rewind(&mark);
+            for (start, end) in [(0, p), (p, e), (e, len)] {
+                if start < end {
+                    let i = self.open_range(start, end, pragma);
+                    body(self, &i)?;
+                    self.close_loop();
+                }
             }
         }
         Ok(())
@@ -479,11 +555,13 @@ impl Emitter {
                 }
                 _ => Err(unsupported("writing a pair into a non-pair")),
             },
-            Val::Array { len, vector, .. } => {
+            Val::Array { len, .. } => {
                 if self.write_whole(&v, &dest, len)? || self.write_transposed(&v, &dest, len)? {
                     return Ok(());
                 }
-                self.emit_loop(len, vector.then_some("omp simd"), |em, i| {
+                // A plain loop, vectorised or not by the C compiler's cost model: `omp simd`
+                // on lanes 16 KB apart (gathers) ran a matrix-vector product 110x slower.
+                self.emit_loop(len, None, |em, i| {
                     let (x, d) = (em.get(&v, i)?, em.get(&dest, i)?);
                     em.write(x, d)
                 })
@@ -593,7 +671,7 @@ type Signature = (Emitter, Vec<Vec<i64>>, Rc<Term>, Vec<i64>);
 
 /// The program after its sizes: an emitter with the sizes bound, the array shapes of its
 /// parameters, its body and the shape of its result.
-fn signature(program: &Rc<Term>, sizes: &[i64]) -> Result<Signature> {
+fn signature(program: &Rc<Term>, sizes: &[i64], lowering: Lowering) -> Result<Signature> {
     let mut em = Emitter {
         body: String::new(),
         indent: 1,
@@ -617,6 +695,8 @@ fn signature(program: &Rc<Term>, sizes: &[i64]) -> Result<Signature> {
         aligned_widths: Default::default(),
         aligned: Default::default(),
         accesses: vec![],
+        lowering,
+        ranges: Default::default(),
     };
     let mut t = program.clone();
     for s in sizes {
@@ -642,14 +722,25 @@ fn signature(program: &Rc<Term>, sizes: &[i64]) -> Result<Signature> {
 
 /// The array shapes of a program's parameters and of its result, at `sizes`.
 pub fn buffer_shapes(program: &Rc<Term>, sizes: &[i64]) -> Result<(Vec<Vec<i64>>, Vec<i64>)> {
-    let (_, params, _, out) = signature(program, sizes)?;
+    let (_, params, _, out) = signature(program, sizes, Lowering::Vector)?;
     Ok((params, out))
 }
 
 /// C for a closed program `nfun s.. => fun x1 .. xn => body` at the given sizes: a function
-/// `void NAME(const float *x0, ..., float *out)` over row-major buffers.
+/// `void NAME(const float *x0, ..., float *out)` over row-major buffers, in the vector
+/// lowering.
 pub fn program_c(name: &str, program: &Rc<Term>, sizes: &[i64]) -> Result<Generated> {
-    let (mut em, shapes, body, out_shape) = signature(program, sizes)?;
+    lowered_c(name, program, sizes, Lowering::Vector)
+}
+
+/// [`program_c`] in the given lowering.
+pub fn lowered_c(
+    name: &str,
+    program: &Rc<Term>,
+    sizes: &[i64],
+    lowering: Lowering,
+) -> Result<Generated> {
+    let (mut em, shapes, body, out_shape) = signature(program, sizes, lowering)?;
     let env: Vec<Val> = shapes
         .iter()
         .enumerate()
@@ -663,7 +754,8 @@ pub fn program_c(name: &str, program: &Rc<Term>, sizes: &[i64]) -> Result<Genera
         .collect();
     em.params = env.len();
     let out_floats: i64 = out_shape.iter().product();
-    em.stream_output = 4 * out_floats >= preamble::STREAMED_OUTPUT_BYTES;
+    em.stream_output =
+        lowering == Lowering::Vector && 4 * out_floats >= preamble::STREAMED_OUTPUT_BYTES;
     let v = em.eval(&body, &env)?;
     em.write(v, buffer_view(OUTPUT, &out_shape, false))?;
     let mut body = format!("{}{}", em.prologue, em.body);

@@ -131,7 +131,8 @@ impl Emitter {
                 let n = array_len(&a)?;
                 let shift = Ix::constant(-l);
                 Ok(view(l + n + r, false, move |em, i| {
-                    em.get(&a, &i.add(&shift).clamped(n - 1))
+                    let clamped = em.clamp(&i.add(&shift), n - 1);
+                    em.get(&a, &clamped)
                 }))
             }
             Drop | Take => {

@@ -25,6 +25,7 @@ impl Emitter {
         let (shape, floats) = shape_of(ty, self)?;
         let storage = match shape.is_empty() {
             true => Storage::Scalar,
+            false if self.lowering == Lowering::Scalar => Storage::Memory,
             false if floats > 64 || floats.count_ones() != 1 => Storage::Memory,
             false => Storage::Registers,
         };

@@ -12,7 +12,8 @@ impl Emitter {
     /// or contiguous elements: `*(f32x8 *)&out[b] = acc5_0 + a[i] * *(f32x8 *)&p[c];`.
     /// Otherwise nothing is emitted and the caller writes lane by lane.
     pub(super) fn write_whole(&mut self, v: &Val, dest: &Val, len: i64) -> Result<bool> {
-        if !(4..=64).contains(&len) || len.count_ones() != 1 {
+        let short = (4..=64).contains(&len) && len.count_ones() == 1;
+        if !short || self.lowering == Lowering::Scalar {
             return Ok(false);
         }
         let lane = self.fresh("lane");
