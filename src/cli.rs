@@ -198,6 +198,10 @@ enum Command {
         #[arg(long, default_value_t = 1024, value_parser = limits::positive_size)]
         size: i64,
     },
+    /// The Harris table (run by `reproduce harris` in a child process): reports its rows as
+    /// a JSON line.
+    #[command(hide = true)]
+    HarrisRow,
     /// Print (or write) the OpenMP C of a low-level program at given sizes.
     Codegen {
         /// `FILE.rise:NAME`, or `FILE.guide` for the program its guide finds.
@@ -738,6 +742,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::CodegenRow { size } => report_failure(crate::experiments::codegen::row_main(size)),
+        Command::HarrisRow => report_failure(crate::experiments::harris::row_main()),
         Command::MatmulRow {
             goals,
             unguided,

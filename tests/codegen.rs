@@ -538,3 +538,26 @@ fn a_slide_of_size_zero_is_an_error() {
         assert!(e.to_string().contains(&format!("slide<0, {sp}>")), "{e}");
     }
 }
+
+/// The Harris corner detector: its naive lowering and the program its guide finds agree with
+/// the interpreter, in both lowerings, at sizes where the borders are most of the image.
+#[test]
+fn harris_versions_agree_with_the_interpreter() {
+    let naive = sequential(&def("programs/harris.rise", "harris"));
+    let parallel = sketchlog::codegen::load_program("programs/harris-parallel.guide").unwrap();
+    let c = program_c("harris", &parallel, &[64, 64]).unwrap().c;
+    assert!(c.matches("omp parallel for").count() >= 10, "every stage on threads: {c}");
+    for p in [naive, parallel] {
+        for sizes in [[1, 1], [3, 5], [24, 17]] {
+            for lowering in [Lowering::Vector, Lowering::Scalar] {
+                let opts = COptions {
+                    lowering,
+                    ..COptions::default()
+                };
+                let exe = compile(&p, &sizes, &opts).unwrap();
+                let r = sketchlog::codegen::run::validate(&exe, &p, &opts).unwrap();
+                assert!(r.max_rel_error < 1e-5, "{sizes:?}: {}", r.max_rel_error);
+            }
+        }
+    }
+}

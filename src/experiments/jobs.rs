@@ -2,7 +2,7 @@
 //! runs in a child process, and what it produces ([`Outcome`]), for the
 //! [`cluster`](crate::cluster) to schedule, key and keep.
 
-use super::{codegen, input, matmul, shine, sweep, table2};
+use super::{codegen, harris, input, matmul, shine, sweep, table2};
 use crate::cluster::child::Caps;
 use crate::cluster::job::Task;
 use crate::egraph::encoding::{Binding, Encoding, Substitution};
@@ -32,6 +32,9 @@ pub enum Work {
     /// The generated C's table: every version compiled, validated and timed. Timed, so it
     /// runs alone.
     Codegen { size: i64 },
+    /// The Harris table: every version compiled, validated and timed beside the peers.
+    /// Timed, so it runs alone.
+    Harris,
     /// A test of the Rise project's suite: one search for all its goals.
     Shine { test: String },
     /// A point of a sweep; timed when the sweep times the found programs.
@@ -51,6 +54,8 @@ pub enum Outcome {
     Unguided(Vec<matmul::GoalRun>),
     /// The codegen table's rows.
     Codegen(Vec<codegen::Row>),
+    /// The Harris table's rows.
+    Harris(Vec<harris::Row>),
     /// A row per goal of the test.
     Shine(Vec<shine::Row>),
     SweepPoint(sweep::PointRow),
@@ -69,6 +74,7 @@ impl Task for Work {
             Work::Guided { goal } => format!("matmul {goal} guided"),
             Work::Unguided { goals } => format!("matmul {} unguided", goals.join(", ")),
             Work::Codegen { size } => format!("codegen at {size}"),
+            Work::Harris => "harris".into(),
             Work::Shine { test } => format!("shine {test}"),
             Work::SweepPoint { sweep, point, .. } => {
                 format!("{} {}", sweep.display(), sweep::point_arg(point))
@@ -78,7 +84,7 @@ impl Task for Work {
 
     fn timed(&self) -> bool {
         match self {
-            Work::Codegen { .. } => true,
+            Work::Codegen { .. } | Work::Harris => true,
             Work::SweepPoint { timed, .. } => *timed,
             _ => false,
         }
@@ -101,6 +107,7 @@ impl Task for Work {
                 files
             }
             Work::Codegen { .. } => codegen::inputs()?,
+            Work::Harris => harris::inputs()?,
             Work::Shine { test } => shine::inputs(shine::test(test)?),
             Work::SweepPoint { sweep, point, .. } => sweep::load(sweep)?.inputs(point)?,
         })
@@ -119,6 +126,7 @@ impl Task for Work {
             Work::Guided { goal } => Outcome::Guided(matmul::run_guided(goal, caps)?),
             Work::Unguided { goals } => Outcome::Unguided(matmul::run_unguided(goals, caps)?),
             Work::Codegen { size } => Outcome::Codegen(codegen::run_child(*size, caps)?),
+            Work::Harris => Outcome::Harris(harris::run_child(caps)?),
             Work::Shine { test } => Outcome::Shine(shine::run_child(test, caps)?),
             Work::SweepPoint { sweep, point, .. } => {
                 Outcome::SweepPoint(sweep::run_child(sweep, point, caps)?)
@@ -145,6 +153,7 @@ impl Task for Work {
                 .collect::<Vec<_>>()
                 .join(", "),
             Outcome::Codegen(rows) => format!("{} rows", rows.len()),
+            Outcome::Harris(rows) => format!("{} rows", rows.len()),
             Outcome::Shine(rows) => {
                 let found = rows.iter().filter(|r| r.found).count();
                 format!("{found} of {} goals found", rows.len())

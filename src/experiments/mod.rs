@@ -1,7 +1,8 @@
 //! Experiments that reproduce the paper's tables and figures as CSV (and SVG) files in
 //! `results/`: Table 2 (lambda-calculus encodings, [`table2`]) and the matrix
 //! multiplication case study's Tables 3, 4, 5 and Figure 16 ([`matmul`], [`plot`]), the
-//! generated C's performance ([`codegen`]), and the Rise project's own tests ([`shine`]).
+//! generated C's performance ([`codegen`]), the Harris corner detector beside Halide and
+//! OpenCV ([`harris`]), and the Rise project's own tests ([`shine`]).
 //!
 //! Each row runs in its own child process of `sketchlog` ([`child`]) under a memory cap
 //! (`RLIMIT_AS`, set by the child) and a time limit, so a row that runs out of memory is recorded as such and
@@ -11,6 +12,7 @@
 //! working directory.
 
 pub mod codegen;
+pub mod harris;
 pub mod jobs;
 pub mod matmul;
 pub mod plot;

@@ -3,7 +3,7 @@
 //! the store (atomically) as each job finishes, with a progress line per job.
 
 use super::jobs::{Job, Outcome, Store, Work};
-use super::{codegen, matmul, shine, table2};
+use super::{codegen, harris, matmul, shine, table2};
 use crate::cluster::child::Caps;
 use crate::cluster::Cluster;
 use crate::egraph::encoding::{Binding, Substitution};
@@ -11,8 +11,8 @@ use crate::error::{Error, Result};
 use std::path::PathBuf;
 
 /// The tables `reproduce` knows, in the order they are listed.
-pub const TABLES: [&str; 7] = [
-    "table2", "table3", "table4", "table5", "fig16", "codegen", "shine",
+pub const TABLES: [&str; 8] = [
+    "table2", "table3", "table4", "table5", "fig16", "codegen", "harris", "shine",
 ];
 
 /// Settings of one `reproduce` run.
@@ -93,6 +93,7 @@ impl Settings {
                     }
                 }
                 "codegen" => add(Work::Codegen { size: self.size }, codegen::CAPS)?,
+                "harris" => add(Work::Harris, harris::CAPS)?,
                 "shine" => {
                     for t in &shine::TESTS {
                         let test = t.name.to_string();
@@ -144,6 +145,13 @@ impl Settings {
                         _ => vec![],
                     });
                     matmul::write_csv(&dir.join("shine.csv"), &shine::COLUMNS, &rows)?
+                }
+                "harris" => {
+                    let rows = cells(&outcomes, |o| match o {
+                        Outcome::Harris(rows) => rows.iter().map(|r| r.fields()).collect(),
+                        _ => vec![],
+                    });
+                    matmul::write_csv(&dir.join("harris.csv"), &harris::COLUMNS, &rows)?
                 }
                 _ => {
                     let rows = cells(&outcomes, |o| match o {

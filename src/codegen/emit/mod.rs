@@ -442,6 +442,12 @@ impl Emitter {
     fn apply(&mut self, f: Val, x: Val) -> Result<Val> {
         match f {
             Val::Lam { body, mut env } => {
+                // A computation bound to a variable read more than once is stored once (a
+                // let-bound stage of a pipeline), not computed again at every read.
+                let x = match is_deferred(&x) && uses(&body, 0) > 1 {
+                    true => self.force(x)?,
+                    false => x,
+                };
                 env.push(x);
                 self.eval(&body, &env)
             }
@@ -452,7 +458,11 @@ impl Emitter {
                 ty,
             } => {
                 args.push(x);
-                if args.len() < prim.arity() {
+                let arity = match prim {
+                    Prim::MakeArray => nats.first().map_or(1, |k| *k as usize),
+                    _ => prim.arity(),
+                };
+                if args.len() < arity {
                     return Ok(Val::Prim {
                         prim,
                         nats,
@@ -627,6 +637,15 @@ const OUTPUT: &str = "out";
 
 /// The most iterations of a loop unrolled to name register vectors by constants.
 const MAX_UNROLLED: i64 = 64;
+
+/// How often the variable bound `depth` binders out of `t` occurs in it.
+fn uses(t: &Term, depth: u32) -> usize {
+    match &t.node {
+        Node::Var(i) => usize::from(*i == depth),
+        Node::Lam(b) => uses(b, depth + 1),
+        n => n.children().iter().map(|c| uses(c, depth)).sum(),
+    }
+}
 
 /// The free variable indices of `t` under `depth` binders (relative to the outside).
 fn free_vars(t: &Term, depth: u32, out: &mut Vec<u32>) {

@@ -247,8 +247,36 @@ impl Emitter {
                     ))
                 }))
             })),
+            // Constants as a C array literal, element `i` of it; computed elements stored in
+            // an array of their own.
+            MakeArray => {
+                let mut literals = vec![];
+                for a in &args {
+                    match self.force(a.clone())? {
+                        Val::Scalar(Scalar::Code(c)) => literals.push(c.to_string()),
+                        _ => break,
+                    }
+                }
+                if literals.len() == args.len() {
+                    let array: Rc<str> =
+                        format!("((const float[]){{{}}})", literals.join(", ")).into();
+                    return Ok(view(args.len() as i64, false, move |_, i| {
+                        Ok(Scalar::load(array.clone(), i.clone()))
+                    }));
+                }
+                let (shape, floats) = shape_of(ty.uncurry().1, self)?;
+                let name = self.fresh("arr");
+                self.line(&format!("float {name}[{floats}] {};", aligned()));
+                self.aligned.insert(name.clone());
+                let dest = buffer_view(&name, &shape, false);
+                for (k, a) in args.into_iter().enumerate() {
+                    let d = self.get(&dest, &Ix::constant(k as i64))?;
+                    self.write(a, d)?;
+                }
+                Ok(dest)
+            }
             Vectorize | Mod | Neg | PadCst | PadEmpty | Concat | MapFst | MapSnd | ScanSeq
-            | Idx | Gather | Scatter | MakeArray => Err(unsupported(format!(
+            | Idx | Gather | Scatter => Err(unsupported(format!(
                 "the primitive `{}` has no C translation",
                 prim.name()
             ))),

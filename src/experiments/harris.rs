@@ -1,0 +1,269 @@
+//! `reproduce harris`: the Harris corner detector (`programs/harris.rise`), its naive
+//! lowering and every guided version (`programs/harris-*.guide`), each compiled to OpenMP C,
+//! validated against the interpreter and timed beside its scalar lowering and beside the
+//! peers, Halide's `apps/harris` schedule and OpenCV's `cornerHarris`
+//! (`scripts/harris-peer.py`), on the same input, in interleaved rounds
+//! (`results/harris.csv`).
+
+use crate::codegen::run::{check, compile, COptions, Compiled, Expected};
+use crate::error::{Error, Result};
+use crate::rise::term::Term;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+/// The versions: a label and the program (`FILE.rise:NAME` or `FILE.guide`).
+const VERSIONS: [(&str, &str); 2] = [
+    ("naive", "programs/harris.rise:harris"),
+    ("parallel", "programs/harris-parallel.guide"),
+];
+
+/// Image sizes (height, width): Halide's `apps/harris` estimate (1536 wide, 2560 high), and
+/// 4096 x 4096.
+pub const SIZES: [(i64, i64); 2] = [(2560, 1536), (4096, 4096)];
+
+pub const COLUMNS: [&str; 12] = [
+    "version",
+    "threads",
+    "width",
+    "height",
+    "median_ms",
+    "min_ms",
+    "max_rel_error",
+    "scalar_ms",
+    "halide_ms",
+    "opencv_ms",
+    "ratio_vs_halide",
+    "ratio_vs_opencv",
+];
+
+/// A row of the table: one version at one size on one thread count; the peers' medians
+/// over the same rounds, and the peers' time over the version's (above 1: faster than the
+/// peer). Peers that did not run are empty cells.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct Row {
+    pub version: String,
+    pub threads: usize,
+    pub width: i64,
+    pub height: i64,
+    pub median_ms: f64,
+    pub min_ms: f64,
+    pub max_rel_error: f64,
+    pub scalar_ms: f64,
+    pub halide_ms: Option<f64>,
+    pub opencv_ms: Option<f64>,
+}
+
+impl Row {
+    /// Its cells, in the order of [`COLUMNS`].
+    pub fn fields(&self) -> Vec<String> {
+        let ms = |x: Option<f64>| super::cell(x, |v| format!("{v:.3}"));
+        let ratio = |x: Option<f64>| super::cell(x, |v| format!("{:.2}", v / self.median_ms));
+        vec![
+            self.version.clone(),
+            self.threads.to_string(),
+            self.width.to_string(),
+            self.height.to_string(),
+            format!("{:.3}", self.median_ms),
+            format!("{:.3}", self.min_ms),
+            format!("{:.2e}", self.max_rel_error),
+            format!("{:.3}", self.scalar_ms),
+            ms(self.halide_ms),
+            ms(self.opencv_ms),
+            ratio(self.halide_ms),
+            ratio(self.opencv_ms),
+        ]
+    }
+}
+
+/// The files the table depends on.
+pub fn inputs() -> Result<Vec<PathBuf>> {
+    let mut files = vec![super::input("scripts/harris-peer.py")];
+    for (_, spec) in VERSIONS {
+        let spec = super::input(spec).display().to_string();
+        match spec.ends_with(".guide") {
+            true => files.extend(crate::guide::parse::load_guide(Path::new(&spec))?.inputs),
+            false => files.push(crate::guide::file_of(&spec).into()),
+        }
+    }
+    files.sort();
+    files.dedup();
+    Ok(files)
+}
+
+/// The caps of the table's child: its searches are guided; compiling and timing take the
+/// time.
+pub const CAPS: crate::cluster::child::Caps = crate::cluster::child::Caps {
+    memory_mb: 8000,
+    time: std::time::Duration::from_secs(3600),
+};
+
+/// What the child reports: the table's rows.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Rows(Vec<Row>);
+
+/// The child process of `reproduce harris`: every version at every size on 1 and 2
+/// threads, 5 interleaved rounds of 5 timed runs; reports the rows.
+pub fn row_main() -> Result<()> {
+    crate::cluster::child::report(&Rows(rows(&SIZES, &[1, 2], 5, 5)?));
+    Ok(())
+}
+
+/// Runs [`row_main`] in a child process under `caps`; its rows.
+pub fn run_child(caps: crate::cluster::child::Caps) -> Result<Vec<Row>> {
+    let run = crate::cluster::child::run(&["harris-row".to_string()], caps)?;
+    let rows = crate::cluster::child::reports::<Rows>(&run.stdout).last();
+    rows.map(|r| r.0).ok_or_else(|| {
+        let why = match run.end {
+            crate::cluster::child::End::Failed(e) => e,
+            end => end.reason().to_string(),
+        };
+        Error::bad_input(format!("reproduce harris: {why}"))
+    })
+}
+
+/// A version compiled in both lowerings, and its timed runs so far.
+struct Version {
+    label: &'static str,
+    exe: Compiled,
+    scalar: Compiled,
+    times: Vec<f64>,
+    scalar_times: Vec<f64>,
+    max_rel_error: f64,
+}
+
+/// Every version at each size with each thread count: per round, each version's runs, its
+/// scalar lowering's, then the peers' on the same input.
+pub fn rows(
+    sizes: &[(i64, i64)],
+    threads: &[usize],
+    runs: usize,
+    rounds: usize,
+) -> Result<Vec<Row>> {
+    let mut rows = vec![];
+    for &(h, w) in sizes {
+        let mut versions = vec![];
+        let mut expected = None;
+        for (label, spec) in VERSIONS {
+            eprintln!("{label} at {w} x {h} ...");
+            let program: Rc<Term> =
+                crate::codegen::load_program(&super::input(spec).display().to_string())?;
+            let opts = COptions::default();
+            let exe = compile(&program, &[h, w], &opts)?;
+            let scalar = compile(&program, &[h, w], &opts.scalar())?;
+            // The same inputs for every version (a fixed seed), each checked against its
+            // own program's meaning.
+            let e = Expected::of(&exe, &program)?;
+            let max_rel_error = check(&exe, &e, &opts)?.max_rel_error;
+            check(&scalar, &e, &opts)?;
+            expected.get_or_insert(e);
+            versions.push(Version {
+                label,
+                exe,
+                scalar,
+                times: vec![],
+                scalar_times: vec![],
+                max_rel_error,
+            });
+        }
+        let expected = expected.expect("a version");
+        let image = tempfile::Builder::new()
+            .prefix("sketchlog-harris-")
+            .tempfile()
+            .map_err(|e| Error::io(&std::env::temp_dir(), e))?;
+        let bytes: Vec<u8> = expected.inputs[0]
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect();
+        std::fs::write(image.path(), bytes).map_err(|e| Error::io(image.path(), e))?;
+        for &t in threads {
+            let opts = COptions {
+                threads: t,
+                runs,
+                ..COptions::default()
+            };
+            let mut peers = Peers::default();
+            for v in versions.iter_mut() {
+                v.times.clear();
+                v.scalar_times.clear();
+            }
+            for _ in 0..rounds.max(1) {
+                for v in versions.iter_mut() {
+                    v.times.extend(v.exe.run(&expected.inputs, &opts)?.1);
+                    v.scalar_times
+                        .extend(v.scalar.run(&expected.inputs, &opts)?.1);
+                }
+                peers.run(image.path(), (h, w), t, runs);
+            }
+            if let Some(why) = &peers.unavailable {
+                eprintln!("  peers: {why}");
+            }
+            for v in &versions {
+                rows.push(Row {
+                    version: v.label.to_string(),
+                    threads: t,
+                    width: w,
+                    height: h,
+                    median_ms: super::median(&v.times),
+                    min_ms: v.times.iter().copied().fold(f64::INFINITY, f64::min),
+                    max_rel_error: v.max_rel_error,
+                    scalar_ms: super::median(&v.scalar_times),
+                    halide_ms: (!peers.halide.is_empty()).then(|| super::median(&peers.halide)),
+                    opencv_ms: (!peers.opencv.is_empty()).then(|| super::median(&peers.opencv)),
+                });
+                eprintln!("  {}", rows.last().map(Row::fields).unwrap_or_default().join(","));
+            }
+        }
+    }
+    Ok(rows)
+}
+
+/// The peers' timed runs, from `scripts/harris-peer.py`, and why one did not run.
+#[derive(Default)]
+struct Peers {
+    halide: Vec<f64>,
+    opencv: Vec<f64>,
+    unavailable: Option<String>,
+}
+
+impl Peers {
+    /// One round of the peers on the image in `path`. A peer that cannot run (Python or
+    /// its package missing) leaves its times empty and says why.
+    fn run(&mut self, path: &Path, (h, w): (i64, i64), threads: usize, runs: usize) {
+        let out = std::process::Command::new(python())
+            .arg(super::input("scripts/harris-peer.py"))
+            .arg(path)
+            .args([h.to_string(), w.to_string()])
+            .args(["--threads", &threads.to_string(), "--runs", &runs.to_string()])
+            .env("HL_NUM_THREADS", threads.to_string())
+            .output();
+        let out = match out {
+            Ok(o) => o,
+            Err(e) => {
+                self.unavailable = Some(format!("no Python to run the peers ({e})"));
+                return;
+            }
+        };
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            let mut words = line.split_whitespace();
+            let times = match words.next() {
+                Some("halide") => &mut self.halide,
+                Some("opencv") => &mut self.opencv,
+                _ => continue,
+            };
+            match line.contains("unavailable") {
+                true => self.unavailable = Some(line.to_string()),
+                false => times.extend(words.filter_map(|w| w.parse::<f64>().ok())),
+            }
+        }
+    }
+}
+
+/// The Python that runs the peers: the virtual environment `scripts/peers.sh` makes
+/// (`target/peers/venv`), else `python3`.
+fn python() -> PathBuf {
+    let venv = super::input("target/peers/venv/bin/python");
+    match venv.exists() {
+        true => venv,
+        false => "python3".into(),
+    }
+}
