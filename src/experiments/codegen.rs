@@ -1,8 +1,8 @@
 //! The generated C's performance: timing a program beside the reference GEMM in the same run
 //! (rounds interleaved: program, reference, program, ...; medians), for `bench-c`, and
 //! `reproduce codegen`: the seven matrix multiplication versions found by guided search, the
-//! register-blocked `kernel`, `parallel-packed`, the matrix-vector versions and both binomial
-//! filters, each lowered (`codegen::sequential`), compiled to OpenMP C, validated and timed
+//! register-blocked `kernel`, `parallel-packed`, the matrix-vector versions, both binomial
+//! filters and the separable convolution's lowered versions, each lowered (`codegen::sequential`), compiled to OpenMP C, validated and timed
 //! with each thread count (`results/codegen.csv`).
 
 use super::matmul::GOALS;
@@ -181,6 +181,17 @@ fn versions(size: i64) -> Vec<(String, String, Vec<i64>)> {
     for g in ["start", "goal"] {
         let spec = input(format!("programs/binomial.rise:{g}"));
         v.push((format!("binomial-{g}"), spec, vec![big; 2]));
+    }
+    // The Rise project's separable convolution, lowered as its lowering tests find it: the
+    // 2D stencil, the separated passes with the vertical one stored, and the scanline
+    // version that separates them in one pass over rows.
+    for (label, def) in [
+        ("separable-2d", "base-seq"),
+        ("separable-separated", "separated-seq"),
+        ("separable-scanline", "scanline-seq"),
+    ] {
+        let spec = input(format!("programs/shine/separable.rise:{def}"));
+        v.push((label.into(), spec, vec![big; 2]));
     }
     v
 }

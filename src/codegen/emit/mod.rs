@@ -514,10 +514,19 @@ impl Emitter {
         }
     }
 
-    /// Stores `v` (of type `ty`) into a new buffer and returns a view of the buffer. Arrays
-    /// of up to 64K floats live on the stack of the current block (so each thread of a
-    /// parallel loop has its own); larger ones are file-level buffers allocated once.
+    /// Stores `v` (of type `ty`) into a new buffer ([`Emitter::allocate`]) and returns a
+    /// view of the buffer.
     fn materialise(&mut self, v: Val, ty: &Type) -> Result<Val> {
+        let dest = self.allocate(ty)?;
+        self.write(v, dest.clone())?;
+        Ok(dest)
+    }
+
+    /// A new buffer for a value of type `ty`, as a view. Arrays of up to 64K floats live on
+    /// the stack of the current block (so each thread of a parallel loop has its own);
+    /// larger ones are file-level buffers allocated once, which a parallel loop's threads
+    /// would share: those are refused there.
+    fn allocate(&mut self, ty: &Type) -> Result<Val> {
         let (shape, floats) = shape_of(ty, self)?;
         let name = self.fresh("buf");
         if floats == 1 && shape.is_empty() {
@@ -525,13 +534,15 @@ impl Emitter {
         } else if floats <= 65536 {
             self.line(&format!("float {name}[{floats}] {};", aligned()));
             self.aligned.insert(name.clone());
+        } else if self.parallel.iter().any(Option::is_some) {
+            return Err(unsupported(format!(
+                "a buffer of {floats} floats inside a parallel loop (each thread needs its own: at most 65536 floats)"
+            )));
         } else {
             self.buffers.push((name.clone(), floats));
             self.aligned.insert(name.clone());
         }
-        let dest = buffer_view(&name, &shape, floats == 1 && shape.is_empty());
-        self.write(v, dest.clone())?;
-        Ok(dest)
+        Ok(buffer_view(&name, &shape, floats == 1 && shape.is_empty()))
     }
 
     /// Emits the code that stores `v` into the destination `dest` (a view whose scalars are

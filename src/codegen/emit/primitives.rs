@@ -264,11 +264,7 @@ impl Emitter {
                         Ok(Scalar::load(array.clone(), i.clone()))
                     }));
                 }
-                let (shape, floats) = shape_of(ty.uncurry().1, self)?;
-                let name = self.fresh("arr");
-                self.line(&format!("float {name}[{floats}] {};", aligned()));
-                self.aligned.insert(name.clone());
-                let dest = buffer_view(&name, &shape, false);
+                let dest = self.allocate(ty.uncurry().1)?;
                 for (k, a) in args.into_iter().enumerate() {
                     let d = self.get(&dest, &Ix::constant(k as i64))?;
                     self.write(a, d)?;
