@@ -24,6 +24,10 @@ pub const MAX_NESTING: usize = 1_000;
 /// The most elements `makeArray<k>` takes (its type has `k` arrows).
 pub const MAX_MAKE_ARRAY: i64 = 1_024;
 
+/// How many nodes a sketch may have once its abstractions are expanded (an abstraction that
+/// calls another twice doubles it at every step). Real sketches have under a thousand.
+pub const MAX_SKETCH_NODES: usize = 100_000;
+
 /// How many nodes an elaborated program may have, its definitions inlined (each use of a
 /// definition copies it, so a chain of definitions can double a program at every step).
 pub const MAX_TERM_NODES: usize = 1_000_000;
@@ -121,8 +125,18 @@ fn at_most(n: usize, max: usize, text: &str) -> std::result::Result<usize, Strin
 
 /// A clap value parser for a size of at least 1.
 pub fn positive_size(text: &str) -> std::result::Result<i64, String> {
-    parse_at_least(text, 1i64)
+    let n = parse_at_least(text, 1i64)?;
+    if n > MAX_BUFFER_FLOATS {
+        return Err(format!(
+            "`{text}` is above the maximum, {MAX_BUFFER_FLOATS} (the largest buffer, in floats)"
+        ));
+    }
+    Ok(n)
 }
+
+/// The most floats one array of generated C may hold (16 GiB): its inputs, output and
+/// buffers are refused past it, before anything is allocated.
+pub const MAX_BUFFER_FLOATS: i64 = 1 << 32;
 
 /// A clap value parser for a relative error tolerance: a finite number from 0 to 1.
 pub fn tolerance(text: &str) -> std::result::Result<f64, String> {

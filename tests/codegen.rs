@@ -548,7 +548,10 @@ fn harris_versions_agree_with_the_interpreter() {
     let naive = sequential(&def("programs/harris.rise", "harris"));
     let parallel = sketchlog::codegen::load_program("programs/harris-parallel.guide").unwrap();
     let c = program_c("harris", &parallel, &[64, 64]).unwrap().c;
-    assert!(c.matches("omp parallel for").count() >= 10, "every stage on threads: {c}");
+    assert!(
+        c.matches("omp parallel for").count() >= 10,
+        "every stage on threads: {c}"
+    );
     for p in [naive, parallel] {
         for sizes in [[1, 1], [3, 5], [24, 17]] {
             for lowering in [Lowering::Vector, Lowering::Scalar] {

@@ -603,3 +603,55 @@ fn include_cycles_are_located_errors() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Sketch abstractions that double at every step are refused where they are declared, not
+/// expanded until memory runs out.
+#[test]
+fn self_expanding_sketch_abstractions_are_located_errors() {
+    let dir = scratch("expanding");
+    let mut text = String::from("def a0(x) = app(x, x)\n");
+    for i in 1..40 {
+        text.push_str(&format!("def a{i}(x) = a{}(a{}(x))\n", i - 1, i - 1));
+    }
+    text.push_str("sketch s = a39(?)\n");
+    let file = write(&dir, "abs.sketch", &text);
+    let sketch = format!("{file}:s");
+    expect_error(
+        &[
+            "check",
+            "programs/mv.rise:mv",
+            "--sketch",
+            &sketch,
+            "--rules",
+            "rules/mm.rules:baseline",
+        ],
+        &format!("{file}:5:5"),
+        "`a4` expands to more than 100000 nodes",
+    );
+}
+
+/// Sizes that do not fit the program, or whose arrays exceed the largest buffer, are refused
+/// before anything is allocated, naming the argument or the array.
+#[test]
+fn sizes_that_do_not_fit_are_refused_before_allocating() {
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &["codegen", "programs/mv.rise:mv", "--sizes", "4"],
+            "--sizes 4: the program takes 2 size(s)",
+        ),
+        (
+            &["bench-c", "programs/mv.rise:mv", "--size", "4294967296"],
+            "holds more than 4294967296 floats",
+        ),
+        (
+            &["bench-c", "programs/mv.rise:mv", "--size", "99999999999"],
+            "above the maximum",
+        ),
+    ];
+    for (args, needle) in cases {
+        let out = common::output(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+    }
+}

@@ -210,7 +210,10 @@ pub fn rows(
                     halide_ms: (!peers.halide.is_empty()).then(|| super::median(&peers.halide)),
                     opencv_ms: (!peers.opencv.is_empty()).then(|| super::median(&peers.opencv)),
                 });
-                eprintln!("  {}", rows.last().map(Row::fields).unwrap_or_default().join(","));
+                eprintln!(
+                    "  {}",
+                    rows.last().map(Row::fields).unwrap_or_default().join(",")
+                );
             }
         }
     }
@@ -233,7 +236,12 @@ impl Peers {
             .arg(super::input("scripts/harris-peer.py"))
             .arg(path)
             .args([h.to_string(), w.to_string()])
-            .args(["--threads", &threads.to_string(), "--runs", &runs.to_string()])
+            .args([
+                "--threads",
+                &threads.to_string(),
+                "--runs",
+                &runs.to_string(),
+            ])
             .env("HL_NUM_THREADS", threads.to_string())
             .output();
         let out = match out {

@@ -175,6 +175,21 @@ impl Sketch {
             .count()
     }
 
+    /// The number of nodes of the sketch tree (computed without recursion).
+    pub fn node_count(&self) -> usize {
+        let (mut count, mut todo) = (0, vec![self]);
+        while let Some(s) = todo.pop() {
+            count += 1;
+            match s {
+                Sketch::Any => {}
+                Sketch::Node(_, kids) => todo.extend(kids.iter()),
+                Sketch::Contains(k) | Sketch::Typed(k, _) => todo.push(k),
+                Sketch::Or(a, b) => todo.extend([&**a, &**b]),
+            }
+        }
+        count
+    }
+
     /// The depth of the sketch tree (computed without recursion, for any input).
     pub fn depth(&self) -> usize {
         let (mut deepest, mut todo) = (0, vec![(self, 1)]);

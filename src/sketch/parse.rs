@@ -53,6 +53,10 @@ struct SketchParser {
     expanding: usize,
     /// Nested `sk` calls open (bounded by [`crate::limits::MAX_NESTING`]).
     depth: usize,
+    /// Nodes built for the current sketch or definition, abstractions expanded (bounded by
+    /// [`crate::limits::MAX_SKETCH_NODES`]), and that declaration's name.
+    nodes: usize,
+    declaring: (String, Span),
     size_names: Vec<(String, Span)>,
 }
 
@@ -81,6 +85,8 @@ impl SketchParser {
             }
             self.p.expect_sym("=")?;
             self.size = 0;
+            self.nodes = 0;
+            self.declaring = (name.clone(), name_span.clone());
             self.size_names.clear();
             let sketch = match self.sk() {
                 Ok(s) if s.depth() > crate::limits::MAX_NESTING => {
@@ -160,6 +166,8 @@ impl SketchParser {
         }
         self.p.expect_sym("=")?;
         let body = self.p.pos;
+        self.nodes = 0;
+        self.declaring = (name.clone(), name_span.clone());
         // Check the body now, with placeholders for the parameters.
         let env = params
             .iter()
@@ -192,6 +200,23 @@ impl SketchParser {
         s
     }
 
+    /// Counts `n` more nodes of the sketch being built; past the limit, an error at the
+    /// declaration being built.
+    fn grow(&mut self, n: usize) -> Result<()> {
+        self.nodes = self.nodes.saturating_add(n);
+        if self.nodes > crate::limits::MAX_SKETCH_NODES {
+            let (name, span) = &self.declaring;
+            return Err(Error::at(
+                span,
+                format!(
+                    "`{name}` expands to more than {} nodes, its abstractions expanded (sketchlog's limit)",
+                    crate::limits::MAX_SKETCH_NODES
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     fn count(&mut self) {
         if self.expanding == 0 {
             self.size += 1;
@@ -202,6 +227,7 @@ impl SketchParser {
         if self.depth >= crate::limits::MAX_NESTING {
             return Err(crate::limits::too_deep(&self.p.here(), "the sketch"));
         }
+        self.grow(1)?;
         self.depth += 1;
         let s = self.sk_level();
         self.depth -= 1;
@@ -348,7 +374,11 @@ impl SketchParser {
     fn reference(&mut self, word: &str, span: &Span) -> Result<Sketch> {
         if let Some(arg) = self.env.get(word) {
             return match arg {
-                Arg::Sketch(s) => Ok(s.clone()),
+                Arg::Sketch(s) => {
+                    let s = s.clone();
+                    self.grow(s.node_count())?;
+                    Ok(s)
+                }
                 Arg::Nat(_) => Err(Error::at(
                     span,
                     format!("`{word}` is a size parameter, used here as a sketch"),
@@ -438,6 +468,8 @@ pub fn parse_sketch_file(src: &Arc<Source>) -> Result<SketchFile> {
         size: 0,
         expanding: 0,
         depth: 0,
+        nodes: 0,
+        declaring: (String::new(), Span::new(src, 0, 0)),
         size_names: vec![],
     };
     let f = p.file()?;

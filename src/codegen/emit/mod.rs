@@ -252,7 +252,7 @@ impl Emitter {
     fn arith(&mut self, a: Val, b: Val, op: &'static str) -> Result<Val> {
         match (a, b) {
             (Val::Scalar(x), Val::Scalar(y)) => {
-                self.flops += self.trips.iter().product::<i64>() as f64;
+                self.flops += self.trips.iter().map(|&t| t as f64).product::<f64>();
                 Ok(Val::Scalar(Scalar::Op(op, Rc::new(x), Rc::new(y))))
             }
             (a @ Val::Array { .. }, b @ Val::Array { .. }) => {
@@ -692,7 +692,17 @@ fn shape_of(ty: &Type, em: &Emitter) -> Result<(Vec<i64>, i64)> {
             }
         }
     }
-    let floats = shape.iter().product();
+    let floats = shape
+        .iter()
+        .try_fold(1i64, |n, &d| n.checked_mul(d))
+        .filter(|n| *n <= crate::limits::MAX_BUFFER_FLOATS)
+        .ok_or_else(|| {
+            let ty = em.show(ty);
+            unsupported(format!(
+                "an array of type {ty} holds more than {} floats (sketchlog's limit)",
+                crate::limits::MAX_BUFFER_FLOATS
+            ))
+        })?;
     Ok((shape, floats))
 }
 
@@ -729,17 +739,20 @@ fn signature(program: &Rc<Term>, sizes: &[i64], lowering: Lowering) -> Result<Si
         ranges: Default::default(),
     };
     let mut t = program.clone();
-    for s in sizes {
-        match &t.node {
-            Node::NatLam(b) => {
-                em.nats.push(*s);
-                t = b.clone();
-            }
-            _ => return Err(unsupported("the program takes fewer sizes than given")),
-        }
+    let takes = crate::codegen::sizes_of(program, 0).len();
+    if takes != sizes.len() {
+        let given: Vec<String> = sizes.iter().map(i64::to_string).collect();
+        return Err(Error::bad_input(format!(
+            "--sizes {}: the program takes {takes} size(s) (its `nfun`s), not {}",
+            given.join(","),
+            sizes.len()
+        )));
     }
-    if matches!(t.node, Node::NatLam(_)) {
-        return Err(unsupported("the program takes more sizes than given"));
+    for s in sizes {
+        if let Node::NatLam(b) = &t.node {
+            em.nats.push(*s);
+            t = b.clone();
+        }
     }
     let mut params = vec![];
     while let (Node::Lam(b), Type::Fun(input, _)) = (&t.node, &t.ty) {
