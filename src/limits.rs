@@ -24,6 +24,12 @@ pub const MAX_NESTING: usize = 1_000;
 /// The most elements `makeArray<k>` takes (its type has `k` arrows).
 pub const MAX_MAKE_ARRAY: i64 = 1_024;
 
+/// The highest degree of a size expression (`n*n*n` has degree 3) and its most terms once
+/// multiplied out: products past them are refused where they are written, so that sizes
+/// stay cheap to normalise. Real programs stay below degree 5.
+pub const MAX_NAT_DEGREE: usize = 100;
+pub const MAX_NAT_TERMS: usize = 1_000;
+
 /// How many nodes a sketch may have once its abstractions are expanded (an abstraction that
 /// calls another twice doubles it at every step). Real sketches have under a thousand.
 pub const MAX_SKETCH_NODES: usize = 100_000;

@@ -655,3 +655,69 @@ fn sizes_that_do_not_fit_are_refused_before_allocating() {
         assert!(stderr.contains(needle), "{args:?}: {stderr}");
     }
 }
+
+/// A size multiplied out past the degree limit is refused where it is written, at once.
+#[test]
+fn huge_size_products_are_refused_where_written() {
+    let dir = scratch("flat-product");
+    let factors = vec!["n"; 100_000].join("*");
+    let file = write(
+        &dir,
+        "flat.rise",
+        &format!("def f = nfun n => fun (x : ({factors}*1).f32) => x\n"),
+    );
+    expect_error(
+        &["typecheck", &file],
+        &format!("{file}:1:"),
+        "degree above 100",
+    );
+}
+
+/// Messages that name what the user wrote: an unclosed parenthesis where it was opened, a
+/// goal as a goal, and abstraction names with `-` as sketch names have them.
+#[test]
+fn messages_point_at_what_was_written() {
+    let dir = scratch("messages");
+    let file = write(
+        &dir,
+        "unclosed.rise",
+        "def f = fun (x : f32) => add (mul x x\n  x\n",
+    );
+    expect_error(
+        &["typecheck", &file],
+        &format!("{file}:1:30"),
+        "this `(` is never closed",
+    );
+    let out = common::output(&[
+        "check",
+        "programs/binomial.rise:start",
+        "--goal",
+        "programs/binomial.rise:goal",
+        "--rules",
+        "rules/mm.rules:baseline",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("goal `programs/binomial.rise:goal` not found"),
+        "{stderr}"
+    );
+    let sketches = write(
+        &dir,
+        "hyphen.sketch",
+        "def reduce-seq-in(f) = contains(reduceSeq(?, ?, f))\nsketch s = reduce-seq-in(?)\n",
+    );
+    let out = common::output(&[
+        "check",
+        "programs/mv.rise:mv",
+        "--sketch",
+        &format!("{sketches}:s"),
+        "--rules",
+        "rules/mm.rules:baseline",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -234,8 +234,12 @@ pub fn check_found(reports: &[StepReport]) -> Result<()> {
     match reports.last() {
         Some(r) if !r.outcome.found() => {
             let stop = r.outcome.stop;
-            let e =
-                Error::check_failed(format!("sketch `{}` not found ({})", r.sketch, stop.name()));
+            // A step that searches for an exact program is named `goal FILE:NAME`.
+            let what = match r.sketch.strip_prefix("goal ") {
+                Some(goal) => format!("goal `{goal}`"),
+                None => format!("sketch `{}`", r.sketch),
+            };
+            let e = Error::check_failed(format!("{what} not found ({})", stop.name()));
             Err(match stop {
                 StopReason::Saturated | StopReason::Found => e,
                 limit => Error {

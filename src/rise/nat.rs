@@ -186,6 +186,11 @@ impl Nat {
         }
         out
     }
+    /// The highest degree of its monomials (0 for a constant).
+    pub fn degree(&self) -> usize {
+        self.terms.keys().map(Vec::len).max().unwrap_or(0)
+    }
+
     /// Division by a non-zero constant; `None` for any other divisor.
     pub fn div(&self, o: &Nat) -> Option<Nat> {
         let c = o.as_const()?;

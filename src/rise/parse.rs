@@ -172,10 +172,34 @@ impl Parser {
     }
     pub(crate) fn expect_sym(&mut self, s: &str) -> Result<()> {
         if self.eat_sym(s) {
-            Ok(())
-        } else {
-            self.expected(&format!("`{s}`"))
+            return Ok(());
         }
+        // A bracket never closed: point at the one opened, not at the end of the file.
+        let close = [(")", "("), ("]", "["), ("}", "{")];
+        if let (Tok::Eof, Some((_, open))) = (self.peek(), close.iter().find(|(c, _)| *c == s)) {
+            if let Some(at) = self.unclosed(open, s) {
+                return Err(Error::at(
+                    &self.span_of(at),
+                    format!("this `{open}` is never closed (the input ends first)"),
+                ));
+            }
+        }
+        self.expected(&format!("`{s}`"))
+    }
+
+    /// The innermost `open` before the current token that no `close` matches.
+    fn unclosed(&self, open: &str, close: &str) -> Option<usize> {
+        let mut stack = vec![];
+        for (i, t) in self.toks[..self.pos].iter().enumerate() {
+            match &t.tok {
+                Tok::Sym(x) if *x == open => stack.push(i),
+                Tok::Sym(x) if *x == close => {
+                    stack.pop();
+                }
+                _ => {}
+            }
+        }
+        stack.pop()
     }
     pub(crate) fn expect_kw(&mut self, k: &str) -> Result<()> {
         if self.is_kw(k) {
@@ -337,7 +361,7 @@ impl Parser {
 
     /// A name continued by `-` and a word or number, written without spaces: a rule's name
     /// (`split-join-32`), a definition's (`reorder3d-132`). `first` and its continuations.
-    fn hyphenated(&mut self, first: String) -> String {
+    pub(crate) fn hyphenated(&mut self, first: String) -> String {
         let mut name = first;
         while self.is_sym("-")
             && self.adjacent(self.pos - 1)
@@ -643,8 +667,22 @@ impl Parser {
     fn nat_term(&mut self) -> Result<Nat> {
         let mut n = self.nat_factor()?;
         loop {
-            if self.eat_sym("*") {
+            if self.is_sym("*") {
+                let span = self.here();
+                self.pos += 1;
                 n = n.mul(&self.nat_factor()?);
+                if n.degree() > crate::limits::MAX_NAT_DEGREE
+                    || n.terms().count() > crate::limits::MAX_NAT_TERMS
+                {
+                    return Err(Error::at(
+                        &span,
+                        format!(
+                            "this size has a degree above {} or more than {} terms (sketchlog's limit)",
+                            crate::limits::MAX_NAT_DEGREE,
+                            crate::limits::MAX_NAT_TERMS
+                        ),
+                    ));
+                }
             } else if self.is_sym("/") {
                 let span = self.here();
                 self.pos += 1;
@@ -713,10 +751,11 @@ impl Parser {
     fn btype_level(&mut self) -> Result<Type> {
         // Try `size . type` first, backtracking if it is not an array type.
         let save = self.pos;
-        if let Ok(n) = self.nat_factor() {
-            if self.eat_sym(".") {
-                return Ok(arr(n, self.btype()?));
-            }
+        match self.nat_factor() {
+            Ok(n) if self.eat_sym(".") => return Ok(arr(n, self.btype()?)),
+            // A size past a limit is an error whatever follows it.
+            Err(e) if e.message.contains("(sketchlog's limit)") => return Err(e),
+            _ => {}
         }
         self.pos = save;
         if let Some(i) = self.hole()? {

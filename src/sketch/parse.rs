@@ -127,18 +127,22 @@ impl SketchParser {
     fn name(&mut self) -> Result<String> {
         let span = self.p.here();
         let name = self.p.ident()?;
-        if RESERVED.contains(&name.as_str()) || Prim::from_name(&name).is_some() {
-            return Err(Error::at(
-                &span,
-                format!("`{name}` is reserved in sketches"),
-            ));
-        }
+        self.check_unreserved(&name, &span)?;
         Ok(name)
+    }
+
+    fn check_unreserved(&self, name: &str, span: &Span) -> Result<()> {
+        if RESERVED.contains(&name) || Prim::from_name(name).is_some() {
+            return Err(Error::at(span, format!("`{name}` is reserved in sketches")));
+        }
+        Ok(())
     }
 
     fn def(&mut self) -> Result<()> {
         let name_span = self.p.here();
-        let name = self.name()?;
+        let first = self.p.ident()?;
+        let name = self.p.hyphenated(first);
+        self.check_unreserved(&name, &name_span)?;
         if self.defs.contains_key(&name) {
             return Err(Error::at(
                 &name_span,
@@ -299,6 +303,8 @@ impl SketchParser {
             _ => return self.p.expected("a sketch"),
         };
         self.p.pos += 1;
+        // An abstraction's name may go on with `-` (`parallel-stage`), as a sketch's does.
+        let word = self.p.hyphenated(word);
         let node = |op: Op, kids| Sketch::Node(op, kids);
         let s = match word.as_str() {
             "contains" => Sketch::contains(self.args(1, "contains")?.remove(0)),
