@@ -2,8 +2,8 @@
 //! lowering and every guided version (`programs/harris-*.guide`), each compiled to OpenMP C,
 //! validated against the interpreter and timed beside its scalar lowering and beside the
 //! peers, Halide's `apps/harris` schedule and OpenCV's `cornerHarris`
-//! (`scripts/harris-peer.py`), on the same input, in interleaved rounds
-//! (`results/harris.csv`).
+//! (`scripts/harris-peer.py`, installed by `scripts/peers.sh` when missing), on the same
+//! input, in interleaved rounds (`results/harris.csv`).
 
 use crate::codegen::run::{check, compile, COptions, Compiled, Expected};
 use crate::error::{Error, Result};
@@ -139,6 +139,7 @@ pub fn rows(
     runs: usize,
     rounds: usize,
 ) -> Result<Vec<Row>> {
+    install_peers();
     let mut rows = vec![];
     for &(h, w) in sizes {
         let mut versions = vec![];
@@ -263,6 +264,16 @@ impl Peers {
                 false => times.extend(words.filter_map(|w| w.parse::<f64>().ok())),
             }
         }
+    }
+}
+
+/// Installs the peers if they are missing (`scripts/peers.sh`: Halide and OpenCV from PyPI
+/// into `target/peers/venv`; it says what it did, and a failure leaves their columns empty).
+fn install_peers() {
+    let script = super::input("scripts/peers.sh");
+    match std::process::Command::new("bash").arg(&script).output() {
+        Ok(out) => eprint!("{}", String::from_utf8_lossy(&out.stdout)),
+        Err(e) => eprintln!("peers: could not run {}: {e}", script.display()),
     }
 }
 

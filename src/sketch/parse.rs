@@ -2,9 +2,9 @@
 //!
 //! ```text
 //! file    := (def | sketch)*
-//! def     := "def" IDENT ("(" param ("," param)* ")")? "=" sk     (a sketch abstraction)
+//! def     := "def" NAME ("(" param ("," param)* ")")? "=" sk     (a sketch abstraction)
 //! param   := IDENT (":" "nat")?                                    (a sketch, or a size)
-//! sketch  := "sketch" IDENT "=" sk
+//! sketch  := "sketch" NAME "=" sk      (NAME: words joined by `-`)
 //! sk      := typed ("or" typed)*
 //! typed   := atom ("::" type)?                 (a Rise type; `?x` holes match anything)
 //! atom    := "?" | "contains" "(" sk ")" | "app" "(" sk "," sk ")" | "lam" "(" sk ")"
@@ -12,7 +12,7 @@
 //!          | "var" ("(" INT ")")?            (any variable, or De Bruijn index INT)
 //!          | INT | INT "." INT                 (an int or f32 literal: `1`, `0.0`)
 //!          | PRIM ("<" nat ("," nat)* ">")? ("(" sk ("," sk)* ")")?   (applied primitive)
-//!          | IDENT ("(" arg ("," arg)* ")")?   (abstraction call, or a parameter)
+//!          | NAME ("(" arg ("," arg)* ")")?    (abstraction call, or a parameter)
 //!          | "(" sk ")"
 //! ```
 //!
