@@ -887,11 +887,20 @@ struct DumpArgs {
     /// Write the final e-graph to this file: `.json` (egglog's serialized format, read by the
     /// e-graph visualizer), `.dot` (Graphviz) or `.svg` (needs Graphviz's `dot`). A guide
     /// writes one per step: `F.step1.json`, ...
-    #[arg(long)]
+    #[arg(long, value_parser = dump_path)]
     dump_egraph: Option<PathBuf>,
     /// At most this many e-nodes of each constructor in the dump.
     #[arg(long, default_value_t = 10_000, value_parser = crate::limits::positive)]
     dump_max_enodes: usize,
+}
+
+/// A `--dump-egraph` file: its extension names a format.
+fn dump_path(text: &str) -> std::result::Result<PathBuf, String> {
+    let path = PathBuf::from(text);
+    match crate::egraph::serialize::Format::of(&path) {
+        Ok(_) => Ok(path),
+        Err(_) => Err("an e-graph is written as .json (egglog's format), .dot or .svg".into()),
+    }
 }
 
 impl DumpArgs {

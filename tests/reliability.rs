@@ -721,3 +721,40 @@ fn messages_point_at_what_was_written() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A `--dump-egraph` file of no known format is refused as the argument it is, before the
+/// search; bytes on standard input that are not UTF-8 are located by line.
+#[test]
+fn arguments_and_standard_input_are_located() {
+    let out = common::output(&[
+        "check",
+        "programs/mv.rise:mv",
+        "--sketch",
+        "programs/mv.sketch:sequential",
+        "--rules",
+        "rules/mm.rules:baseline",
+        "--dump-egraph",
+        "e.xyz",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("'e.xyz' for '--dump-egraph") && stderr.contains(".json"),
+        "{stderr}"
+    );
+    use std::io::Write;
+    let mut child = common::sketchlog(&["run"])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(b"(datatype E (N i64))\n(let \xff x)\n")
+        .unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("standard input, line 2"), "{stderr}");
+}

@@ -124,6 +124,10 @@ fn every_program_has_its_expected_type() {
         ("programs/reduction.rise", "start", "int -> int"),
         ("programs/reduction.rise", "goal", "int -> int"),
         ("programs/fission.rise", "start", "(n: nat) -> (f32 -> f32) -> (f32 -> f32) -> (f32 -> f32) -> (f32 -> f32) -> (f32 -> f32) -> n.f32 -> n.f32"),
+        ("programs/harris.rise", "gray-weights", "3.f32"),
+        ("programs/harris.rise", "sobel-x", "9.f32"),
+        ("programs/harris.rise", "sobel-y", "9.f32"),
+        ("programs/harris.rise", "harris", "(h: nat) -> (w: nat) -> 3.h.w.f32 -> h.w.f32"),
         ("programs/fission.rise", "goal", "(n: nat) -> (f32 -> f32) -> (f32 -> f32) -> (f32 -> f32) -> (f32 -> f32) -> (f32 -> f32) -> n.f32 -> n.f32"),
     ];
     for (file, name, ty) in expected {

@@ -5,6 +5,7 @@
 //! substitution happen in the e-graph, on e-class ids (`egraph/subst.rs`).
 
 use super::nat::{Nat, NatAtom};
+use super::primitives::Prim;
 use super::syntax::{Expr, ExprKind};
 use super::term::{Node, Term};
 use super::types::{fresh_nat_name, Type};
@@ -228,6 +229,16 @@ fn to_named_in(
             Box::new(to_named_in(f, annotate, vars, nats, hints, false)),
             Box::new(to_named_in(g, annotate, vars, nats, hints, false)),
         ),
+        // `makeArray<k>`'s type depends on `k`: annotated as a whole, after its size.
+        Node::NatApp(f, n)
+            if annotate == Annotate::All && f.node == Node::Prim(Prim::MakeArray) =>
+        {
+            let applied = ExprKind::NatApp(
+                Box::new(Expr::var(Prim::MakeArray.name())),
+                name_nat(n, 0, nats),
+            );
+            ExprKind::Annot(Box::new(Expr::new(applied)), name_type(&t.ty, nats))
+        }
         Node::NatApp(f, n) => ExprKind::NatApp(
             Box::new(to_named_in(f, annotate, vars, nats, hints, false)),
             name_nat(n, 0, nats),

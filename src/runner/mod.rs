@@ -312,9 +312,23 @@ fn run_text(
             .try_for_each(|c| writeln!(out, "{c}"))
             .map_err(writing);
     }
-    let outputs: Vec<CommandOutput> = eg
-        .parse_and_run_program(file.map(str::to_string), text)
-        .map_err(|e| from_egglog(e, name))?;
+    // A panic inside egglog is egglog's error on this input, not sketchlog's: reported as
+    // such (exit 3), with the input it ran.
+    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        eg.parse_and_run_program(file.map(str::to_string), text)
+    }));
+    let outputs: Vec<CommandOutput> = match ran {
+        Ok(outputs) => outputs.map_err(|e| from_egglog(e, name))?,
+        Err(panic) => {
+            return Err(Error {
+                kind: crate::error::ErrorKind::Internal,
+                ..Error::bad_input(format!(
+                    "{name}: egglog 3.0.0 panicked running this input ({}): a bug in egglog, worth reporting upstream with the input",
+                    crate::error::panic_message(&*panic)
+                ))
+            })
+        }
+    };
     if mode == RunMode::NoMessages {
         return Ok(());
     }
@@ -351,8 +365,9 @@ pub fn repl(
     }
     prompt(out)?;
     let mut buffer = String::new();
-    for line in input.lines() {
-        let line = line.map_err(|e| Error::bad_input(format!("reading standard input: {e}")))?;
+    for (n, line) in input.lines().enumerate() {
+        let line =
+            line.map_err(|e| Error::bad_input(format!("standard input, line {}: {e}", n + 1)))?;
         buffer.push_str(&line);
         buffer.push('\n');
         if crate::limits::egg_input_complete(&buffer) {
@@ -371,6 +386,10 @@ pub fn repl(
 fn repl_command(eg: &mut EGraph, mode: RunMode, text: &str, out: &mut dyn Write) -> Result<()> {
     let ran = crate::limits::check_egg_nesting(&crate::error::Source::new("<stdin>", text))
         .and_then(|()| run_text(eg, None, text, mode, out));
+    // After a panic inside egglog its e-graph cannot be trusted: the REPL ends.
+    if matches!(&ran, Err(e) if e.kind == crate::error::ErrorKind::Internal) {
+        return ran;
+    }
     if let Err(e) = &ran {
         eprintln!("{e}");
     }
