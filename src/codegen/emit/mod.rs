@@ -124,9 +124,9 @@ pub enum Lowering {
     /// large output's vectors stored past the cache (as the module documentation says).
     #[default]
     Vector,
-    /// The same loop nest as plain scalar loops: no vector types, no
-    /// streaming stores, accumulator arrays in memory. The yardstick of the vector lowering:
-    /// what the C compiler makes of the program's own loops.
+    /// The same loop nest as plain scalar loops: no vector types, no streaming stores,
+    /// accumulator arrays in memory. The yardstick of the vector lowering: what the C
+    /// compiler makes of the program's own loops.
     Scalar,
 }
 
@@ -442,9 +442,10 @@ impl Emitter {
     fn apply(&mut self, f: Val, x: Val) -> Result<Val> {
         match f {
             Val::Lam { body, mut env } => {
-                // A computation bound to a variable read more than once is stored once (a
-                // let-bound stage of a pipeline), not computed again at every read.
-                let x = match is_deferred(&x) && uses(&body, 0) > 1 {
+                // A computation bound to a variable read more than once, or inside a
+                // function (which may run many times), is stored once (a let-bound stage of a
+                // pipeline), not computed again at every read.
+                let x = match is_deferred(&x) && reads(&body, 0) > 1 {
                     true => self.force(x)?,
                     false => x,
                 };
@@ -649,12 +650,13 @@ const OUTPUT: &str = "out";
 /// The most iterations of a loop unrolled to name register vectors by constants.
 const MAX_UNROLLED: i64 = 64;
 
-/// How often the variable bound `depth` binders out of `t` occurs in it.
-fn uses(t: &Term, depth: u32) -> usize {
+/// How often the variable bound `depth` binders out of `t` is read, a read inside a `fun`
+/// counted twice (the function may run many times).
+fn reads(t: &Term, depth: u32) -> usize {
     match &t.node {
         Node::Var(i) => usize::from(*i == depth),
-        Node::Lam(b) => uses(b, depth + 1),
-        n => n.children().iter().map(|c| uses(c, depth)).sum(),
+        Node::Lam(b) => 2 * reads(b, depth + 1),
+        n => n.children().iter().map(|c| reads(c, depth)).sum(),
     }
 }
 
