@@ -198,8 +198,14 @@ fn versions(size: i64) -> Vec<(String, String, Vec<i64>)> {
 
 /// The files the table depends on: every version's guide (with what it reads) or program.
 pub fn inputs() -> Result<Vec<std::path::PathBuf>> {
+    program_inputs(versions(1).into_iter().map(|(_, spec, _)| spec))
+}
+
+/// The files programs depend on, each `FILE.guide` (with what the guide reads) or
+/// `FILE.rise:NAME`.
+pub fn program_inputs(specs: impl Iterator<Item = String>) -> Result<Vec<std::path::PathBuf>> {
     let mut files = vec![];
-    for (_, spec, _) in versions(1) {
+    for spec in specs {
         match spec.strip_suffix(".guide") {
             Some(_) => files.extend(crate::guide::parse::load_guide(Path::new(&spec))?.inputs),
             None => files.push(crate::guide::file_of(&spec).into()),
@@ -210,36 +216,51 @@ pub fn inputs() -> Result<Vec<std::path::PathBuf>> {
     Ok(files)
 }
 
-/// The caps of the codegen table's child: its searches are guided; compiling and timing
-/// take the time.
+/// The caps of a timed table's child (codegen, Harris): its searches are guided; compiling
+/// and timing take the time.
 pub const CAPS: crate::cluster::child::Caps = crate::cluster::child::Caps {
     memory_mb: 8000,
     time: std::time::Duration::from_secs(3600),
 };
 
-/// What the codegen child reports: the table's rows.
+/// What a timed table's child reports: the table's rows.
 #[derive(serde::Serialize, serde::Deserialize)]
-struct Rows(Vec<Row>);
+struct Rows<R>(Vec<R>);
+
+/// Reports a child's rows (a JSON line).
+pub fn report_rows<R: serde::Serialize>(rows: Vec<R>) {
+    crate::cluster::child::report(&Rows(rows));
+}
+
+/// Runs `sketchlog ARGS` in a child process under `caps`; the rows it reports. `table`
+/// names the table in an error.
+pub fn rows_child<R: serde::de::DeserializeOwned>(
+    args: &[String],
+    caps: crate::cluster::child::Caps,
+    table: &str,
+) -> Result<Vec<R>> {
+    let run = crate::cluster::child::run(args, caps)?;
+    let rows = crate::cluster::child::reports::<Rows<R>>(&run.stdout).last();
+    rows.map(|r| r.0).ok_or_else(|| {
+        let why = match run.end {
+            crate::cluster::child::End::Failed(e) => e,
+            end => end.reason().to_string(),
+        };
+        Error::bad_input(format!("reproduce {table}: {why}"))
+    })
+}
 
 /// The child process of `reproduce codegen`: every version at `size` on 1 and 2 threads,
 /// 5 interleaved rounds of 5 timed runs; reports the rows.
 pub fn row_main(size: i64) -> Result<()> {
-    crate::cluster::child::report(&Rows(rows(size, &[1, 2], 5, 5)?));
+    report_rows(rows(size, &[1, 2], 5, 5)?);
     Ok(())
 }
 
 /// Runs [`row_main`] in a child process under `caps`; its rows.
 pub fn run_child(size: i64, caps: crate::cluster::child::Caps) -> Result<Vec<Row>> {
     let args = ["codegen-row".to_string(), "--size".into(), size.to_string()];
-    let run = crate::cluster::child::run(&args, caps)?;
-    let rows = crate::cluster::child::reports::<Rows>(&run.stdout).last();
-    rows.map(|r| r.0).ok_or_else(|| {
-        let why = match run.end {
-            crate::cluster::child::End::Failed(e) => e,
-            end => end.reason().to_string(),
-        };
-        Error::bad_input(format!("reproduce codegen: {why}"))
-    })
+    rows_child(&args, caps, "codegen")
 }
 
 /// A row of the codegen table ([`COLUMNS`]): one version on one thread count. Figures that

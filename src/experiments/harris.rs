@@ -77,48 +77,22 @@ impl Row {
 
 /// The files the table depends on.
 pub fn inputs() -> Result<Vec<PathBuf>> {
-    let mut files = vec![super::input("scripts/harris-peer.py")];
-    for (_, spec) in VERSIONS {
-        let spec = super::input(spec).display().to_string();
-        match spec.ends_with(".guide") {
-            true => files.extend(crate::guide::parse::load_guide(Path::new(&spec))?.inputs),
-            false => files.push(crate::guide::file_of(&spec).into()),
-        }
-    }
-    files.sort();
-    files.dedup();
+    let specs = VERSIONS.map(|(_, spec)| super::input(spec).display().to_string());
+    let mut files = super::codegen::program_inputs(specs.into_iter())?;
+    files.push(super::input("scripts/harris-peer.py"));
     Ok(files)
 }
-
-/// The caps of the table's child: its searches are guided; compiling and timing take the
-/// time.
-pub const CAPS: crate::cluster::child::Caps = crate::cluster::child::Caps {
-    memory_mb: 8000,
-    time: std::time::Duration::from_secs(3600),
-};
-
-/// What the child reports: the table's rows.
-#[derive(serde::Serialize, serde::Deserialize)]
-struct Rows(Vec<Row>);
 
 /// The child process of `reproduce harris`: every version at every size on 1 and 2
 /// threads, 5 interleaved rounds of 5 timed runs; reports the rows.
 pub fn row_main() -> Result<()> {
-    crate::cluster::child::report(&Rows(rows(&SIZES, &[1, 2], 5, 5)?));
+    super::codegen::report_rows(rows(&SIZES, &[1, 2], 5, 5)?);
     Ok(())
 }
 
 /// Runs [`row_main`] in a child process under `caps`; its rows.
 pub fn run_child(caps: crate::cluster::child::Caps) -> Result<Vec<Row>> {
-    let run = crate::cluster::child::run(&["harris-row".to_string()], caps)?;
-    let rows = crate::cluster::child::reports::<Rows>(&run.stdout).last();
-    rows.map(|r| r.0).ok_or_else(|| {
-        let why = match run.end {
-            crate::cluster::child::End::Failed(e) => e,
-            end => end.reason().to_string(),
-        };
-        Error::bad_input(format!("reproduce harris: {why}"))
-    })
+    super::codegen::rows_child(&["harris-row".to_string()], caps, "harris")
 }
 
 /// A version compiled in both lowerings, and its timed runs so far.

@@ -93,7 +93,7 @@ impl Settings {
                     }
                 }
                 "codegen" => add(Work::Codegen { size: self.size }, codegen::CAPS)?,
-                "harris" => add(Work::Harris, harris::CAPS)?,
+                "harris" => add(Work::Harris, codegen::CAPS)?,
                 "shine" => {
                     for t in &shine::TESTS {
                         let test = t.name.to_string();
