@@ -568,7 +568,7 @@ fn harris_versions_agree_with_the_interpreter() {
 }
 
 /// An array built by `makeArray` of computed arrays larger than the stack allows is a
-/// buffer of its own (it was a stack array that crashed the program at a million floats).
+/// buffer of its own (a stack array of two million floats crashes the program).
 #[test]
 fn a_large_make_array_of_computed_arrays_runs() {
     agrees_with_the_interpreter(
