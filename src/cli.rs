@@ -896,11 +896,9 @@ struct DumpArgs {
 
 /// A `--dump-egraph` file: its extension names a format.
 fn dump_path(text: &str) -> std::result::Result<PathBuf, String> {
+    use crate::egraph::serialize::{Format, FORMATS};
     let path = PathBuf::from(text);
-    match crate::egraph::serialize::Format::of(&path) {
-        Ok(_) => Ok(path),
-        Err(_) => Err("an e-graph is written as .json (egglog's format), .dot or .svg".into()),
-    }
+    Format::of(&path).map(|_| path).map_err(|_| FORMATS.into())
 }
 
 impl DumpArgs {

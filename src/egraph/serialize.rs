@@ -110,6 +110,9 @@ pub enum Format {
     Svg,
 }
 
+/// The formats an e-graph is written in, for messages.
+pub const FORMATS: &str = "an e-graph is written as .json (egglog's format), .dot or .svg";
+
 impl Format {
     /// The format of `path`, or an error naming the ones there are.
     pub fn of(path: &Path) -> Result<Format> {
@@ -117,10 +120,7 @@ impl Format {
             Some("json") => Ok(Format::Json),
             Some("dot") => Ok(Format::Dot),
             Some("svg") => Ok(Format::Svg),
-            _ => Err(Error::bad_input(format!(
-                "{}: an e-graph is written as .json (egglog's format), .dot or .svg",
-                path.display()
-            ))),
+            _ => Err(Error::bad_input(format!("{}: {FORMATS}", path.display()))),
         }
     }
 }

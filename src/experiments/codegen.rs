@@ -2,7 +2,8 @@
 //! (rounds interleaved: program, reference, program, ...; medians), for `bench-c`, and
 //! `reproduce codegen`: the seven matrix multiplication versions found by guided search, the
 //! register-blocked `kernel`, `parallel-packed`, the matrix-vector versions, both binomial
-//! filters and the separable convolution's lowered versions, each lowered (`codegen::sequential`), compiled to OpenMP C, validated and timed
+//! filters and the separable convolution's lowered versions, each lowered
+//! (`codegen::sequential`), compiled to OpenMP C, validated and timed
 //! with each thread count (`results/codegen.csv`).
 
 use super::matmul::GOALS;

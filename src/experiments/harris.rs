@@ -95,13 +95,11 @@ pub fn run_child(caps: crate::cluster::child::Caps) -> Result<Vec<Row>> {
     super::codegen::rows_child(&["harris-row".to_string()], caps, "harris")
 }
 
-/// A version compiled in both lowerings, and its timed runs so far.
+/// A version compiled in both lowerings, and its error against the interpreter.
 struct Version {
     label: &'static str,
     exe: Compiled,
     scalar: Compiled,
-    times: Vec<f64>,
-    scalar_times: Vec<f64>,
     max_rel_error: f64,
 }
 
@@ -135,8 +133,6 @@ pub fn rows(
                 label,
                 exe,
                 scalar,
-                times: vec![],
-                scalar_times: vec![],
                 max_rel_error,
             });
         }
@@ -157,31 +153,28 @@ pub fn rows(
                 ..COptions::default()
             };
             let mut peers = Peers::default();
-            for v in versions.iter_mut() {
-                v.times.clear();
-                v.scalar_times.clear();
-            }
+            // Each version's timed runs and its scalar lowering's, over the rounds.
+            let mut times = vec![(vec![], vec![]); versions.len()];
             for _ in 0..rounds.max(1) {
-                for v in versions.iter_mut() {
-                    v.times.extend(v.exe.run(&expected.inputs, &opts)?.1);
-                    v.scalar_times
-                        .extend(v.scalar.run(&expected.inputs, &opts)?.1);
+                for (v, (program, scalar)) in versions.iter().zip(times.iter_mut()) {
+                    program.extend(v.exe.run(&expected.inputs, &opts)?.1);
+                    scalar.extend(v.scalar.run(&expected.inputs, &opts)?.1);
                 }
                 peers.run(image.path(), (h, w), t, runs);
             }
             if let Some(why) = &peers.unavailable {
                 eprintln!("  peers: {why}");
             }
-            for v in &versions {
+            for (v, (program, scalar)) in versions.iter().zip(&times) {
                 rows.push(Row {
                     version: v.label.to_string(),
                     threads: t,
                     width: w,
                     height: h,
-                    median_ms: super::median(&v.times),
-                    min_ms: v.times.iter().copied().fold(f64::INFINITY, f64::min),
+                    median_ms: super::median(program),
+                    min_ms: program.iter().copied().fold(f64::INFINITY, f64::min),
                     max_rel_error: v.max_rel_error,
-                    scalar_ms: super::median(&v.scalar_times),
+                    scalar_ms: super::median(scalar),
                     halide_ms: (!peers.halide.is_empty()).then(|| super::median(&peers.halide)),
                     opencv_ms: (!peers.opencv.is_empty()).then(|| super::median(&peers.opencv)),
                 });
