@@ -513,7 +513,7 @@ pub fn run_input(kind: Kind, text: &str, dir: &Path) -> Result<()> {
                     crate::egraph::extract::Weighted::load(&path)?;
                 }
                 _ if PARSE_ONLY.iter().any(|w| text.contains(w)) => {
-                    crate::limits::check_egg_nesting(&src)?;
+                    crate::limits::check_egg_nesting(&src, crate::limits::MAX_EGG_NESTING)?;
                     let mut eg = crate::runner::sketchlog_egraph();
                     eg.parse_program(Some(name.clone()), text)
                         .map_err(|e| crate::runner::from_egglog(e, &name))?;

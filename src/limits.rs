@@ -49,6 +49,13 @@ pub const MAX_EGG_NESTING: usize = if cfg!(debug_assertions) {
     200_000
 };
 
+/// How deeply a `.egg` program run under egglog's term encoding (`--term-encoding`,
+/// `--proofs`) may nest. egglog 3.0.0 checks whether each command can be encoded by walking,
+/// at every subexpression, that subexpression's whole subtree
+/// (`command_supports_proof_encoding`), so its time grows with the square of the nesting:
+/// 3 s at 20,000 levels here, several minutes at the general limit.
+pub const MAX_TERM_ENCODING_NESTING: usize = 10_000;
+
 /// The longest time limit accepted: about 31 years, far beyond any search.
 const MAX_SECONDS: f64 = 1e9;
 
@@ -194,18 +201,19 @@ fn egg_brackets(text: &str) -> impl Iterator<Item = (usize, u8)> + '_ {
 }
 
 /// The nesting depth of the s-expressions of a `.egg` program; an error at the first
-/// parenthesis past [`MAX_EGG_NESTING`].
-pub fn check_egg_nesting(src: &std::sync::Arc<crate::error::Source>) -> Result<()> {
+/// parenthesis past `max` levels ([`MAX_EGG_NESTING`], or [`MAX_TERM_ENCODING_NESTING`]
+/// under egglog's term encoding).
+pub fn check_egg_nesting(src: &std::sync::Arc<crate::error::Source>, max: usize) -> Result<()> {
     let mut depth = 0usize;
     for (i, b) in egg_brackets(&src.text) {
         match b {
             b'(' | b'[' => {
                 depth += 1;
-                if depth > MAX_EGG_NESTING {
+                if depth > max {
                     return Err(Error::at(
                         &Span::new(src, i, i + 1),
                         format!(
-                            "the program nests more than {MAX_EGG_NESTING} levels deep (sketchlog's limit)"
+                            "the program nests more than {max} levels deep (sketchlog's limit)"
                         ),
                     ));
                 }

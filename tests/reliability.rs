@@ -758,3 +758,76 @@ fn arguments_and_standard_input_are_located() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("standard input, line 2"), "{stderr}");
 }
+
+/// Run-time errors of generated code and of the interpreter point at the primitive whose
+/// check failed, where the program wrote it.
+#[test]
+fn run_time_errors_point_at_the_primitive() {
+    let dir = scratch("run-time");
+    let slide = write(
+        &dir,
+        "slide.rise",
+        "def f = nfun n => fun (x : n.f32) =>\n  mapSeq (mapSeq (fun y => y)) (transpose (slide<3, 1> x))\n",
+    );
+    let spec = format!("{slide}:f");
+    expect_error(
+        &["bench-c", &spec, "--size", "1"],
+        &format!("{slide}:2:44"),
+        "slide<3, 1> on an array of length 1",
+    );
+    let program = sketchlog::rise::load_def_ref(&spec, Path::new(".")).unwrap();
+    let x = sketchlog::rise::interp::Value::f32s(&[1.0]);
+    let e = sketchlog::rise::interp::run(&program.term, &[1], &[x]).unwrap_err();
+    let error = sketchlog::error::Error::from(e);
+    assert_eq!(error.location, Some(format!("{slide}:2:44")), "{error}");
+    assert!(error.message.contains("slide<3, 1>"), "{error}");
+}
+
+/// Under egglog's term encoding, whose check of each command is quadratic in its nesting,
+/// deep programs are refused at a lower depth, from a file and from standard input alike;
+/// sketchlog's commands are refused in the REPL as in a file.
+#[test]
+fn the_term_encoding_has_its_own_nesting_limit_on_every_input_path() {
+    let d = scratch("term-encoding");
+    let n = sketchlog::limits::MAX_TERM_ENCODING_NESTING + 1;
+    let deep = format!(
+        "(datatype E (A) (B E))\n(let $x {}(A){})\n",
+        "(B ".repeat(n),
+        ")".repeat(n)
+    );
+    let f = write(&d, "deep.egg", &deep);
+    // `(let` is the first level; each `(B ` one more.
+    let at = format!(
+        "{f}:2:{}",
+        9 + 3 * (sketchlog::limits::MAX_TERM_ENCODING_NESTING - 1)
+    );
+    expect_error(&["run", "--term-encoding", &f], &at, "levels deep");
+    use std::io::Write;
+    for input in [
+        deep.as_str(),
+        "(rise-load $r \"programs/mv.rise\" \"mv\")\n",
+    ] {
+        let mut child = common::sketchlog(&["run", "--term-encoding"])
+            .stdin(Stdio::piped())
+            .stderr(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.starts_with("<stdin>:") && stderr.contains(": error: "),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains("levels deep") || stderr.contains("cannot run with --term-encoding"),
+            "{stderr}"
+        );
+    }
+}

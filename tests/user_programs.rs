@@ -238,6 +238,13 @@ fn check_why_says_which_sub_sketches_hold_and_where_the_program_leaves_the_sketc
         why.contains("`map(?)` is there, but not applied to one more argument"),
         "{why}"
     );
+    // Variables bound outside a subterm print with their binders' names, the program's own
+    // where it has them.
+    assert!(
+        why.contains("cheapest such subterm: map (fun w => f5 (f4 (f3 (f2 (f1 w)))))"),
+        "{why}"
+    );
+    assert!(!why.contains('%'), "{why}");
 }
 
 #[test]

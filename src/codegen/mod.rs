@@ -30,13 +30,13 @@ pub fn sequential(t: &Rc<Term>) -> Rc<Term> {
     }
     let node = match &t.node {
         Node::App(f, g) if f.node == Node::Prim(Prim::Map) && computes(g) => {
-            let map_seq = Term::new(Node::Prim(Prim::MapSeq), f.ty.clone());
+            let map_seq = Term::at(Node::Prim(Prim::MapSeq), f.ty.clone(), f.span.clone());
             Node::App(map_seq, sequential(g))
         }
         Node::Prim(Prim::Reduce) => Node::Prim(Prim::ReduceSeq),
         n => n.map(sequential),
     };
-    Term::new(node, t.ty.clone())
+    Term::at(node, t.ty.clone(), t.span.clone())
 }
 
 /// `reduce op init (map f xs)` (or `reduceSeq`, `reduceSeqUnroll`) with a computing `f`,
@@ -86,7 +86,11 @@ fn fuse_reduce_map(t: &Rc<Term>) -> Option<Rc<Term>> {
         fun(acc_ty.clone(), inner.ty.clone()),
     );
     let rest = fun(acc_ty.clone(), fun(xs.ty.clone(), acc_ty.clone()));
-    let reduce = Term::new(Node::Prim(prim), fun(lam.ty.clone(), rest));
+    let reduce = Term::at(
+        Node::Prim(prim),
+        fun(lam.ty.clone(), rest),
+        reduce.span.clone(),
+    );
     app(&app(&app(&reduce, lam)?, sequential(init))?, sequential(xs))
 }
 
@@ -97,7 +101,7 @@ fn shifted(t: &Rc<Term>, by: u32, cutoff: u32) -> Rc<Term> {
         Node::Lam(b) => Node::Lam(shifted(b, by, cutoff + 1)),
         n => n.map(|c| shifted(c, by, cutoff)),
     };
-    Term::new(node, t.ty.clone())
+    Term::at(node, t.ty.clone(), t.span.clone())
 }
 
 /// Does the term do arithmetic or reduce?

@@ -383,10 +383,9 @@ fn interpreted(
             Value::from_f32s(Rc::new(xs.clone()), &shape)
         })
         .collect();
-    let interpreter = |e: String| Error::bad_input(format!("interpreter: {e}"));
     if positions.len() > 1 && positions.iter().enumerate().all(|(i, p)| i == *p) {
-        let v = run(program, sizes, &args).map_err(interpreter)?;
-        return v.flatten_f32().map_err(interpreter);
+        let v = run(program, sizes, &args)?;
+        return Ok(v.flatten_f32()?);
     }
     // A fresh evaluation for each stretch of consecutive elements (and for the first and the
     // last): what the lazy interpreter keeps while computing them (its memoised intermediate
@@ -395,9 +394,9 @@ fn interpreted(
     let mut rest = positions;
     while !rest.is_empty() {
         let n = 1 + rest.windows(2).take_while(|w| w[1] == w[0] + 1).count();
-        let v = run(program, sizes, &args).map_err(interpreter)?;
+        let v = run(program, sizes, &args)?;
         for p in &rest[..n] {
-            values.push(v.at_flat(*p).map_err(interpreter)?);
+            values.push(v.at_flat(*p)?);
         }
         rest = &rest[n..];
     }

@@ -172,32 +172,73 @@ fn size_name(own: Option<&String>, vars: &[String], nats: &[String]) -> String {
     }
 }
 
+/// The binders around a place in a term, named as [`to_named_as`] names them: entered one
+/// node at a time from the root, so that a subterm printed on its own keeps the names of
+/// the variables bound outside it.
+#[derive(Clone, Debug)]
+pub struct Scope {
+    vars: Vec<String>,
+    nats: Vec<String>,
+    /// Still in the leading `nfun`/`fun` binders, which take the program's own names.
+    leading: bool,
+}
+
+impl Default for Scope {
+    fn default() -> Scope {
+        Scope {
+            vars: vec![],
+            nats: vec![],
+            leading: true,
+        }
+    }
+}
+
+impl Scope {
+    /// The scope inside a child of `node` (a binder adds its variable).
+    pub fn enter<C>(&self, node: &Node<C>, names: &Names) -> Scope {
+        let mut inner = self.clone();
+        let own = |names: &[String], bound: usize| {
+            self.leading.then(|| names.get(bound)).flatten().cloned()
+        };
+        let leading_vars = if self.leading { self.vars.len() } else { 0 };
+        let leading_nats = if self.leading { self.nats.len() } else { 0 };
+        match node {
+            Node::Lam(_) => {
+                let own = own(&names.params, leading_vars);
+                let name = param_name(own.as_ref(), &self.vars, &self.nats);
+                inner.vars.push(name);
+            }
+            Node::NatLam(_) => {
+                let own = own(&names.sizes, leading_nats);
+                let name = size_name(own.as_ref(), &self.vars, &self.nats);
+                inner.nats.push(name);
+            }
+            _ => inner.leading = false,
+        }
+        inner
+    }
+
+    /// `sub`, unannotated, standing in this scope.
+    pub fn name(&self, sub: &Term) -> Expr {
+        let (mut vars, mut nats) = (self.vars.clone(), self.nats.clone());
+        let mut hints = Hints {
+            sizes: [].iter(),
+            params: [].iter(),
+        };
+        to_named_in(sub, Annotate::Bare, &mut vars, &mut nats, &mut hints, false)
+    }
+}
+
 /// `sub`, a term standing at `position` in `t` (child indices from the root), unannotated,
 /// with the variables bound around that position named as [`to_named_as`] names them in `t`.
 pub fn to_named_at(t: &Term, position: &[usize], sub: &Term, names: &Names) -> Expr {
-    let (mut vars, mut nats) = (vec![], vec![]);
-    let (mut sizes, mut params) = (names.sizes.iter(), names.params.iter());
-    let mut leading = true;
+    let mut scope = Scope::default();
     let mut cur = t;
     for &i in position {
-        match &cur.node {
-            Node::Lam(_) => {
-                let name = param_name(leading.then(|| params.next()).flatten(), &vars, &nats);
-                vars.push(name);
-            }
-            Node::NatLam(_) => {
-                let name = size_name(leading.then(|| sizes.next()).flatten(), &vars, &nats);
-                nats.push(name);
-            }
-            _ => leading = false,
-        }
+        scope = scope.enter(&cur.node, names);
         cur = cur.node.children()[i];
     }
-    let mut hints = Hints {
-        sizes: [].iter(),
-        params: [].iter(),
-    };
-    to_named_in(sub, Annotate::Bare, &mut vars, &mut nats, &mut hints, false)
+    scope.name(sub)
 }
 
 fn to_named_in(

@@ -780,7 +780,7 @@ impl<'p> Elaborator<'p> {
             n => n,
         };
         let ty = ty.map_nats(0, &mut |n, depth| names_to_indices(n, depth, nats));
-        Ok(Term::new(node, ty))
+        Ok(Term::at(node, ty, Some(p.span.clone())))
     }
 }
 

@@ -14,6 +14,7 @@ use super::nat::{Nat, NatAtom};
 use super::primitives::Prim;
 use super::term::{Node, Term};
 use super::types::Type;
+use crate::error::Span;
 use std::rc::Rc;
 
 /// A runtime value.
@@ -50,6 +51,8 @@ pub struct Partial {
     args: Vec<Value>,
     /// The type it computes, for `cast`.
     result: Option<Type>,
+    /// Where the primitive was written, if the program came from source.
+    site: Option<Span>,
 }
 
 impl Partial {
@@ -93,10 +96,7 @@ impl Array {
     /// Element `i`.
     fn at(&self, i: usize) -> EvalResult<Value> {
         if i >= self.len {
-            return Err(format!(
-                "index {i} out of bounds of an array of {}",
-                self.len
-            ));
+            return Err(format!("index {i} out of bounds of an array of {}", self.len).into());
         }
         match &self.cells {
             Cells::Stored(vs) => Ok(vs[i].clone()),
@@ -137,7 +137,57 @@ impl Env {
     }
 }
 
-pub type EvalResult<T> = Result<T, String>;
+pub type EvalResult<T> = Result<T, EvalError>;
+
+/// A run-time error: what went wrong, and where the primitive whose check failed was
+/// written, when the program came from source.
+#[derive(Clone, Debug)]
+pub struct EvalError {
+    pub message: String,
+    pub site: Option<Span>,
+}
+
+impl EvalError {
+    /// The error, located at `site` unless a primitive inside already located it.
+    fn or_at(mut self, site: &Option<Span>) -> EvalError {
+        if self.site.is_none() {
+            self.site.clone_from(site);
+        }
+        self
+    }
+}
+
+impl From<String> for EvalError {
+    fn from(message: String) -> EvalError {
+        EvalError {
+            message,
+            site: None,
+        }
+    }
+}
+
+impl From<&str> for EvalError {
+    fn from(message: &str) -> EvalError {
+        EvalError::from(message.to_string())
+    }
+}
+
+impl std::fmt::Display for EvalError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl From<EvalError> for crate::error::Error {
+    /// A bad-input error at the primitive's site, if known.
+    fn from(e: EvalError) -> crate::error::Error {
+        let message = format!("interpreter: {}", e.message);
+        match &e.site {
+            Some(span) => crate::error::Error::at(span, message),
+            None => crate::error::Error::bad_input(message),
+        }
+    }
+}
 
 impl Value {
     pub fn array(vs: Vec<Value>) -> Value {
@@ -195,18 +245,17 @@ impl Value {
         match self {
             Value::Array(a) => Ok(a.len),
             Value::Vector(a) => Ok(a.len()),
-            v => Err(format!("expected an array, found {}", v.kind())),
+            v => Err(format!("expected an array, found {}", v.kind()).into()),
         }
     }
     /// Element `i` of an array or vector.
     pub fn at(&self, i: usize) -> EvalResult<Value> {
         match self {
             Value::Array(a) => a.at(i),
-            Value::Vector(a) => a
-                .get(i)
-                .cloned()
-                .ok_or_else(|| format!("index {i} out of bounds of a vector of {}", a.len())),
-            v => Err(format!("expected an array, found {}", v.kind())),
+            Value::Vector(a) => a.get(i).cloned().ok_or_else(|| {
+                format!("index {i} out of bounds of a vector of {}", a.len()).into()
+            }),
+            v => Err(format!("expected an array, found {}", v.kind()).into()),
         }
     }
     /// Every element of an array or vector, computed.
@@ -226,12 +275,12 @@ impl Value {
                     let inner = first.scalars()?;
                     let i = flat / inner.max(1);
                     if i >= len {
-                        return Err(format!("position {flat} beyond the array"));
+                        return Err(format!("position {flat} beyond the array").into());
                     }
                     flat %= inner.max(1);
                     v = v.at(i)?;
                 }
-                v => return Err(format!("expected f32 data, found {}", v.kind())),
+                v => return Err(format!("expected f32 data, found {}", v.kind()).into()),
             }
         }
     }
@@ -243,13 +292,13 @@ impl Value {
                 0 => Ok(0),
                 n => Ok(n * self.at(0)?.scalars()?),
             },
-            v => Err(format!("expected data, found {}", v.kind())),
+            v => Err(format!("expected data, found {}", v.kind()).into()),
         }
     }
     fn as_pair(&self) -> EvalResult<&(Value, Value)> {
         match self {
             Value::Pair(p) => Ok(p),
-            v => Err(format!("expected a pair, found {}", v.kind())),
+            v => Err(format!("expected a pair, found {}", v.kind()).into()),
         }
     }
     fn kind(&self) -> &'static str {
@@ -274,7 +323,7 @@ impl Value {
                 Value::Array(_) | Value::Vector(_) => {
                     v.elements()?.iter().try_for_each(|x| go(x, out))?
                 }
-                v => return Err(format!("expected f32 data, found {}", v.kind())),
+                v => return Err(format!("expected f32 data, found {}", v.kind()).into()),
             }
             Ok(())
         }
@@ -288,6 +337,7 @@ fn eval_nat(n: &Nat, nats: &[i64]) -> EvalResult<i64> {
         NatAtom::Index(i) => nats.len().checked_sub(*i as usize + 1).map(|k| nats[k]),
         _ => None,
     })
+    .map_err(EvalError::from)
 }
 
 /// Evaluates a term in an environment. `nats` holds size values, innermost last.
@@ -296,7 +346,7 @@ pub fn eval(t: &Term, env: &Env, nats: &Rc<Vec<i64>>) -> EvalResult<Value> {
         Node::Var(i) => env
             .get(*i)
             .cloned()
-            .ok_or_else(|| format!("unbound variable index {i}")),
+            .ok_or_else(|| format!("unbound variable index {i}").into()),
         Node::F32(x) => Ok(Value::F32(x.0)),
         Node::Int(i) => Ok(Value::Int(*i)),
         Node::Lam(b) => Ok(Value::Closure(Rc::new(Closure {
@@ -331,7 +381,7 @@ pub fn eval(t: &Term, env: &Env, nats: &Rc<Vec<i64>>) -> EvalResult<Value> {
                     p.nats.push(n);
                     Ok(Value::Partial(Rc::new(p)))
                 }
-                v => Err(format!("cannot apply a {} to a size", v.kind())),
+                v => Err(format!("cannot apply a {} to a size", v.kind()).into()),
             }
         }
         Node::Prim(p) => {
@@ -347,6 +397,7 @@ pub fn eval(t: &Term, env: &Env, nats: &Rc<Vec<i64>>) -> EvalResult<Value> {
                 nats: nats_from_type,
                 args: vec![],
                 result: (*p == Prim::Cast).then(|| ret.clone()),
+                site: t.span.clone(),
             };
             if p.arity() == 0 {
                 run_prim(&partial)
@@ -371,7 +422,7 @@ pub fn apply(f: &Value, x: Value) -> EvalResult<Value> {
                 Ok(Value::Partial(Rc::new(p)))
             }
         }
-        v => Err(format!("cannot apply a {}", v.kind())),
+        v => Err(format!("cannot apply a {}", v.kind()).into()),
     }
 }
 
@@ -402,7 +453,7 @@ fn cast(x: &Value, to: &Type) -> EvalResult<Value> {
         (Value::Int(i) | Value::Idx(i), Type::Int) => Value::Int(*i),
         (Value::Bool(b), Type::Int) => Value::Int(*b as i64),
         (Value::Bool(b), Type::Bool) => Value::Bool(*b),
-        (x, to) => return Err(format!("cast of a {} to {to}", x.kind())),
+        (x, to) => return Err(format!("cast of a {} to {to}", x.kind()).into()),
     })
 }
 
@@ -423,11 +474,7 @@ fn arith(
                     .collect::<EvalResult<_>>()?,
             )))
         }
-        (a, b) => Err(format!(
-            "cannot do arithmetic on {} and {}",
-            a.kind(),
-            b.kind()
-        )),
+        (a, b) => Err(format!("cannot do arithmetic on {} and {}", a.kind(), b.kind()).into()),
     }
 }
 
@@ -439,7 +486,12 @@ fn binomial_weights(p: Prim) -> Value {
     }
 }
 
+/// Runs a primitive on all its arguments; its errors are located where it was written.
 fn run_prim(p: &Partial) -> EvalResult<Value> {
+    compute(p).map_err(|e| e.or_at(&p.site))
+}
+
+fn compute(p: &Partial) -> EvalResult<Value> {
     use Prim::*;
     let a = &p.args;
     match p.prim {
@@ -454,7 +506,7 @@ fn run_prim(p: &Partial) -> EvalResult<Value> {
         Zip => {
             let (n, m) = (a[0].length()?, a[1].length()?);
             if n != m {
-                return Err(format!("zip of arrays of lengths {n} and {m}"));
+                return Err(format!("zip of arrays of lengths {n} and {m}").into());
             }
             let ys = a[1].clone();
             Ok(view(&a[0], n, move |xs, i| {
@@ -478,9 +530,9 @@ fn run_prim(p: &Partial) -> EvalResult<Value> {
         Split | AsVector | AsVectorAligned => {
             let (n, len) = (p.nats[0] as usize, a[0].length()?);
             if n == 0 || len % n != 0 {
-                return Err(format!(
-                    "cannot split an array of length {len} into chunks of {n}"
-                ));
+                return Err(
+                    format!("cannot split an array of length {len} into chunks of {n}").into(),
+                );
             }
             if p.prim == Split {
                 Ok(view(&a[0], len / n, move |xs, i| {
@@ -514,7 +566,7 @@ fn run_prim(p: &Partial) -> EvalResult<Value> {
             let (sz, sp) = (p.nats[0] as usize, p.nats[1] as usize);
             let len = a[0].length()?;
             if sp == 0 || len < sz || (len - sz) % sp != 0 {
-                return Err(format!("slide<{sz}, {sp}> on an array of length {len}"));
+                return Err(format!("slide<{sz}, {sp}> on an array of length {len}").into());
             }
             Ok(view(&a[0], (len - sz) / sp + 1, move |xs, i| {
                 Ok(view(xs, sz, move |xs, j| xs.at(i * sp + j)))
@@ -534,7 +586,7 @@ fn run_prim(p: &Partial) -> EvalResult<Value> {
         Sub => arith(&a[0], &a[1], |x, y| x - y, |x, y| x.wrapping_sub(y)),
         Div | Mod => {
             if matches!(a[1], Value::Int(0)) {
-                return Err(format!("{} by zero", p.prim.name()));
+                return Err(format!("{} by zero", p.prim.name()).into());
             }
             match p.prim {
                 Div => arith(&a[0], &a[1], |x, y| x / y, |x, y| x.wrapping_div(y)),
@@ -558,17 +610,14 @@ fn run_prim(p: &Partial) -> EvalResult<Value> {
                     (PadClamp, at) => xs.at(at.unwrap_or(0).min(n - 1)),
                     (_, Some(at)) if at < n => xs.at(at),
                     (PadCst, _) => Ok(fill.clone()),
-                    _ => Err(format!("element {i} of padEmpty's empty part was read")),
+                    _ => Err(format!("element {i} of padEmpty's empty part was read").into()),
                 }
             }))
         }
         Drop | Take => {
             let (k, len) = (p.nats[0] as usize, a[0].length()?);
             if k > len {
-                return Err(format!(
-                    "{}<{k}> of an array of length {len}",
-                    p.prim.name()
-                ));
+                return Err(format!("{}<{k}> of an array of length {len}", p.prim.name()).into());
             }
             Ok(match p.prim {
                 Drop => view(&a[0], len - k, move |xs, i| xs.at(k + i)),
@@ -604,10 +653,7 @@ fn run_prim(p: &Partial) -> EvalResult<Value> {
             let sz = *p.nats.last().expect("the window size") as usize;
             let len = a[1].length()?;
             if sz == 0 || len < sz {
-                return Err(format!(
-                    "{}<{sz}> on an array of length {len}",
-                    p.prim.name()
-                ));
+                return Err(format!("{}<{sz}> on an array of length {len}", p.prim.name()).into());
             }
             let loaded = map_array(&a[0], &a[1])?;
             Ok(view(&loaded, len - sz + 1, move |xs, i| {
@@ -616,14 +662,14 @@ fn run_prim(p: &Partial) -> EvalResult<Value> {
         }
         Idx => match a[0] {
             Value::Idx(i) => a[1].at(i as usize),
-            ref v => Err(format!("idx with a {} as the index", v.kind())),
+            ref v => Err(format!("idx with a {} as the index", v.kind()).into()),
         },
         Gather => {
             let ys = a[1].clone();
             Ok(view(&a[0], a[0].length()?, move |is, i| {
                 match is.at(i)? {
                     Value::Idx(k) => ys.at(k as usize),
-                    v => Err(format!("gather with a {} as an index", v.kind())),
+                    v => Err(format!("gather with a {} as an index", v.kind()).into()),
                 }
             }))
         }
@@ -634,25 +680,28 @@ fn run_prim(p: &Partial) -> EvalResult<Value> {
             for i in 0..n {
                 let k = match a[0].at(i)? {
                     Value::Idx(k) if (k as usize) < m => k as usize,
-                    v => return Err(format!("scatter to {} of an array of length {m}", v.kind())),
+                    v => {
+                        return Err(
+                            format!("scatter to {} of an array of length {m}", v.kind()).into()
+                        )
+                    }
                 };
                 if out[k].replace(a[1].at(i)?).is_some() {
-                    return Err(format!("scatter writes element {k} twice"));
+                    return Err(format!("scatter writes element {k} twice").into());
                 }
             }
-            let out = out
-                .into_iter()
-                .enumerate()
-                .map(|(k, v)| v.ok_or_else(|| format!("scatter leaves element {k} unwritten")));
+            let out = out.into_iter().enumerate().map(|(k, v)| {
+                v.ok_or_else(|| format!("scatter leaves element {k} unwritten").into())
+            });
             Ok(Value::array(out.collect::<EvalResult<_>>()?))
         }
         Select => match a[0] {
             Value::Bool(c) => Ok(if c { a[1].clone() } else { a[2].clone() }),
-            ref v => Err(format!("select on a {}", v.kind())),
+            ref v => Err(format!("select on a {}", v.kind()).into()),
         },
         Not => match a[0] {
             Value::Bool(c) => Ok(Value::Bool(!c)),
-            ref v => Err(format!("not of a {}", v.kind())),
+            ref v => Err(format!("not of a {}", v.kind()).into()),
         },
         Equal | Lt | Gt => {
             let order = match (&a[0], &a[1]) {
@@ -661,7 +710,7 @@ fn run_prim(p: &Partial) -> EvalResult<Value> {
                 (Value::Bool(x), Value::Bool(y)) => Some(x.cmp(y)),
                 (x, y) => {
                     let (x, y) = (x.kind(), y.kind());
-                    return Err(format!("{} of a {x} and a {y}", p.prim.name()));
+                    return Err(format!("{} of a {x} and a {y}", p.prim.name()).into());
                 }
             };
             let want = match p.prim {
@@ -674,12 +723,12 @@ fn run_prim(p: &Partial) -> EvalResult<Value> {
         Cast => cast(&a[0], p.result.as_ref().expect("cast keeps its type")),
         NatAsIndex => match a[0] {
             Value::Int(i) if (0..p.nats[0]).contains(&i) => Ok(Value::Idx(i)),
-            Value::Int(i) => Err(format!("natAsIndex<{}> of {i}", p.nats[0])),
-            ref v => Err(format!("natAsIndex of a {}", v.kind())),
+            Value::Int(i) => Err(format!("natAsIndex<{}> of {i}", p.nats[0]).into()),
+            ref v => Err(format!("natAsIndex of a {}", v.kind()).into()),
         },
         IndexAsNat => match a[0] {
             Value::Idx(i) => Ok(Value::Int(i)),
-            ref v => Err(format!("indexAsNat of a {}", v.kind())),
+            ref v => Err(format!("indexAsNat of a {}", v.kind()).into()),
         },
         MakeArray => Ok(Value::array(a.clone())),
         Let => apply(&a[1], a[0].clone()),
@@ -703,7 +752,7 @@ pub fn run(t: &Term, sizes: &[i64], args: &[Value]) -> EvalResult<Value> {
                 inner.push(*n);
                 eval(&c.body, &c.env, &Rc::new(inner))?
             }
-            v => return Err(format!("program takes fewer sizes: got a {}", v.kind())),
+            v => return Err(format!("program takes fewer sizes: got a {}", v.kind()).into()),
         };
     }
     for x in args {

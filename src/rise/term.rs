@@ -9,6 +9,7 @@ use super::nat::Nat;
 use super::primitives::Prim;
 use super::syntax::Float;
 use super::types::Type;
+use crate::error::Span;
 use std::rc::Rc;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -58,15 +59,50 @@ impl<C> Node<C> {
 }
 
 /// A typed De Bruijn term.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+///
+/// A term elaborated from source keeps, on each node, where in the source it was written:
+/// the interpreter and the code generator point their run-time errors there. The span is
+/// not part of the term's identity: equality and hashing ignore it.
+#[derive(Clone)]
 pub struct Term {
     pub node: Node<Rc<Term>>,
     pub ty: Type,
+    pub span: Option<Span>,
+}
+
+impl PartialEq for Term {
+    fn eq(&self, other: &Term) -> bool {
+        self.node == other.node && self.ty == other.ty
+    }
+}
+
+impl Eq for Term {}
+
+impl std::hash::Hash for Term {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.node.hash(state);
+        self.ty.hash(state);
+    }
+}
+
+impl std::fmt::Debug for Term {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Term")
+            .field("node", &self.node)
+            .field("ty", &self.ty)
+            .finish()
+    }
 }
 
 impl Term {
+    /// A node written nowhere in particular (built by a rewrite or extracted).
     pub fn new(node: Node<Rc<Term>>, ty: Type) -> Rc<Term> {
-        Rc::new(Term { node, ty })
+        Term::at(node, ty, None)
+    }
+
+    /// A node written at `span`.
+    pub fn at(node: Node<Rc<Term>>, ty: Type, span: Option<Span>) -> Rc<Term> {
+        Rc::new(Term { node, ty, span })
     }
 
     /// Number of nodes.

@@ -20,10 +20,11 @@ pub use commands::{sketchlog_egraph, to_sexpr, type_sexpr};
 pub use errors::from_egglog;
 
 use crate::egraph::serialize;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Source};
 use egglog::{CommandOutput, EGraph};
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The flags of egglog 3.0's binary.
 #[derive(clap::Args, Debug, Clone)]
@@ -158,15 +159,12 @@ pub fn run(files: &[PathBuf], flags: &EggFlags, out: &mut dyn Write) -> Result<(
 fn run_quietly(files: &[PathBuf], flags: &EggFlags, out: &mut dyn Write) -> Result<()> {
     let mut eg = flags.egraph();
     if files.is_empty() {
-        repl(&mut eg, flags.mode, std::io::stdin().lock(), out)?;
+        repl(&mut eg, flags, std::io::stdin().lock(), out)?;
     }
     for file in files {
         let src = crate::error::read_source(file)?;
-        crate::limits::check_egg_nesting(&src)?;
-        if let Some(flag) = flags.term_encoding() {
-            refuse_sketchlog_commands(&mut eg, &src, flag)?;
-        }
-        let ran = run_text(&mut eg, Some(&src.name), &src.text, flags.mode, out);
+        let ran = check_input(&mut eg, &src, flags)
+            .and_then(|()| run_text(&mut eg, Some(&src.name), &src.text, flags.mode, out));
         if flags.mode == RunMode::Interactive {
             let status = if ran.is_ok() { "(done)" } else { "(error)" };
             writeln!(out, "{status}").map_err(writing)?;
@@ -260,6 +258,18 @@ fn write_serialized(eg: &EGraph, program: &Path, flags: &EggFlags) -> Result<()>
     Ok(())
 }
 
+/// The checks every input passes before egglog sees it, from a file or typed into the REPL:
+/// its nesting, and under the term encoding, no sketchlog command.
+fn check_input(eg: &mut EGraph, src: &Arc<Source>, flags: &EggFlags) -> Result<()> {
+    match flags.term_encoding() {
+        None => crate::limits::check_egg_nesting(src, crate::limits::MAX_EGG_NESTING),
+        Some(flag) => {
+            crate::limits::check_egg_nesting(src, crate::limits::MAX_TERM_ENCODING_NESTING)?;
+            refuse_sketchlog_commands(eg, src, flag)
+        }
+    }
+}
+
 /// Fails at the first of sketchlog's commands in `src`: egglog's term encoding (turned on by
 /// `flag`) runs no user-defined command, and these could not be encoded anyway, since they
 /// write and read the e-graph's tables directly and search with Rust-side substitution.
@@ -347,7 +357,7 @@ fn writing(e: std::io::Error) -> Error {
 /// prompts as egglog does.
 pub fn repl(
     eg: &mut EGraph,
-    mode: RunMode,
+    flags: &EggFlags,
     input: impl BufRead,
     out: &mut dyn Write,
 ) -> Result<()> {
@@ -371,20 +381,21 @@ pub fn repl(
         buffer.push_str(&line);
         buffer.push('\n');
         if crate::limits::egg_input_complete(&buffer) {
-            repl_command(eg, mode, &std::mem::take(&mut buffer), out)?;
+            repl_command(eg, flags, &std::mem::take(&mut buffer), out)?;
             prompt(out)?;
         }
     }
     if !buffer.is_empty() {
-        repl_command(eg, mode, &buffer, out)?;
+        repl_command(eg, flags, &buffer, out)?;
     }
     Ok(())
 }
 
-/// Runs one REPL entry: an error is reported and the REPL goes on. An entry nests no
-/// deeper than a file may.
-fn repl_command(eg: &mut EGraph, mode: RunMode, text: &str, out: &mut dyn Write) -> Result<()> {
-    let ran = crate::limits::check_egg_nesting(&crate::error::Source::new("<stdin>", text))
+/// Runs one REPL entry: an error is reported and the REPL goes on. An entry passes the
+/// checks a file passes.
+fn repl_command(eg: &mut EGraph, flags: &EggFlags, text: &str, out: &mut dyn Write) -> Result<()> {
+    let mode = flags.mode;
+    let ran = check_input(eg, &Source::new("<stdin>", text), flags)
         .and_then(|()| run_text(eg, None, text, mode, out));
     // After a panic inside egglog its e-graph cannot be trusted: the REPL ends.
     if matches!(&ran, Err(e) if e.kind == crate::error::ErrorKind::Internal) {

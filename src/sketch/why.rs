@@ -16,7 +16,7 @@ use crate::error::Result;
 use crate::rise::term::Node;
 use crate::rise::{debruijn, print};
 use egglog::Value;
-use rustc_hash::FxHashSet as HashSet;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::fmt::Write;
 
 /// How deep the failure explanation follows the sketch.
@@ -44,6 +44,7 @@ pub fn explain(
         sizes,
         names: names.clone(),
         root,
+        scopes: scopes(graph, root, names),
     };
     why.table(sketch, root);
     why.nearest_misses(sketch, root)?;
@@ -59,6 +60,35 @@ struct Why<'g> {
     sizes: Vec<String>,
     names: debruijn::Names,
     root: Value,
+    /// For each e-class below the program's, the binders around it on a shortest path from
+    /// the program: its terms' variables bound outside print with those binders' names.
+    scopes: HashMap<Value, debruijn::Scope>,
+}
+
+/// The scope of every e-class reachable from `root`, along a shortest path.
+fn scopes(
+    graph: &ExprGraph,
+    root: Value,
+    names: &debruijn::Names,
+) -> HashMap<Value, debruijn::Scope> {
+    let mut scopes = HashMap::default();
+    scopes.insert(root, debruijn::Scope::default());
+    let mut order = vec![root];
+    let mut i = 0;
+    while i < order.len() {
+        let class = order[i];
+        for node in graph.classes.get(&class).into_iter().flatten() {
+            let inner = scopes[&class].enter(node, names);
+            for kid in node.children() {
+                if !scopes.contains_key(kid) {
+                    scopes.insert(*kid, inner.clone());
+                    order.push(*kid);
+                }
+            }
+        }
+        i += 1;
+    }
+    scopes
 }
 
 impl Why<'_> {
@@ -138,13 +168,15 @@ impl Why<'_> {
     /// The cheapest term of `class` satisfying `sketch`, printed as named Rise.
     fn term(&mut self, sketch: &Sketch, class: Value) -> Result<String> {
         let (_, t) = self.extractor.extract(sketch, class)?;
-        // Only a term of the program's own class starts with the program's binders.
-        let names = if class == self.root {
-            self.names.clone()
-        } else {
-            Default::default()
+        // Only a term of the program's own class starts with the program's binders; a
+        // subterm's variables bound outside it are named as their binders.
+        let named = match self.scopes.get(&class) {
+            _ if class == self.root => {
+                debruijn::to_named_as(&t, debruijn::Annotate::Leading, &self.names)
+            }
+            Some(scope) => scope.name(&t),
+            None => debruijn::to_named(&t, debruijn::Annotate::Leading),
         };
-        let named = debruijn::to_named_as(&t, debruijn::Annotate::Leading, &names);
         Ok(print::print_expr(&named))
     }
 

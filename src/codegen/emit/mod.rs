@@ -820,7 +820,8 @@ pub fn lowered_c(
 }
 
 impl Error {
-    /// Names the subterm where a code generation error happened (the innermost one).
+    /// Names the subterm where a code generation error happened (the innermost one), and
+    /// locates it where its head was written.
     fn or_context(mut self, t: &Term) -> Error {
         if !self.message.contains(" in `") {
             let mut head = t;
@@ -839,6 +840,10 @@ impl Error {
                 "{} in `{name}` applied to {args} argument(s), of type {}",
                 self.message, t.ty
             );
+            if let (None, Some(span)) = (&self.location, head.span.as_ref().or(t.span.as_ref())) {
+                self.location = Some(span.to_string());
+                self.snippet = Some(span.snippet());
+            }
         }
         self
     }
