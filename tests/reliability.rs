@@ -831,3 +831,32 @@ fn the_term_encoding_has_its_own_nesting_limit_on_every_input_path() {
         );
     }
 }
+
+/// The e-node cap holds inside an iteration on a search with user rules whose e-graph grows
+/// faster every iteration (the 4D reorder with shine's lambda-form rules: 4.6x, then about
+/// 16x): every new e-node a fired match inserts is counted against the room under the cap.
+#[test]
+fn the_enode_cap_holds_on_a_search_growing_ever_faster() {
+    for rules in ["reorder", "reorder-benf"] {
+        let cap = 100_000;
+        let out = common::output(&[
+            "check",
+            "programs/shine/reorder.rise:reorder4d",
+            "--goal",
+            "programs/shine/reorder.rise:reorder4d-4321",
+            "--rules",
+            &format!("rules/shine.rules:{rules}"),
+            "--enodes",
+            &cap.to_string(),
+        ]);
+        let text = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+        assert!(text.contains("node-limit"), "{text}");
+        let enodes: usize = text
+            .split("  e-nodes ")
+            .nth(1)
+            .and_then(|s| s.split(',').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(enodes <= cap && enodes > cap / 4, "{rules}: {enodes}");
+    }
+}

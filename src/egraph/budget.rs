@@ -9,15 +9,22 @@
 //! iteration: the share of matches to fire, the room left under the cap over the matches
 //! this iteration is expected to have, times the new e-nodes a match added, spread evenly
 //! over the matches in the order egglog finds them; and how many may fire at most, the room
-//! over the new e-nodes per match. An iteration with a match left unfired is cut, and the
-//! search stops there with its e-graph near the cap; one without is whole, as `step_rules`
-//! would have run it. (Unfired matches are never fired later: the search ends.)
+//! over the new e-nodes per match. Whatever the estimate, every new e-node a fired match
+//! inserts is counted (egglog mints a new e-node's class from a counter, so its class is
+//! newer than every class of the snapshot), and once they fill the room no further match
+//! fires: the e-graph passes the cap by at most one match's e-nodes (a beta reduction's copy
+//! of a lambda body, say), even when an iteration's matches add many more e-nodes each than
+//! the last one's did. The rebuild keeps fewer e-nodes than were inserted (an e-node whose
+//! class is merged can become a copy of another), so the search may stop below the cap. An
+//! iteration with a match left unfired is cut, and the search stops there; one without is
+//! whole, as `step_rules` would have run it. (Unfired matches are never fired later: the
+//! search ends.)
 //!
 //! The cap covers the Rust rules: the rewrite rules of every encoding, beta and eta. The
 //! egglog rules that push the explicit encodings' substitution nodes through terms run
 //! whole. The step stays egglog's own semi-naive `step_rules` throughout, so a cut iteration
-//! costs the time and memory of a whole one's share (an egglog scheduler, used before, kept
-//! every match since the start of the search and a "not subsumed" constraint per rule).
+//! costs the time and memory of a whole one's share (an egglog scheduler would keep every
+//! match since the start of the search and a "not subsumed" constraint per rule).
 
 use super::subst::SharedSnapshot;
 use crate::error::Result;
@@ -38,6 +45,10 @@ pub struct Budget {
     fired: AtomicUsize,
     /// Matches a naively evaluated rule had applied before, found again this iteration.
     repeated: AtomicUsize,
+    /// New e-nodes the fired matches have inserted this iteration, and how many may be: no
+    /// match fires once they reach it, whatever the share says.
+    inserted: AtomicUsize,
+    room: AtomicUsize,
 }
 
 const WHOLE: usize = 1_000_000;
@@ -49,6 +60,9 @@ impl Budget {
     /// them; the k-th fires when the share's running total passes a whole number).
     pub fn admit(&self) -> bool {
         let k = self.seen.fetch_add(1, Relaxed);
+        if self.inserted.load(Relaxed) >= self.room.load(Relaxed) {
+            return false;
+        }
         if self.limited.load(Relaxed) {
             let share = self.share.load(Relaxed);
             let due = (k + 1) * share / WHOLE > k * share / WHOLE;
@@ -65,10 +79,19 @@ impl Budget {
         self.repeated.fetch_add(1, Relaxed);
     }
 
-    fn start(&self, limit: Option<(usize, usize)>) {
+    /// Counts a new e-node a fired match inserts.
+    pub fn insert(&self) {
+        self.inserted.fetch_add(1, Relaxed);
+    }
+
+    /// Starts an iteration with `room` e-nodes left under the cap, its matches limited as
+    /// `limit` says (share in millionths, most to fire) or not at all.
+    fn start(&self, room: usize, limit: Option<(usize, usize)>) {
         self.seen.store(0, Relaxed);
         self.fired.store(0, Relaxed);
         self.repeated.store(0, Relaxed);
+        self.inserted.store(0, Relaxed);
+        self.room.store(room, Relaxed);
         self.limited.store(limit.is_some(), Relaxed);
         if let Some((share, most)) = limit {
             self.share.store(share, Relaxed);
@@ -117,10 +140,12 @@ impl Rewriter {
         cap: usize,
     ) -> Result<Step> {
         let limit = self.limit(enodes, cap);
-        snapshot.read().unwrap().budget.start(limit);
+        let room = cap.saturating_sub(enodes);
+        snapshot.read().unwrap().budget.start(room, limit);
         super::views::refresh(eg, ruleset)?;
         let report = eg.step_rules(ruleset).map_err(super::engine)?;
-        let (seen, fired, repeated) = snapshot.read().unwrap().budget.counts();
+        let budget = &snapshot.read().unwrap().budget;
+        let (seen, fired, repeated) = budget.counts();
         let found: usize = report.num_matches_per_rule.values().sum();
         self.before_last = self.last;
         self.last = Some((enodes, fired));
@@ -173,7 +198,7 @@ mod tests {
     #[test]
     fn far_from_the_cap_every_match_fires() {
         let b = Budget::default();
-        b.start(None);
+        b.start(usize::MAX, None);
         assert_eq!(admitted(&b, 50).len(), 50);
         assert_eq!(b.counts(), (50, 50, 0));
     }
@@ -181,7 +206,7 @@ mod tests {
     #[test]
     fn a_share_is_spread_evenly_and_stops_at_the_most() {
         let b = Budget::default();
-        b.start(Some((WHOLE / 4, 10)));
+        b.start(usize::MAX, Some((WHOLE / 4, 10)));
         // Every fourth match, until ten have fired.
         let fired = admitted(&b, 100);
         assert_eq!(fired, (0..10).map(|i| 4 * i + 3).collect::<Vec<_>>());

@@ -62,6 +62,8 @@ pub struct Snapshot {
     table: TypeTable,
     /// Which of the iteration's matches fire (the e-node cap inside an iteration).
     pub budget: Budget,
+    /// The newest class of the snapshot: an inserted e-node of a newer class is new.
+    newest_class: Option<Value>,
     /// The types right-hand sides added, with their values: a rule's typing encodes the
     /// same types again and again. Kept from snapshot to snapshot (types are never merged).
     encoded: Mutex<HashMap<Type, Value>>,
@@ -218,6 +220,7 @@ impl Snapshot {
             class_ty,
             table,
             budget: Budget::default(),
+            newest_class: nodes.iter().map(|(c, _, _)| *c).max(),
             encoded,
             added: Default::default(),
             prims,
@@ -413,10 +416,10 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
         v
     }
 
-    /// Adds an e-node to egglog's table.
+    /// Adds an e-node to egglog's table; a new one is counted against the iteration's room.
     fn insert(&mut self, con: Con, inputs: &[Value], ty: Value) -> Value {
         let name = con.name();
-        match *inputs {
+        let class = match *inputs {
             [a] => self.ws.add(name, (a, ty)),
             [a, b] => self.ws.add(name, (a, b, ty)),
             [a, b, c] => self.ws.add(name, (a, b, c, ty)),
@@ -424,7 +427,11 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
                 .ws
                 .add(name, egglog::RawValues([inputs, &[ty]].concat())),
         }
-        .expect("schema constructor")
+        .expect("schema constructor");
+        if self.snap.newest_class.is_none_or(|newest| class > newest) {
+            self.snap.budget.insert();
+        }
+        class
     }
 
     /// Subsumes an e-node, given its constructor and fields: egglog's rules no longer match
