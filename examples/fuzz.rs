@@ -1,15 +1,19 @@
 //! sketchlog's fuzzer from the command line (see `sketchlog::fuzz`):
 //!
 //! ```text
+//! cargo build --release
 //! cargo run --release --example fuzz -- [--inputs 1000000] [--seed 1] [--start 0] [--replay N]
+//!     [--binary target/release/sketchlog]
 //! ```
 //!
-//! Prints, per parser, how many inputs were accepted, rejected with a located error, or
-//! failed (panic, internal error, unlocated error), and exits 1 on any failure. A hang is
-//! reported by a watchdog (60 s on one input), a stack overflow by the process aborting:
-//! `--replay N` runs input N alone and prints it.
+//! Prints, per kind of input, how many were accepted, rejected with a located error, or
+//! failed (abort, internal error or panic, hang, unlocated error, compiled C that disagrees
+//! with the interpreter), and exits 1 on any failure. An in-process hang is reported by a
+//! watchdog (60 s on one input), an in-process stack overflow by the process aborting:
+//! `--replay N` runs input N alone and prints it. Command-line inputs run the binary, which
+//! is timed out and judged by its exit.
 
-use sketchlog::fuzz::{self, Corpus};
+use sketchlog::fuzz::{self, Binary, Corpus};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -51,34 +55,44 @@ fn main() {
         .spawn(move || {
             let root = std::env::current_dir().expect("working directory");
             let corpus = Corpus::load(&root).expect("the project's files");
+            let binary = Binary {
+                path: binary_path(&root),
+                root,
+            };
             let dir = tempdir();
             let range = match replay {
                 Some(n) => {
-                    let (kind, text) = corpus.input(seed, n);
-                    println!("input {n} ({kind:?}):\n{text}");
+                    let input = corpus.input(seed, n, &dir);
+                    println!("input {n} ({}):\n{input}", input.kind.name());
                     n..n + 1
                 }
                 None => start..start + inputs,
             };
             let started = Instant::now();
             let shown = format!("{}..{}", range.start, range.end);
-            let (counts, failures) = fuzz::run(&corpus, seed, range, &dir, |n| {
+            let (counts, failures) = fuzz::run(&corpus, seed, range, &dir, &binary, |n| {
                 current.store(n, Ordering::Relaxed);
                 if n % 100_000 == 0 && n > start {
                     eprintln!("{n} inputs, {:.0} s", started.elapsed().as_secs_f64());
                 }
             });
             let _ = std::fs::remove_dir_all(&dir);
-            println!("| parser | inputs | accepted | rejected (located) | failures |");
-            println!("|---|---|---|---|---|");
+            println!(
+                "| input | inputs | accepted | rejected (located) | aborts | internal errors | hangs | unlocated errors | C wrong |"
+            );
+            println!("|---|---|---|---|---|---|---|---|---|");
             for (kind, c) in &counts {
                 println!(
-                    "| .{} | {} | {} | {} | {} |",
-                    kind.extension(),
+                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                    kind.name(),
                     c.inputs,
                     c.accepted,
                     c.located,
-                    c.failures
+                    c.aborts,
+                    c.internal,
+                    c.hangs,
+                    c.unlocated,
+                    c.wrong
                 );
             }
             println!(
@@ -93,6 +107,31 @@ fn main() {
         .expect("worker thread");
     let ok = worker.join().unwrap_or(false);
     std::process::exit(if ok { 0 } else { 1 });
+}
+
+/// The `sketchlog` binary the command-line inputs run: `--binary PATH`, else the one built
+/// beside this example (`cargo build --release` first).
+fn binary_path(root: &std::path::Path) -> std::path::PathBuf {
+    let args: Vec<String> = std::env::args().collect();
+    let given = args
+        .iter()
+        .position(|a| a == "--binary")
+        .and_then(|i| args.get(i + 1));
+    let path = match given {
+        Some(p) => root.join(p),
+        None => std::env::current_exe()
+            .ok()
+            .and_then(|e| Some(e.parent()?.parent()?.join("sketchlog")))
+            .unwrap_or_default(),
+    };
+    if !path.is_file() {
+        eprintln!(
+            "no sketchlog binary at {}: run `cargo build --release` first, or pass --binary PATH",
+            path.display()
+        );
+        std::process::exit(2);
+    }
+    path
 }
 
 fn tempdir() -> std::path::PathBuf {

@@ -514,7 +514,11 @@ fn fuzz_smoke() {
             let root = std::env::current_dir().unwrap();
             let corpus = sketchlog::fuzz::Corpus::load(&root).unwrap();
             let dir = scratch("fuzz");
-            sketchlog::fuzz::run(&corpus, 2, 0..10_000, &dir, |_| {})
+            let binary = sketchlog::fuzz::Binary {
+                path: env!("CARGO_BIN_EXE_sketchlog").into(),
+                root,
+            };
+            sketchlog::fuzz::run(&corpus, 2, 0..10_000, &dir, &binary, |_| {})
         })
         .unwrap();
     let (counts, failures) = worker.join().unwrap();
@@ -859,4 +863,31 @@ fn the_enode_cap_holds_on_a_search_growing_ever_faster() {
             .unwrap_or_else(|| panic!("{text}"));
         assert!(enodes <= cap && enodes > cap / 4, "{rules}: {enodes}");
     }
+}
+
+/// A declaration that fails in the REPL leaves no half-made table behind: the commands
+/// after it get egglog's errors, not a panic inside egglog (which a file, stopping at its
+/// first error, never reaches).
+#[test]
+fn a_failed_declaration_in_the_repl_is_rolled_back() {
+    use std::io::Write;
+    let mut child = common::sketchlog(&["run"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"(function f (i64) i64 :merge (mijoin n old new))\n(set (f 1) 4)\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("<stdin>:1:") && !stderr.contains("panicked"),
+        "{stderr}"
+    );
 }

@@ -391,12 +391,31 @@ pub fn repl(
     Ok(())
 }
 
+/// The commands that declare sorts, tables, rule sets or bring in files.
+const DECLARATIONS: &[&str] = &[
+    "(function",
+    "(constructor",
+    "(relation",
+    "(datatype",
+    "(sort",
+    "(ruleset",
+    "(include",
+];
+
 /// Runs one REPL entry: an error is reported and the REPL goes on. An entry passes the
 /// checks a file passes.
 fn repl_command(eg: &mut EGraph, flags: &EggFlags, text: &str, out: &mut dyn Write) -> Result<()> {
     let mode = flags.mode;
+    // A declaration that fails can leave egglog's tables half made, and a later command on
+    // them panics inside egglog; a file stops at its first error and never gets there. So
+    // an entry that declares runs on a copy of the e-graph, kept only if it succeeds.
+    let declares = DECLARATIONS.iter().any(|d| text.contains(d));
+    let saved = declares.then(|| eg.clone());
     let ran = check_input(eg, &Source::new("<stdin>", text), flags)
         .and_then(|()| run_text(eg, None, text, mode, out));
+    if let (Err(_), Some(saved)) = (&ran, saved) {
+        *eg = saved;
+    }
     // After a panic inside egglog its e-graph cannot be trusted: the REPL ends.
     if matches!(&ran, Err(e) if e.kind == crate::error::ErrorKind::Internal) {
         return ran;

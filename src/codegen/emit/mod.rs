@@ -332,16 +332,22 @@ impl Emitter {
         format!("{base}{}", self.fresh)
     }
 
+    /// The value of a size at the program's sizes: a whole number, not negative.
     fn nat(&self, n: &Nat) -> Result<i64> {
-        n.eval(&|a| match a {
-            NatAtom::Index(i) => self
-                .nats
-                .len()
-                .checked_sub(*i as usize + 1)
-                .map(|k| self.nats[k]),
-            _ => None,
-        })
-        .map_err(unsupported)
+        let v = n
+            .eval(&|a| match a {
+                NatAtom::Index(i) => self
+                    .nats
+                    .len()
+                    .checked_sub(*i as usize + 1)
+                    .map(|k| self.nats[k]),
+                _ => None,
+            })
+            .map_err(unsupported)?;
+        if v < 0 {
+            return Err(unsupported(format!("size {n} is negative ({v})")));
+        }
+        Ok(v)
     }
 
     /// Evaluates a term to a value in `env`.
@@ -758,10 +764,10 @@ fn signature(program: &Rc<Term>, sizes: &[i64], lowering: Lowering) -> Result<Si
     }
     let mut params = vec![];
     while let (Node::Lam(b), Type::Fun(input, _)) = (&t.node, &t.ty) {
-        params.push(shape_of(input, &em)?.0);
+        params.push(shape_of(input, &em).map_err(|e| e.or_context(&t))?.0);
         t = b.clone();
     }
-    let out = shape_of(&t.ty, &em)?.0;
+    let out = shape_of(&t.ty, &em).map_err(|e| e.or_context(&t))?.0;
     Ok((em, params, t, out))
 }
 

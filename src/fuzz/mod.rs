@@ -1,19 +1,25 @@
 //! sketchlog's own fuzzer: inputs for every parser and command, made by mutating the
 //! project's files (`programs/`, `rules/`, `schemas/`) and by generating from the grammars.
 //!
-//! Each input runs in-process through what the CLI would do with it (parse, type-check,
+//! Most inputs run in-process through what the CLI would do with them (parse, type-check,
 //! elaborate, compile sketches and rules for every encoding, load guides and cost files, run
-//! `.egg` programs). An input fails the run when it panics, hangs (a watchdog aborts with the
-//! input's number), overflows the stack (the process aborts: rerun with `--replay N`), or
-//! is rejected with a bad-input error that has no `file:line:column` or `file:` location.
-//! Inputs are numbered, and input `n` of a seed is generated on its own, so any failure can
-//! be replayed. `examples/fuzz.rs` is the command line; `tests/fuzz.rs` a smoke run.
+//! `.egg` programs and include graphs). An input fails the run when it panics, hangs (a
+//! watchdog aborts with the input's number), overflows the stack (the process aborts: rerun
+//! with `--replay N`), or is rejected with a bad-input error that has no `file:line:column`
+//! or `file:` location. Some run the `sketchlog` binary instead ([`process`]): command lines,
+//! REPL sessions and low-level programs compiled to C. Inputs are numbered, and input `n` of
+//! a seed is generated on its own, so any failure can be replayed. `examples/fuzz.rs` is the
+//! command line; `tests/reliability.rs` has a smoke run.
+
+pub mod process;
 
 use crate::error::{Error, ErrorKind, Result, Source};
+pub use process::Outcome;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// The kinds of input, one per parser.
+/// The kinds of input: one per parser, then `.egg` include graphs, and those that run the
+/// binary.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Kind {
     Rise,
@@ -22,9 +28,18 @@ pub enum Kind {
     Guide,
     Cost,
     Egg,
+    /// Several `.egg` files including each other, cycles and all.
+    Includes,
+    /// A command line.
+    Flags,
+    /// `.egg` text typed into `sketchlog run`'s REPL.
+    Repl,
+    /// A low-level program through `bench-c`: C compiled, run and validated.
+    LowLevel,
 }
 
-pub const KINDS: [Kind; 6] = [
+/// The kinds of file the project has, which mutation starts from.
+pub const FILE_KINDS: [Kind; 6] = [
     Kind::Rise,
     Kind::Sketch,
     Kind::Rules,
@@ -41,8 +56,67 @@ impl Kind {
             Kind::Rules => "rules",
             Kind::Guide => "guide",
             Kind::Cost => "cost",
-            Kind::Egg => "egg",
+            Kind::Egg | Kind::Includes | Kind::Repl => "egg",
+            Kind::Flags => "command line",
+            Kind::LowLevel => "rise (C)",
         }
+    }
+
+    /// What the reports call it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Includes => "include graphs",
+            Kind::Flags => "command lines",
+            Kind::Repl => "REPL sessions",
+            Kind::LowLevel => "low-level programs (bench-c)",
+            k => k.extension(),
+        }
+    }
+
+    /// The kind of input `n`: in every 400, one low-level program (a C compile each), eight
+    /// command lines, four REPL sessions and four include graphs; the rest files of each kind
+    /// in turn.
+    fn of(n: u64) -> Kind {
+        match n % 400 {
+            0 => Kind::LowLevel,
+            1..=8 => Kind::Flags,
+            9..=12 => Kind::Repl,
+            13..=16 => Kind::Includes,
+            k => FILE_KINDS[(k % FILE_KINDS.len() as u64) as usize],
+        }
+    }
+}
+
+/// One input: a file's text, or a command line (with its standard input and the files it
+/// reads, written to the scratch directory first).
+#[derive(Clone, Debug)]
+pub struct Input {
+    pub kind: Kind,
+    pub text: String,
+    pub args: Vec<String>,
+    pub files: Vec<(String, String)>,
+}
+
+impl Input {
+    fn text(kind: Kind, text: String) -> Input {
+        Input {
+            kind,
+            text,
+            args: vec![],
+            files: vec![],
+        }
+    }
+}
+
+impl std::fmt::Display for Input {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (name, text) in &self.files {
+            writeln!(f, "--- {name}:\n{text}")?;
+        }
+        if !self.args.is_empty() {
+            writeln!(f, "--- sketchlog {}", self.args.join(" "))?;
+        }
+        write!(f, "{}", self.text)
     }
 }
 
@@ -182,7 +256,7 @@ impl Corpus {
             paths.sort();
             for p in paths {
                 let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
-                let Some(kind) = KINDS.iter().find(|k| k.extension() == ext) else {
+                let Some(kind) = FILE_KINDS.iter().find(|k| k.extension() == ext) else {
                     continue;
                 };
                 let text = std::fs::read_to_string(&p).map_err(|e| Error::io(&p, e))?;
@@ -201,30 +275,79 @@ impl Corpus {
         })
     }
 
-    /// Input `n` of `seed`: its kind and text.
-    pub fn input(&self, seed: u64, n: u64) -> (Kind, String) {
+    /// Input `n` of `seed`; files it names are in `dir`.
+    pub fn input(&self, seed: u64, n: u64, dir: &Path) -> Input {
         let mut rng = Rng::with_seed(seed ^ n.wrapping_mul(0xA24B_AED4_963E_E407));
-        let kind = KINDS[(n % KINDS.len() as u64) as usize];
-        let generated = rng.below(4) == 0;
-        let text = if generated {
-            generate(kind, &mut rng, &self.root)
-        } else {
-            let of_kind: Vec<&String> = self
-                .files
-                .iter()
-                .filter(|(k, _)| *k == kind)
-                .map(|(_, t)| t)
-                .collect();
-            let base = if of_kind.is_empty() {
-                generate(kind, &mut rng, &self.root)
-            } else {
-                rng.pick(&of_kind).to_string()
-            };
-            let rounds = 1 + rng.below(4);
-            (0..rounds).fold(base, |t, _| mutate(&t, &mut rng))
-        };
-        (kind, text)
+        match Kind::of(n) {
+            Kind::Flags => Input {
+                args: process::flags(&mut rng, dir),
+                ..Input::text(Kind::Flags, String::new())
+            },
+            Kind::Repl => {
+                let text = self.file(Kind::Egg, &mut rng);
+                let (args, text) = process::repl(&mut rng, text);
+                Input {
+                    args,
+                    ..Input::text(Kind::Repl, text)
+                }
+            }
+            Kind::LowLevel => {
+                let (args, text) = process::low_level(&mut rng, dir, n);
+                Input {
+                    args,
+                    files: vec![(format!("low-{n}.rise"), text)],
+                    ..Input::text(Kind::LowLevel, String::new())
+                }
+            }
+            Kind::Includes => {
+                let body = self.file(Kind::Egg, &mut rng);
+                let files = include_graph(&mut rng, &body, dir);
+                Input {
+                    files,
+                    ..Input::text(Kind::Includes, String::new())
+                }
+            }
+            kind => Input::text(kind, self.file(kind, &mut rng)),
+        }
     }
+
+    /// A file of `kind`: generated from its grammar, or one of the project's mutated.
+    fn file(&self, kind: Kind, rng: &mut Rng) -> String {
+        let of_kind: Vec<&String> = self
+            .files
+            .iter()
+            .filter(|(k, _)| *k == kind)
+            .map(|(_, t)| t)
+            .collect();
+        if of_kind.is_empty() || rng.below(4) == 0 {
+            return generate(kind, rng, &self.root);
+        }
+        let base = rng.pick(&of_kind).to_string();
+        let rounds = 1 + rng.below(4);
+        (0..rounds).fold(base, |t, _| mutate(&t, rng))
+    }
+}
+
+/// Two to four `.egg` files in `dir` that include each other at random (a file may include
+/// itself, or one that is missing), the first holding `body`: `file0.egg` is run.
+fn include_graph(rng: &mut Rng, body: &str, dir: &Path) -> Vec<(String, String)> {
+    let n = 2 + rng.below(3);
+    (0..n)
+        .map(|i| {
+            let mut text = String::new();
+            for _ in 0..rng.below(3) {
+                let included = dir.join(format!("file{}.egg", rng.below(n + 1)));
+                text += &format!("(include \"{}\")\n", included.display());
+            }
+            // A body that may search for long is left out: the files run whole.
+            if i == 0 && !PARSE_ONLY.iter().any(|w| body.contains(w)) {
+                text += body;
+            } else {
+                text += &format!("(datatype T{i} (C{i}))\n");
+            }
+            (format!("file{i}.egg"), text)
+        })
+        .collect()
 }
 
 fn absolute_guide_paths(text: &str, dir: &Path) -> String {
@@ -400,6 +523,19 @@ fn gen_sketch(rng: &mut Rng, depth: usize) -> String {
     }
 }
 
+/// Sketch abstractions that double (or more) at every step: `a0(x) = app(x, x)`, each next
+/// one applying the last to itself, up to forty.
+fn self_expanding(rng: &mut Rng) -> String {
+    let steps = 1 + rng.below(40);
+    let copies = 2 + rng.below(2);
+    let mut text = String::from("def a0(x) = app(x, x)\n");
+    for i in 1..=steps {
+        let inner = (0..copies).fold("x".to_string(), |e, _| format!("a{}({e})", i - 1));
+        text += &format!("def a{i}(x) = {inner}\n");
+    }
+    text + &format!("sketch s = a{steps}(?)\n")
+}
+
 /// A random input of `kind` from its grammar.
 fn generate(kind: Kind, rng: &mut Rng, root: &Path) -> String {
     let depth = 1 + rng.below(6);
@@ -408,6 +544,7 @@ fn generate(kind: Kind, rng: &mut Rng, root: &Path) -> String {
             let body = gen_expr(rng, depth, &mut vec![]);
             format!("def d = nfun n m => fun (a : n.f32) => {body}\ndef e = d")
         }
+        Kind::Sketch if rng.below(4) == 0 => self_expanding(rng),
         Kind::Sketch => format!(
             "def c(f) = contains(f)\nsketch s = {}\nsketch t = c({})",
             gen_sketch(rng, depth),
@@ -437,7 +574,7 @@ fn generate(kind: Kind, rng: &mut Rng, root: &Path) -> String {
             rng.pick(&["1", "0", "-1", "1000000000", "1000000001", "1e3"]),
             rng.below(5)
         ),
-        Kind::Egg => {
+        _ => {
             let n = rng.below(5) + 1;
             let mut s = String::from("(datatype E (A) (B E E))\n");
             for i in 0..n {
@@ -464,9 +601,58 @@ const PARSE_ONLY: &[&str] = &[
     ":file",
 ];
 
-/// Runs one input through what the CLI does with a file of its kind. `dir` is a scratch
-/// directory for inputs that are read from files.
-pub fn run_input(kind: Kind, text: &str, dir: &Path) -> Result<()> {
+/// The binary the command-line inputs run, and where (the repository, whose files they
+/// name).
+#[derive(Clone, Debug)]
+pub struct Binary {
+    pub path: PathBuf,
+    pub root: PathBuf,
+}
+
+/// Runs one input: a file in-process through what the CLI does with a file of its kind, or
+/// a command line through `binary`. `dir` is a scratch directory for the files inputs read.
+pub fn run_input(input: &Input, dir: &Path, binary: &Binary) -> Outcome {
+    for (name, text) in &input.files {
+        let path = dir.join(name);
+        if let Err(e) = std::fs::write(&path, text) {
+            return Outcome::Internal(format!("writing {}: {e}", path.display()));
+        }
+    }
+    match input.kind {
+        Kind::Flags | Kind::Repl | Kind::LowLevel => {
+            let judge = match input.kind {
+                Kind::Repl => process::Judge::Session,
+                Kind::LowLevel => process::Judge::Validated,
+                _ => process::Judge::Exit,
+            };
+            let command = (&input.args[..], &input.text[..]);
+            process::run(&binary.path, &binary.root, dir, command, judge)
+        }
+        kind => {
+            let ran = std::panic::catch_unwind(|| match kind {
+                Kind::Includes => {
+                    let root = dir.join(&input.files[0].0);
+                    crate::runner::run_files(&[root], Some(dir), &mut std::io::sink())
+                }
+                _ => run_file(kind, &input.text, dir),
+            });
+            match ran {
+                Ok(Ok(())) => Outcome::Accepted,
+                Ok(Err(e)) => match e.kind {
+                    ErrorKind::Internal => Outcome::Internal(e.to_string()),
+                    ErrorKind::BadInput if e.location.is_none() => {
+                        Outcome::Unlocated(e.to_string())
+                    }
+                    _ => Outcome::Located,
+                },
+                Err(p) => Outcome::Internal(format!("panic: {}", crate::error::panic_message(&*p))),
+            }
+        }
+    }
+}
+
+/// Runs a file's text in-process through what the CLI does with a file of its kind.
+fn run_file(kind: Kind, text: &str, dir: &Path) -> Result<()> {
     let name = format!("fuzz.{}", kind.extension());
     let src: Arc<Source> = Source::new(name.clone(), text);
     match kind {
@@ -502,7 +688,7 @@ pub fn run_input(kind: Kind, text: &str, dir: &Path) -> Result<()> {
                 crate::rules::select(&file, Some(&set.name))?;
             }
         }
-        Kind::Guide | Kind::Cost | Kind::Egg => {
+        _ => {
             let path = dir.join(&name);
             std::fs::write(&path, text).map_err(|e| Error::write(&path, e))?;
             match kind {
@@ -531,10 +717,22 @@ pub fn run_input(kind: Kind, text: &str, dir: &Path) -> Result<()> {
 pub struct Counts {
     pub inputs: u64,
     pub accepted: u64,
-    /// Rejected with a located bad-input error (or a failed `check`).
+    /// Rejected with a located error (or a search or check that did not hold).
     pub located: u64,
-    /// Failures: panics, internal errors, unlocated bad-input errors.
-    pub failures: u64,
+    pub aborts: u64,
+    /// Internal errors and panics.
+    pub internal: u64,
+    pub hangs: u64,
+    /// Bad-input errors that name no place.
+    pub unlocated: u64,
+    /// Compiled C that disagreed with the interpreter.
+    pub wrong: u64,
+}
+
+impl Counts {
+    pub fn failures(&self) -> u64 {
+        self.aborts + self.internal + self.hangs + self.unlocated + self.wrong
+    }
 }
 
 /// A failing input.
@@ -552,45 +750,33 @@ pub fn run(
     seed: u64,
     range: std::ops::Range<u64>,
     dir: &Path,
+    binary: &Binary,
     mut on_input: impl FnMut(u64),
 ) -> (std::collections::BTreeMap<Kind, Counts>, Vec<Failure>) {
     let mut counts = std::collections::BTreeMap::<Kind, Counts>::new();
     let mut failures = vec![];
     for n in range {
         on_input(n);
-        let (kind, text) = corpus.input(seed, n);
-        let c = counts.entry(kind).or_default();
+        let input = corpus.input(seed, n, dir);
+        let c = counts.entry(input.kind).or_default();
         c.inputs += 1;
-        let what = match std::panic::catch_unwind(|| run_input(kind, &text, dir)) {
-            Ok(Ok(())) => {
-                c.accepted += 1;
-                continue;
-            }
-            Ok(Err(e)) => match failure(&e) {
-                None => {
-                    c.located += 1;
-                    continue;
-                }
-                Some(what) => what,
-            },
-            Err(p) => format!("panic: {}", crate::error::panic_message(&*p)),
+        let (count, what) = match run_input(&input, dir, binary) {
+            Outcome::Accepted => (&mut c.accepted, None),
+            Outcome::Located => (&mut c.located, None),
+            Outcome::Abort(w) => (&mut c.aborts, Some(format!("abort: {w}"))),
+            Outcome::Internal(w) => (&mut c.internal, Some(format!("internal error: {w}"))),
+            Outcome::Hang(w) => (&mut c.hangs, Some(format!("hang: {w}"))),
+            Outcome::Unlocated(w) => (&mut c.unlocated, Some(format!("unlocated error: {w}"))),
+            Outcome::Wrong(w) => (&mut c.wrong, Some(format!("C disagrees: {w}"))),
         };
-        c.failures += 1;
-        failures.push(Failure {
-            number: n,
-            kind,
-            what,
-        });
+        *count += 1;
+        if let Some(what) = what {
+            failures.push(Failure {
+                number: n,
+                kind: input.kind,
+                what,
+            });
+        }
     }
     (counts, failures)
-}
-
-/// Why an error is a failure, if it is one (a located bad-input error or a failed check is
-/// the right answer to bad input).
-fn failure(e: &Error) -> Option<String> {
-    match e.kind {
-        ErrorKind::Internal => Some(format!("internal error: {e}")),
-        ErrorKind::BadInput if e.location.is_none() => Some(format!("unlocated error: {e}")),
-        _ => None,
-    }
 }
