@@ -891,3 +891,27 @@ fn a_failed_declaration_in_the_repl_is_rolled_back() {
         "{stderr}"
     );
 }
+
+/// A size hole inside a size expression (`?w*n`) has nothing to match it by: refused where
+/// the sketch is declared, not when its query is built.
+#[test]
+fn a_size_hole_inside_a_size_is_a_located_error() {
+    let dir = scratch("size-hole");
+    let file = write(
+        &dir,
+        "mixed.sketch",
+        "def m = 1\nsketch s = contains(add(?, ?) :: vec[?t, ?w*n])\n",
+    );
+    let src = sketchlog::error::read_source(Path::new(&file)).unwrap();
+    let decl = sketchlog::sketch::parse::parse_sketch_file(&src)
+        .unwrap()
+        .get("s")
+        .unwrap()
+        .clone();
+    let e = decl.resolve(&["n".to_string()]).unwrap_err();
+    assert_eq!(e.location, Some(format!("{file}:2:1")), "{e}");
+    assert!(
+        e.message.contains("a size hole stands for a whole size"),
+        "{e}"
+    );
+}

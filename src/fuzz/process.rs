@@ -315,7 +315,9 @@ fn located(stderr: &str) -> bool {
             .split_once(": error:")
             .is_some_and(|(place, _)| !place.is_empty() && !place.contains(' '));
         let at_argument = line.starts_with("error: ")
-            && (line.contains(" '-") || line.contains(" --") || line.contains("argument"));
+            && [" '-", " '<", " '[", " --", "argument"]
+                .iter()
+                .any(|a| line.contains(a));
         at_file || at_argument || line.contains("standard input, line")
     })
 }
@@ -332,6 +334,9 @@ mod tests {
             "error: invalid value 'x' for '--size <SIZE>': not a number"
         ));
         assert!(located("error: --sizes 4: the program takes 2 size(s)"));
+        assert!(located(
+            "error: a value is required for '<FILES>...' but none was supplied"
+        ));
         assert!(located(
             "error: standard input, line 2: stream did not contain valid UTF-8"
         ));

@@ -314,6 +314,24 @@ impl SketchDecl {
         self.sketch = self
             .sketch
             .map_nats(&mut |n| n.substitute(&mut |a| index(a)));
+        // A hole matches a whole size; inside an expression there is nothing to match it by.
+        let mut mixed = None;
+        self.sketch.map_nats(&mut |n| {
+            let hole_inside = n.atoms().iter().any(|a| matches!(a, NatAtom::Meta(_)));
+            if hole_inside && n.as_meta().is_none() {
+                mixed.get_or_insert_with(|| n.clone());
+            }
+            n.clone()
+        });
+        if let Some(n) = mixed {
+            return Err(Error::at(
+                &self.span,
+                format!(
+                    "a size hole stands for a whole size, not part of one (`{n}` here): \
+                     write `?n` alone, or a size of the program"
+                ),
+            ));
+        }
         Ok(self)
     }
 }

@@ -32,8 +32,11 @@ pub fn explain(
     names: &debruijn::Names,
 ) -> Result<String> {
     // Sizes printed on their own (in types) are named as the program's leading ones.
+    // (A program whose every term the filter removed has none to name them by.)
     let sizes = if names.sizes.is_empty() {
-        debruijn::leading_size_names(&*Extractor::new(graph, cost).extract(root)?)
+        (Extractor::new(graph, cost).extract(root))
+            .map(|t| debruijn::leading_size_names(&t))
+            .unwrap_or_default()
     } else {
         names.sizes.clone()
     };
