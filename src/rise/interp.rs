@@ -9,6 +9,10 @@
 //! interpreter would; reading a few (one output element of a 1024^3 matrix product: one dot
 //! product) costs only what they depend on, which is how generated C is checked at sizes
 //! where interpreting the whole program is unaffordable ([`Value::at_flat`]).
+//!
+//! A primitive whose check fails at run time (a `split` that does not divide, a `slide`
+//! longer than its array) reports where it was written, when the program came from source
+//! ([`EvalError`]).
 
 use super::nat::{Nat, NatAtom};
 use super::primitives::Prim;
