@@ -778,11 +778,11 @@ fn run_time_errors_point_at_the_primitive() {
         "def f = nfun n => fun (x : n.f32) =>\n  mapSeq (mapSeq (fun y => y)) (transpose (slide<3, 1> x))\n",
     );
     let spec = format!("{slide}:f");
-    // The program's result would have -1 rows: located at the body that computes it.
+    // The program's result would have -1 rows, at n = 1: located at the body that computes it.
     expect_error(
         &["bench-c", &spec, "--size", "1"],
         &format!("{slide}:2:3"),
-        "size #0 - 2 is negative (-1)",
+        "size 1 - 2 is negative (-1)",
     );
     let program = sketchlog::rise::load_def_ref(&spec, Path::new(".")).unwrap();
     let x = sketchlog::rise::interp::Value::f32s(&[1.0]);

@@ -150,6 +150,21 @@ impl Emitter {
         ty.show(&values)
     }
 
+    /// A size for a message, with the program's sizes at their values.
+    fn show_nat(&self, n: &Nat) -> String {
+        n.show(&|a| match a {
+            NatAtom::Index(i) => (self.nats.len().checked_sub(*i as usize + 1))
+                .map_or_else(|| format!("#{i}"), |k| self.nats[k].to_string()),
+            a => crate::rise::nat::default_atom_name(a),
+        })
+    }
+
+    /// `e`, named after the subterm `t` where it happened and located where `t`'s head was
+    /// written (unless a subterm inside already was).
+    fn in_context(&self, e: Error, t: &Term) -> Error {
+        e.or_context(t, &self.show(&t.ty))
+    }
+
     fn line(&mut self, s: &str) {
         let _ = writeln!(self.body, "{}{s}", "  ".repeat(self.indent));
     }
@@ -343,9 +358,10 @@ impl Emitter {
                     .map(|k| self.nats[k]),
                 _ => None,
             })
-            .map_err(unsupported)?;
+            .map_err(|_| unsupported(format!("size {} is not a whole number", self.show_nat(n))))?;
         if v < 0 {
-            return Err(unsupported(format!("size {n} is negative ({v})")));
+            let shown = self.show_nat(n);
+            return Err(unsupported(format!("size {shown} is negative ({v})")));
         }
         Ok(v)
     }
@@ -370,7 +386,7 @@ impl Emitter {
             Node::App(f, x) => {
                 let f = self.eval(f, env);
                 let x = self.eval(x, env);
-                f.and_then(|f| self.apply(f, x?)).map_err(|e| e.or_context(t))
+                f.and_then(|f| self.apply(f, x?)).map_err(|e| self.in_context(e, t))
             }
             Node::Comp(..) => Err(unsupported(
                 "a composition (`>>`): code is generated from beta-eta normal form".to_string(),
@@ -764,10 +780,10 @@ fn signature(program: &Rc<Term>, sizes: &[i64], lowering: Lowering) -> Result<Si
     }
     let mut params = vec![];
     while let (Node::Lam(b), Type::Fun(input, _)) = (&t.node, &t.ty) {
-        params.push(shape_of(input, &em).map_err(|e| e.or_context(&t))?.0);
+        params.push(shape_of(input, &em).map_err(|e| em.in_context(e, &t))?.0);
         t = b.clone();
     }
-    let out = shape_of(&t.ty, &em).map_err(|e| e.or_context(&t))?.0;
+    let out = shape_of(&t.ty, &em).map_err(|e| em.in_context(e, &t))?.0;
     Ok((em, params, t, out))
 }
 
@@ -826,9 +842,9 @@ pub fn lowered_c(
 }
 
 impl Error {
-    /// Names the subterm where a code generation error happened (the innermost one), and
-    /// locates it where its head was written.
-    fn or_context(mut self, t: &Term) -> Error {
+    /// Names the subterm where a code generation error happened (the innermost one), of type
+    /// `ty` as shown, and locates it where its head was written.
+    fn or_context(mut self, t: &Term, ty: &str) -> Error {
         if !self.message.contains(" in `") {
             let mut head = t;
             let mut args = 0;
@@ -843,8 +859,8 @@ impl Error {
                 _ => "...".into(),
             };
             self.message = format!(
-                "{} in `{name}` applied to {args} argument(s), of type {}",
-                self.message, t.ty
+                "{} in `{name}` applied to {args} argument(s), of type {ty}",
+                self.message
             );
             if let (None, Some(span)) = (&self.location, head.span.as_ref().or(t.span.as_ref())) {
                 self.location = Some(span.to_string());
