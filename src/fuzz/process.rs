@@ -15,14 +15,14 @@ use std::time::{Duration, Instant};
 /// How long one command may run before it counts as a hang.
 pub const DEADLINE: Duration = Duration::from_secs(30);
 
-/// What became of one run of the binary.
+/// What became of one input, in-process or through the binary.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outcome {
     Accepted,
     /// Refused with an error that names its place (exit 2), or a search or check that did
     /// not hold (exit 1) where that is an answer.
     Located,
-    /// Anything else, with what it printed.
+    /// The failures, each with what was printed.
     Abort(String),
     Internal(String),
     Hang(String),
