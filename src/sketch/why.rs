@@ -76,22 +76,36 @@ fn scopes(
 ) -> HashMap<Value, debruijn::Scope> {
     let mut scopes = HashMap::default();
     scopes.insert(root, debruijn::Scope::default());
-    let mut order = vec![root];
+    breadth_first(graph, root, |class, node, kid| {
+        let inner = scopes[&class].enter(node, names);
+        scopes.insert(kid, inner);
+    });
+    scopes
+}
+
+/// The e-classes of `root`'s terms and all their subterms, nearest first; `reached(class,
+/// node, kid)` sees the e-node through which each was first reached.
+fn breadth_first(
+    graph: &ExprGraph,
+    root: Value,
+    mut reached: impl FnMut(Value, &ENode, Value),
+) -> Vec<Value> {
+    let (mut seen, mut order) = (HashSet::default(), vec![root]);
+    seen.insert(root);
     let mut i = 0;
     while i < order.len() {
         let class = order[i];
         for node in graph.classes.get(&class).into_iter().flatten() {
-            let inner = scopes[&class].enter(node, names);
             for kid in node.children() {
-                if !scopes.contains_key(kid) {
-                    scopes.insert(*kid, inner.clone());
+                if seen.insert(*kid) {
+                    reached(class, node, *kid);
                     order.push(*kid);
                 }
             }
         }
         i += 1;
     }
-    scopes
+    order
 }
 
 impl Why<'_> {
@@ -185,20 +199,7 @@ impl Why<'_> {
 
     /// The e-classes of `root`'s terms and all their subterms, nearest first.
     fn reachable(&self, root: Value) -> Vec<Value> {
-        let (mut seen, mut order) = (HashSet::default(), vec![root]);
-        seen.insert(root);
-        let mut i = 0;
-        while i < order.len() {
-            for node in self.graph.classes.get(&order[i]).into_iter().flatten() {
-                for kid in node.children() {
-                    if seen.insert(*kid) {
-                        order.push(*kid);
-                    }
-                }
-            }
-            i += 1;
-        }
-        order
+        breadth_first(self.graph, root, |_, _, _| {})
     }
 
     /// How much of `sketch` a term of `class` has, looking `levels` deep: three per sketch

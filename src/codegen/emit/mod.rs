@@ -153,8 +153,9 @@ impl Emitter {
     /// A size for a message, with the program's sizes at their values.
     fn show_nat(&self, n: &Nat) -> String {
         n.show(&|a| match a {
-            NatAtom::Index(i) => (self.nats.len().checked_sub(*i as usize + 1))
-                .map_or_else(|| format!("#{i}"), |k| self.nats[k].to_string()),
+            NatAtom::Index(i) => self
+                .size(*i)
+                .map_or_else(|| format!("#{i}"), |v| v.to_string()),
             a => crate::rise::nat::default_atom_name(a),
         })
     }
@@ -349,21 +350,29 @@ impl Emitter {
 
     /// The value of a size at the program's sizes: a whole number, not negative.
     fn nat(&self, n: &Nat) -> Result<i64> {
-        let v = n
-            .eval(&|a| match a {
-                NatAtom::Index(i) => self
-                    .nats
-                    .len()
-                    .checked_sub(*i as usize + 1)
-                    .map(|k| self.nats[k]),
-                _ => None,
-            })
-            .map_err(|_| unsupported(format!("size {} is not a whole number", self.show_nat(n))))?;
+        let value = |a: &NatAtom| match a {
+            NatAtom::Index(i) => self.size(*i),
+            _ => None,
+        };
+        let v = n.eval(&value).map_err(|e| {
+            // Every size has a value, so the sum is a fraction.
+            if n.atoms().into_iter().all(|a| value(a).is_some()) {
+                unsupported(format!("size {} is not a whole number", self.show_nat(n)))
+            } else {
+                unsupported(e)
+            }
+        })?;
         if v < 0 {
             let shown = self.show_nat(n);
             return Err(unsupported(format!("size {shown} is negative ({v})")));
         }
         Ok(v)
+    }
+
+    /// The value of the program's size with De Bruijn index `i`.
+    fn size(&self, i: u32) -> Option<i64> {
+        let k = self.nats.len().checked_sub(i as usize + 1)?;
+        Some(self.nats[k])
     }
 
     /// Evaluates a term to a value in `env`.
