@@ -256,7 +256,10 @@ fn rules_command_prints_every_encoding() {
     let named = rules(&["--substitution", "explicit", "--binding", "names"]);
     let text = String::from_utf8_lossy(&named.stdout);
     assert!(named.status.success());
-    assert!(text.contains(":name \"let-app\""), "{text}");
+    assert!(
+        text.contains(";; let-app (Rust): (= e (Let v a (App f y at) t))"),
+        "{text}"
+    );
     assert!(text.contains("(NamedLam bn0"), "{text}");
     let efficient = rules(&[]);
     let text = String::from_utf8_lossy(&efficient.stdout);

@@ -29,7 +29,11 @@
 use super::subst::SharedSnapshot;
 use crate::error::Result;
 use egglog::EGraph;
+use egglog::Value;
+use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
 
 /// Which of an iteration's matches fire: shared by the Rust rules through the snapshot.
 #[derive(Debug)]
@@ -49,6 +53,33 @@ pub struct Budget {
     /// match fires once they reach it, whatever the share says.
     inserted: AtomicUsize,
     room: AtomicUsize,
+    /// Fired matches that changed the e-graph this iteration, by rule, as egg counts rules
+    /// applied ([`Budget::applied`]); and the iteration's unions so far.
+    changes: Mutex<Changes>,
+}
+
+/// An iteration's unions, as parent links between classes, and the applications by rule
+/// that changed the e-graph.
+#[derive(Debug, Default)]
+struct Changes {
+    parent: FxHashMap<Value, Value>,
+    by_rule: BTreeMap<Arc<str>, usize>,
+}
+
+impl Changes {
+    /// The class `c` is one with, halving its path on the way.
+    fn root(&mut self, mut c: Value) -> Value {
+        while let Some(&p) = self.parent.get(&c) {
+            match self.parent.get(&p) {
+                Some(&grand) => {
+                    self.parent.insert(c, grand);
+                    c = grand;
+                }
+                None => return p,
+            }
+        }
+        c
+    }
 }
 
 impl Default for Budget {
@@ -63,6 +94,7 @@ impl Default for Budget {
             repeated: AtomicUsize::new(0),
             inserted: AtomicUsize::new(0),
             room: AtomicUsize::new(usize::MAX),
+            changes: Mutex::default(),
         }
     }
 }
@@ -100,6 +132,19 @@ impl Budget {
         self.inserted.fetch_add(1, Relaxed);
     }
 
+    /// Records that a fired match of `rule` unions its class with `rewritten`, counting it as
+    /// applied if the two are not one class yet: not the same class at the snapshot, nor
+    /// merged by an earlier union of this iteration. A new e-node's class is newer than every
+    /// class, so a match that adds one always counts.
+    pub fn applied(&self, rule: &Arc<str>, class: Value, rewritten: Value) {
+        let mut changes = self.changes.lock().unwrap_or_else(|e| e.into_inner());
+        let (a, b) = (changes.root(class), changes.root(rewritten));
+        if a != b {
+            changes.parent.insert(a, b);
+            *changes.by_rule.entry(rule.clone()).or_default() += 1;
+        }
+    }
+
     /// Starts an iteration with `room` e-nodes left under the cap, its matches limited as
     /// `limit` says (share in millionths, most to fire) or not at all.
     fn start(&self, room: usize, limit: Option<(usize, usize)>) {
@@ -108,6 +153,7 @@ impl Budget {
         self.repeated.store(0, Relaxed);
         self.inserted.store(0, Relaxed);
         self.room.store(room, Relaxed);
+        *self.changes.lock().unwrap_or_else(|e| e.into_inner()) = Changes::default();
         self.limited.store(limit.is_some(), Relaxed);
         if let Some((share, most)) = limit {
             self.share.store(share, Relaxed);
@@ -123,10 +169,12 @@ impl Budget {
 }
 
 /// What a rewrite step did.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Step {
-    /// Matches applied.
+    /// Matches fired, whether or not they changed the e-graph.
     pub matches: usize,
+    /// Of those, the ones that changed it, by rule ([`Budget::applied`]).
+    pub applied: BTreeMap<Arc<str>, usize>,
     /// Whether the e-graph changed.
     pub updated: bool,
     /// Whether the step was cut at the cap with matches left.
@@ -169,12 +217,20 @@ impl Rewriter {
         let budget = &snapshot.read().unwrap().budget;
         let (seen, fired, repeated) = budget.counts();
         self.last_inserted = budget.inserted.load(Relaxed);
+        let applied = std::mem::take(
+            &mut budget
+                .changes
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .by_rule,
+        );
         let found: usize = report.num_matches_per_rule.values().sum();
         self.before_last = self.last;
         self.last = Some((enodes, fired));
         Ok(Step {
             // egglog's count includes the matches the budget turned away and those found again.
             matches: found.saturating_sub(seen - fired + repeated),
+            applied,
             updated: report.updated,
             capped: fired < seen,
         })

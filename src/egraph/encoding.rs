@@ -72,7 +72,6 @@ impl Encoding {
             };
             rules.iter().map(line).collect::<String>()
         };
-        let rep = ", a's representative a variable or constant";
         match (self.substitution, self.binding) {
             (Substitution::Extraction, Binding::DeBruijn) => rust(&[
                 ("beta-extract", subst::BETA_QUERY, ""),
@@ -83,19 +82,15 @@ impl Encoding {
                 ("eta-names", names::ETA_QUERY, ", x not free in f"),
             ]),
             (Substitution::Explicit, Binding::DeBruijn) => {
-                explicit::STRUCTURAL.replace("RS", "rw")
-                    + &rust(&[
-                        ("sig-var-const", explicit::SIG_QUERY, rep),
-                        ("phi-var-const", explicit::PHI_QUERY, rep),
-                        ("eta", subst::ETA_QUERY, ", 0 not free in f"),
-                    ])
+                let own: String = explicit::RULES.iter().map(|r| r.shown()).collect();
+                own + &rust(&[("eta", subst::ETA_QUERY, ", 0 not free in f")])
             }
             (Substitution::Explicit, Binding::Names) => {
-                names::LET_RULES.replace("RS", "rw")
-                    + &rust(&[
-                        ("let-lam-other", names::LET_LAM_QUERY, ""),
-                        ("eta-names", names::ETA_QUERY, ", x not free in f"),
-                    ])
+                let own: String = names::LET_RULES.iter().map(|r| r.shown()).collect();
+                own + &rust(&[
+                    ("let-lam-other", names::LET_LAM_QUERY, ""),
+                    ("eta-names", names::ETA_QUERY, ", x not free in f"),
+                ])
             }
         }
     }

@@ -83,21 +83,12 @@ pub(crate) fn note_type_reads(eg: &mut EGraph, text: &str) {
 
 /// Must the driver run the `rise-types` rules, which give new e-nodes' classes their `ty`?
 /// When a rule or query reads it ([`note_type_reads`]: lone-variable rules, typed sketches
-/// evaluated by egglog, an encoding's own rules). Otherwise nothing reads it: a class's type
+/// evaluated by egglog). Otherwise nothing reads it: a class's type
 /// is in its e-nodes' last field, which is what the snapshot, extraction and the other sketch
 /// engines read, and the snapshot checks that a class has one type. Table 2's small goals
 /// spent 14-18% of their saturation time in these steps.
 pub(crate) fn types_read(eg: &mut EGraph) -> bool {
-    !rise_only(eg) || eg.extension_state_or_default::<TypesRead>().0
-}
-
-/// Adds plain egglog rules, written with the ruleset `RS`, to `ruleset` (created if needed).
-pub(crate) fn add_rule_text(eg: &mut EGraph, ruleset: &str, rules: &str) -> Result<()> {
-    note_type_reads(eg, rules);
-    let _ = egglog::prelude::add_ruleset(eg, ruleset);
-    eg.parse_and_run_program(None, &rules.replace("RS", ruleset))
-        .map(|_| ())
-        .map_err(|e| Error::internal(format!("rules of {ruleset}: {e}")))
+    eg.extension_state_or_default::<TypesRead>().0
 }
 
 /// An egglog error met while working on an e-graph.

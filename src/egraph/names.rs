@@ -13,7 +13,7 @@
 //! Freshness reads the schema's `nfree` relation: a name free in some term of the class.
 
 use super::lookup::{find_named_term, Lookup};
-use super::subst::{add_snapshot_rule, scan, Builder, Raw, SharedSnapshot};
+use super::subst::{add_snapshot_rule, scan, Builder, Raw, RustRule, SharedSnapshot};
 use crate::egraph::schema::Con;
 use crate::error::Result;
 use crate::rise::term::{Node, Term};
@@ -248,27 +248,111 @@ pub fn add_beta_eta(eg: &mut EGraph, ruleset: &str, snap: &SharedSnapshot) -> Re
     add_eta(eg, ruleset, snap)
 }
 
-/// The structural `Let` rules, over every term of a class. `Let` has the type of its body.
-pub const LET_RULES: &str = r#"
-(rule ((= e (App (NamedLam x body lt) arg at)))
-      ((union e (Let x arg body at))) :ruleset RS :name "beta-let")
-(rule ((= e (Let v a (App f y at) t)) (= ft (ty f)) (= yt (ty y)))
-      ((union e (App (Let v a f ft) (Let v a y yt) at))) :ruleset RS :name "let-app")
-(rule ((= e (Let v a (NatApp f n nt) t)) (= ft (ty f)))
-      ((union e (NatApp (Let v a f ft) n nt))) :ruleset RS :name "let-natapp")
-(rule ((= e (Let v a (NamedVar v t) t)) (= t (ty a)))
-      ((union e a)) :ruleset RS :name "let-var-same")
-(rule ((= e (Let v a (NamedVar w t) t)) (!= v w))
-      ((union e (NamedVar w t))) :ruleset RS :name "let-var-other")
-(rule ((= e (Let v a (NamedLam v b t) t)))
-      ((union e (NamedLam v b t))) :ruleset RS :name "let-lam-same")
-(rule ((= e (Let v a (Prim p t) t)))
-      ((union e (Prim p t))) :ruleset RS :name "let-prim")
-(rule ((= e (Let v a (F32 x t) t)))
-      ((union e (F32 x t))) :ruleset RS :name "let-f32")
-(rule ((= e (Let v a (Int i t) t)))
-      ((union e (Int i t))) :ruleset RS :name "let-int")
-"#;
+/// Beta and the rules that push `Let` through a term, over every term of a class. `Let` has
+/// the type of its body.
+pub const LET_RULES: [RustRule; 9] = [
+    RustRule {
+        name: "beta-let",
+        vars: &[
+            ("e", "Expr"),
+            ("x", "String"),
+            ("body", "Expr"),
+            ("arg", "Expr"),
+            ("at", "Type"),
+        ],
+        query: BETA_QUERY,
+        builds: "(Let x arg body at)",
+        rhs: |b, v| Some(b.add(Con::Let, &[v[1], v[3], v[2]], v[4])),
+    },
+    RustRule {
+        name: "let-app",
+        vars: &[
+            ("e", "Expr"),
+            ("v", "String"),
+            ("a", "Expr"),
+            ("f", "Expr"),
+            ("y", "Expr"),
+            ("at", "Type"),
+        ],
+        query: "(= e (Let v a (App f y at) t))",
+        builds: "(App (Let v a f (ty f)) (Let v a y (ty y)) at)",
+        rhs: |b, v| {
+            let f = let_over(b, v[1], v[2], v[3])?;
+            let y = let_over(b, v[1], v[2], v[4])?;
+            Some(b.add(Con::App, &[f, y], v[5]))
+        },
+    },
+    RustRule {
+        name: "let-natapp",
+        vars: &[
+            ("e", "Expr"),
+            ("v", "String"),
+            ("a", "Expr"),
+            ("f", "Expr"),
+            ("n", "Nat"),
+            ("nt", "Type"),
+        ],
+        query: "(= e (Let v a (NatApp f n nt) t))",
+        builds: "(NatApp (Let v a f (ty f)) n nt)",
+        rhs: |b, v| {
+            let f = let_over(b, v[1], v[2], v[3])?;
+            Some(b.add(Con::NatApp, &[f, v[4]], v[5]))
+        },
+    },
+    RustRule {
+        name: "let-var-same",
+        vars: &[("e", "Expr"), ("a", "Expr"), ("t", "Type")],
+        query: "(= e (Let v a (NamedVar v t) t))",
+        builds: "a, if (ty a) is t",
+        rhs: |b, v| (b.snap().class_type_value(v[1]) == Some(v[2])).then_some(v[1]),
+    },
+    RustRule {
+        name: "let-var-other",
+        vars: &[("e", "Expr"), ("w", "String"), ("t", "Type")],
+        query: "(= e (Let v a (NamedVar w t) t)) (!= v w)",
+        builds: "(NamedVar w t)",
+        rhs: |b, v| Some(b.add(Con::NamedVar, &[v[1]], v[2])),
+    },
+    RustRule {
+        name: "let-lam-same",
+        vars: &[
+            ("e", "Expr"),
+            ("v", "String"),
+            ("body", "Expr"),
+            ("t", "Type"),
+        ],
+        query: "(= e (Let v a (NamedLam v body t) t))",
+        builds: "(NamedLam v body t)",
+        rhs: |b, v| Some(b.add(Con::NamedLam, &[v[1], v[2]], v[3])),
+    },
+    RustRule {
+        name: "let-prim",
+        vars: &[("e", "Expr"), ("c", "Expr")],
+        query: "(= e (Let v a c t)) (= c (Prim p t))",
+        builds: "c",
+        rhs: |_, v| Some(v[1]),
+    },
+    RustRule {
+        name: "let-f32",
+        vars: &[("e", "Expr"), ("c", "Expr")],
+        query: "(= e (Let v a c t)) (= c (F32 x t))",
+        builds: "c",
+        rhs: |_, v| Some(v[1]),
+    },
+    RustRule {
+        name: "let-int",
+        vars: &[("e", "Expr"), ("c", "Expr")],
+        query: "(= e (Let v a c t)) (= c (Int i t))",
+        builds: "c",
+        rhs: |_, v| Some(v[1]),
+    },
+];
+
+/// `Let v a` over a class, at the class's type.
+fn let_over(b: &mut Builder, v: Value, a: Value, over: Value) -> Option<Value> {
+    let ty = b.snap().class_type_value(over)?;
+    Some(b.add(Con::Let, &[v, a, over], ty))
+}
 
 /// Adds explicit substitution for named terms (beta creates `Let`), and eta, to `ruleset`.
 pub fn add_explicit_substitution(
@@ -277,7 +361,10 @@ pub fn add_explicit_substitution(
     snap: &SharedSnapshot,
 ) -> Result<()> {
     super::add_family_analyses(eg, super::schema::Family::Names)?;
-    super::add_rule_text(eg, ruleset, LET_RULES)?;
+    let _ = egglog::prelude::add_ruleset(eg, ruleset);
+    for rule in &LET_RULES {
+        rule.install(eg, ruleset, snap)?;
+    }
     // let v a (fun w => b), w != v: fun w => let v a b when w is not free in a; otherwise
     // w is renamed to a name derived from the matched class, f: fun f => let v a (let w f b).
     let vars = [

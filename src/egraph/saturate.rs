@@ -10,6 +10,8 @@ use super::subst::{SharedSnapshot, Snapshot};
 use crate::egraph::schema::Con;
 use crate::error::Result;
 use egglog::EGraph;
+use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// When to give up.
@@ -106,7 +108,12 @@ pub struct IterationStats {
     pub iteration: usize,
     pub enodes: usize,
     pub eclasses: usize,
+    /// Rules applied as egg counts them: fired matches that changed the e-graph.
     pub rules_applied: usize,
+    /// The same, by rule.
+    pub applied_by_rule: BTreeMap<Arc<str>, usize>,
+    /// Matches fired, whether or not they changed the e-graph.
+    pub matches: usize,
     /// The parts of the iteration and of its check, in seconds.
     pub parts: Parts,
     /// The work of the "found" check after the iteration (for a sketch, rule matches or
@@ -188,6 +195,9 @@ impl Outcome {
     }
     pub fn rules_applied(&self) -> usize {
         self.iterations.iter().map(|i| i.rules_applied).sum()
+    }
+    pub fn matches(&self) -> usize {
+        self.iterations.iter().map(|i| i.matches).sum()
     }
     /// (e-nodes, e-classes) at the end.
     pub fn size(&self) -> (usize, usize) {
@@ -392,7 +402,9 @@ fn saturate_loop(
             iteration: iterations.len() + 1,
             enodes,
             eclasses,
-            rules_applied: step.matches,
+            rules_applied: step.applied.values().sum(),
+            applied_by_rule: step.applied,
+            matches: step.matches,
             parts: Parts {
                 free,
                 snapshot: snapshot_time,

@@ -109,6 +109,26 @@ pub fn scan(eg: &EGraph) -> Result<Vec<(Value, Raw, Value)>> {
     Ok(out)
 }
 
+/// The class and type of every explicit substitution e-node (`Sig`, `Phi`, `Let`). They are
+/// no class's representative, but a class made only of them (a substitution not yet pushed
+/// through) has its type and free variables all the same: a condition on it is decided when
+/// the match is found, which for a semi-naive rule is once.
+fn substitution_types(eg: &EGraph) -> Result<Vec<(Value, Value)>> {
+    let mut out = vec![];
+    eg.read(|rs| -> std::result::Result<(), egglog::Error> {
+        for con in [Con::Sig, Con::Phi, Con::Let] {
+            rs.constructor_enodes(con.name(), |e| {
+                if !e.subsumed {
+                    out.push((e.eclass, *e.children.last().unwrap()));
+                }
+            })?;
+        }
+        Ok(())
+    })
+    .map_err(engine)?;
+    Ok(out)
+}
+
 /// The term children of an e-node (the first `n` of the array).
 fn children(n: &Raw) -> ([Value; 2], usize) {
     match *n {
@@ -206,7 +226,12 @@ impl Snapshot {
         }
         drop(users);
         let mut class_ty = HashMap::with_capacity_and_hasher(nodes.len(), Default::default());
-        for (c, _, t) in &nodes {
+        let pending = match rise_only {
+            true => vec![],
+            false => substitution_types(eg)?,
+        };
+        let typed = nodes.iter().map(|(c, _, t)| (c, t));
+        for (c, t) in typed.chain(pending.iter().map(|(c, t)| (c, t))) {
             if *class_ty.entry(*c).or_insert(*t) != *t {
                 return Err(Error::internal(format!(
                     "e-class {c:?} holds terms of two types: a rewrite merged terms of different types"
@@ -648,6 +673,7 @@ pub fn add_snapshot_rule(
     let facts = super::rust_rule::parse_facts(eg, query)?;
     let applied = super::rust_rule::naive(&facts).then(|| Arc::new(Mutex::new(Applied::default())));
     let s = snap.clone();
+    let rule: Arc<str> = name.into();
     super::rust_rule::rust_rule(eg, name, ruleset, &vars, facts, move |mut ws, v| {
         let snap = s.read().unwrap();
         let mut applied = applied.as_ref().map(|a| a.lock().unwrap());
@@ -662,10 +688,42 @@ pub fn add_snapshot_rule(
             a.insert(v.into());
         }
         let r = rewrite(&mut Builder::new(&snap, &mut ws), v);
+        if let Some(r) = r {
+            snap.budget.applied(&rule, v[0], r);
+        }
         union_if(&mut ws, v[0], r)
     })
     .map_err(|e| Error::bad_input(format!("rule {name}: {e}")))?;
     Ok(())
+}
+
+/// A rule of an encoding with a Rust right-hand side that needs nothing but its match: as
+/// installed ([`RustRule::install`]) and as `sketchlog rules` shows it ([`RustRule::shown`]).
+pub struct RustRule {
+    pub name: &'static str,
+    /// The query's variables the right-hand side reads, with their sorts (the first is the
+    /// matched class), as for [`add_snapshot_rule`].
+    pub vars: &'static [(&'static str, &'static str)],
+    pub query: &'static str,
+    /// What it unions with the matched class, written as egglog would.
+    pub builds: &'static str,
+    pub rhs: fn(&mut Builder, &[Value]) -> Option<Value>,
+}
+
+impl RustRule {
+    pub fn install(&self, eg: &mut EGraph, ruleset: &str, snap: &SharedSnapshot) -> Result<()> {
+        add_snapshot_rule(
+            eg, self.name, ruleset, snap, self.vars, self.query, self.rhs,
+        )
+    }
+
+    /// The rule as a comment line of egglog text.
+    pub fn shown(&self) -> String {
+        format!(
+            ";; {} (Rust): {} => {}\n",
+            self.name, self.query, self.builds
+        )
+    }
 }
 
 /// The matches a naively evaluated rule has applied (its variables' values).

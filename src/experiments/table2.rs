@@ -22,7 +22,7 @@ use crate::rules::{load_rule_file, select};
 use std::time::Duration;
 
 pub const GOALS: [&str; 3] = ["reduction", "fission", "binomial"];
-pub const COLUMNS: [&str; 12] = [
+pub const COLUMNS: [&str; 13] = [
     "goal",
     "substitution",
     "binding",
@@ -32,6 +32,7 @@ pub const COLUMNS: [&str; 12] = [
     "wall_s",
     "peak_rss_mb",
     "rules_applied",
+    "matches_fired",
     "enodes",
     "eclasses",
     "stop_reason",
@@ -104,8 +105,12 @@ pub const CAPS: Caps = Caps {
 enum Report {
     Progress {
         iteration: usize,
-        /// Rules applied so far.
+        /// Rules applied so far (as egg counts them), and matches fired.
         rules_applied: usize,
+        matches_fired: usize,
+        /// This iteration's rules applied, by rule (egg's `Iteration::applied`).
+        #[serde(default)]
+        applied: std::collections::BTreeMap<String, usize>,
         enodes: usize,
         eclasses: usize,
     },
@@ -123,7 +128,10 @@ pub struct Row {
     pub wall_s: f64,
     /// The child's own figure; for a row stopped by a cap, as the parent last saw it.
     pub peak_rss_mb: Option<f64>,
+    /// Fired matches that changed the e-graph, as egg counts rules applied.
     pub rules_applied: Option<usize>,
+    /// Every match fired.
+    pub matches_fired: Option<usize>,
     pub enodes: Option<usize>,
     pub eclasses: Option<usize>,
     pub stop_reason: StopReason,
@@ -138,6 +146,7 @@ impl Row {
             format!("{:.6}", self.wall_s),
             super::cell(self.peak_rss_mb, |mb| format!("{mb:.1}")),
             super::cell(self.rules_applied, |n| n.to_string()),
+            super::cell(self.matches_fired, |n| n.to_string()),
             super::cell(self.enodes, |n| n.to_string()),
             super::cell(self.eclasses, |n| n.to_string()),
             self.stop_reason.to_string(),
@@ -173,19 +182,22 @@ pub fn run_child(goal: &str, encoding: Encoding, caps: Caps) -> Result<Row> {
         },
         (end, _) => {
             // How far it got: its last progress report.
-            let (iteration, rules_applied, enodes, eclasses) = match progress {
+            let (iteration, rules_applied, matches_fired, enodes, eclasses) = match progress {
                 Some(Report::Progress {
                     iteration,
                     rules_applied,
+                    matches_fired,
                     enodes,
                     eclasses,
+                    ..
                 }) => (
                     Some(iteration),
                     Some(rules_applied),
+                    Some(matches_fired),
                     Some(enodes),
                     Some(eclasses),
                 ),
-                _ => (None, None, None, None),
+                _ => (None, None, None, None, None),
             };
 
             Row {
@@ -195,6 +207,7 @@ pub fn run_child(goal: &str, encoding: Encoding, caps: Caps) -> Result<Row> {
                 wall_s: run.wall_s,
                 peak_rss_mb: run.peak_rss_mb,
                 rules_applied,
+                matches_fired,
                 enodes,
                 eclasses,
                 stop_reason: end.reason(),
@@ -284,12 +297,17 @@ pub fn row_main(goal: &str, encoding: Encoding, time: Duration) -> Result<()> {
         time,
         ..Limits::default()
     };
-    let mut rules_applied = 0;
+    let (mut rules_applied, mut matches_fired) = (0, 0);
     let out = search_goal(goal, encoding, &limits, |s| {
         rules_applied += s.rules_applied;
+        matches_fired += s.matches;
         child::report(&Report::Progress {
             iteration: s.iteration,
             rules_applied,
+            matches_fired,
+            applied: (s.applied_by_rule.iter())
+                .map(|(rule, n)| (rule.to_string(), *n))
+                .collect(),
             enodes: s.enodes,
             eclasses: s.eclasses,
         });
@@ -302,6 +320,7 @@ pub fn row_main(goal: &str, encoding: Encoding, time: Duration) -> Result<()> {
         wall_s: 0.0,
         peak_rss_mb: Some(crate::egraph::saturate::resident_mb(true)),
         rules_applied: Some(out.rules_applied()),
+        matches_fired: Some(out.matches()),
         enodes: Some(enodes),
         eclasses: Some(eclasses),
         stop_reason: out.stop,
