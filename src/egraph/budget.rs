@@ -20,9 +20,10 @@
 //! there; one without is whole, as `step_rules` would have run it. (Unfired matches are
 //! never fired later: the search ends.)
 //!
-//! The cap covers the Rust rules: the rewrite rules of every encoding, beta and eta. The
-//! egglog rules that push the explicit encodings' substitution nodes through terms run
-//! whole. The step stays egglog's own semi-naive `step_rules` throughout, so a cut iteration
+//! The cap covers every rewrite of a search: the rules of every encoding, beta, eta and the
+//! rules that push explicit substitutions through terms are all Rust rules. The budget also
+//! counts, by rule, the fired matches that changed the e-graph ([`Budget::applied`]), which
+//! is what egg reports as rules applied. The step stays egglog's own semi-naive `step_rules` throughout, so a cut iteration
 //! costs the time and memory of a whole one's share (an egglog scheduler would keep every
 //! match since the start of the search and a "not subsumed" constraint per rule).
 

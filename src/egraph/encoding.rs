@@ -62,8 +62,8 @@ impl Encoding {
         }
     }
 
-    /// The encoding's own rules (beta, eta, substitution), as egglog text for the plain egglog
-    /// rules and as comments for the Rust ones, for `sketchlog rules`.
+    /// The encoding's own rules (beta, eta, substitution), all Rust rules, as comments of
+    /// egglog text for `sketchlog rules`: each one's query, and what it builds or when.
     pub fn rules_text(self) -> String {
         use super::{explicit, names, subst};
         let rust = |rules: &[(&str, &str, &str)]| {
