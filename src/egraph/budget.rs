@@ -23,14 +23,14 @@
 //! The cap covers every rewrite of a search: the rules of every encoding, beta, eta and the
 //! rules that push explicit substitutions through terms are all Rust rules. The budget also
 //! counts, by rule, the fired matches that changed the e-graph ([`Budget::applied`]), which
-//! is what egg reports as rules applied. The step stays egglog's own semi-naive `step_rules` throughout, so a cut iteration
-//! costs the time and memory of a whole one's share (an egglog scheduler would keep every
-//! match since the start of the search and a "not subsumed" constraint per rule).
+//! is what egg reports as rules applied. The step stays egglog's own semi-naive `step_rules`
+//! throughout, so a cut iteration costs the time and memory of a whole one's share (an
+//! egglog scheduler would keep every match since the start of the search and a "not
+//! subsumed" constraint per rule).
 
 use super::subst::SharedSnapshot;
 use crate::error::Result;
-use egglog::EGraph;
-use egglog::Value;
+use egglog::{EGraph, Value};
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
