@@ -23,7 +23,7 @@ fn main() {
             s.iteration,
             s.enodes,
             s.eclasses,
-            s.rules_applied,
+            s.rules_applied(),
             s.seconds(),
             s.parts.snapshot,
             s.check_seconds(),

@@ -108,9 +108,7 @@ pub struct IterationStats {
     pub iteration: usize,
     pub enodes: usize,
     pub eclasses: usize,
-    /// Rules applied as egg counts them: fired matches that changed the e-graph.
-    pub rules_applied: usize,
-    /// The same, by rule.
+    /// Rules applied as egg counts them, by rule: fired matches that changed the e-graph.
     pub applied_by_rule: BTreeMap<Arc<str>, usize>,
     /// Matches fired, whether or not they changed the e-graph.
     pub matches: usize,
@@ -124,6 +122,11 @@ pub struct IterationStats {
 }
 
 impl IterationStats {
+    /// Rules applied as egg counts them: fired matches that changed the e-graph.
+    pub fn rules_applied(&self) -> usize {
+        self.applied_by_rule.values().sum()
+    }
+
     /// The whole iteration: free variables, snapshot, egglog's step and the new nodes' types.
     pub fn seconds(&self) -> f64 {
         let p = &self.parts;
@@ -194,7 +197,7 @@ impl Outcome {
         self.stop == StopReason::Found
     }
     pub fn rules_applied(&self) -> usize {
-        self.iterations.iter().map(|i| i.rules_applied).sum()
+        self.iterations.iter().map(|i| i.rules_applied()).sum()
     }
     pub fn matches(&self) -> usize {
         self.iterations.iter().map(|i| i.matches).sum()
@@ -402,7 +405,6 @@ fn saturate_loop(
             iteration: iterations.len() + 1,
             enodes,
             eclasses,
-            rules_applied: step.applied.values().sum(),
             applied_by_rule: step.applied,
             matches: step.matches,
             parts: Parts {

@@ -90,7 +90,7 @@ impl Iteration {
             iteration: s.iteration,
             enodes: s.enodes,
             eclasses: s.eclasses,
-            rules_applied: s.rules_applied,
+            rules_applied: s.rules_applied(),
         }
     }
 }

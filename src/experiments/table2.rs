@@ -299,7 +299,7 @@ pub fn row_main(goal: &str, encoding: Encoding, time: Duration) -> Result<()> {
     };
     let (mut rules_applied, mut matches_fired) = (0, 0);
     let out = search_goal(goal, encoding, &limits, |s| {
-        rules_applied += s.rules_applied;
+        rules_applied += s.rules_applied();
         matches_fired += s.matches;
         child::report(&Report::Progress {
             iteration: s.iteration,
