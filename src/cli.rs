@@ -249,9 +249,13 @@ enum Command {
     /// until the sketch is satisfied or a limit is hit, extract. Exit 1 if not found.
     Check(CheckArgs),
     /// Run a guide (`.guide`): a sequence of sketch-satisfying searches. Exit 1 if a step
-    /// does not find its sketch.
+    /// does not find its sketch. With `--auto`, find a guide for a program from its final
+    /// sketch or goal alone and write it (`-o`).
     Guide {
+        /// The guide file; with `--auto`, the program `FILE.rise:NAME`.
         file: PathBuf,
+        #[command(flatten)]
+        auto: AutoArgs,
         /// Per-iteration figures of every step to this CSV file.
         #[arg(long)]
         stats: Option<PathBuf>,
@@ -602,10 +606,7 @@ fn show(spec: &str, dump: Option<Dump>) -> Result<()> {
 /// `rules FILE.rules[:SET] --written`: the rule sets (the one named, or all) and their rules,
 /// as the file writes them.
 fn print_written_rules(spec: &str) -> Result<()> {
-    let (path, set) = match spec.rsplit_once(':') {
-        Some((f, s)) if f.ends_with(".rules") => (f, Some(s)),
-        _ => (spec, None),
-    };
+    let (path, set) = crate::rules::split_spec(spec);
     let file = crate::rules::load_rule_file(Path::new(path))?;
     let rules = at_argument(spec, crate::rules::select(&file, set))?;
     for ruleset in file
@@ -815,10 +816,38 @@ fn dispatch(cli: Cli) -> Result<()> {
         }
         Command::Guide {
             file,
+            auto,
+            stats,
+            explain,
+            dump,
+        } if auto.on => {
+            let unused = [
+                ("--stats", stats.is_some()),
+                ("--explain", explain.is_some()),
+                ("--dump-egraph", dump.dump_egraph.is_some()),
+            ];
+            if let Some((flag, _)) = unused.iter().find(|(_, given)| *given) {
+                return at_argument(
+                    flag,
+                    Err(Error::bad_input(format!(
+                        "`{flag}` is for running a guide: run the guide `--auto` writes"
+                    ))),
+                );
+            }
+            auto_guide(&file.to_string_lossy(), &auto)
+        }
+        Command::Guide {
+            file,
+            auto,
             stats,
             explain,
             dump,
         } => {
+            if auto.limits_given {
+                return Err(Error::bad_input(
+                    "limits and filters on the command line are for `--auto`: a guide file sets its own (`limits`, `filter`)",
+                ));
+            }
             if let Some(path) = &stats {
                 crate::error::check_writable(path)?;
             }
@@ -879,6 +908,40 @@ struct CheckArgs {
     explain: Option<u32>,
     #[command(flatten)]
     dump: DumpArgs,
+}
+
+/// `guide --auto`: what to find a guide for, and how each step searches.
+#[derive(clap::Args)]
+#[command(next_help_heading = "Finding a guide (--auto)")]
+struct AutoArgs {
+    /// Find a guide: checkpoints derived from the target (a sketch relaxed towards the
+    /// program, a goal with its conjugating stages peeled), the rules of each step chosen
+    /// among the rule sets given, alone, in pairs, then all, at growing e-node caps.
+    #[arg(long = "auto", requires = "output")]
+    on: bool,
+    /// `FILE.sketch:NAME`: the final sketch.
+    #[arg(long, requires = "on", conflicts_with = "goal")]
+    sketch: Option<String>,
+    /// `FILE.rise:NAME`: the exact goal.
+    #[arg(long, requires = "on")]
+    goal: Option<String>,
+    /// `FILE.rules[:SET]`, repeatable: a file's rule sets (or the set named) are the
+    /// candidates for each step.
+    #[arg(long, requires = "on")]
+    rules: Vec<String>,
+    /// Extract with weights from a cost file (default: AST size).
+    #[arg(long, requires = "on")]
+    weights: Option<PathBuf>,
+    /// Write the guide here (`FOUND.guide`), its checkpoints beside it (`FOUND.sketch`,
+    /// `FOUND.rise`).
+    #[arg(short, long, requires = "on")]
+    output: Option<PathBuf>,
+    /// Each step's limits and filters, as for `check`; `--enodes` is the largest cap.
+    #[command(flatten)]
+    limits: LimitArgs,
+    /// Set when a limit or filter flag was given (they apply with `--auto` only).
+    #[arg(skip)]
+    limits_given: bool,
 }
 
 /// `--dump-egraph`: where to write the final e-graph.
@@ -944,7 +1007,7 @@ static PANIC_AT: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
 /// Runs the CLI and returns the process exit code. Never panics to the user: an internal
 /// panic is reported with its message and location, exit code 3.
 pub fn main() -> i32 {
-    let cli = Cli::parse();
+    let cli = parse_command_line();
     std::panic::set_hook(Box::new(|info| {
         if let Some(l) = info.location() {
             *PANIC_AT.lock().unwrap_or_else(|e| e.into_inner()) = Some(l.to_string());
@@ -970,6 +1033,129 @@ pub fn main() -> i32 {
             3
         }
     }
+}
+
+/// The command line, parsed; whether `guide` was given limit or filter flags is noted (they
+/// are `--auto`'s).
+fn parse_command_line() -> Cli {
+    use clap::{CommandFactory, FromArgMatches};
+    let matches = Cli::command().get_matches();
+    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    if let (Command::Guide { auto, .. }, Some(("guide", sub))) =
+        (&mut cli.command, matches.subcommand())
+    {
+        let limit_ids = LimitArgs::augment_args(clap::Command::new("limits"));
+        auto.limits_given = limit_ids.get_arguments().any(|a| {
+            sub.value_source(a.get_id().as_str()) == Some(clap::parser::ValueSource::CommandLine)
+        });
+    }
+    cli
+}
+
+/// `guide --auto`: finds the steps, printing each as it is found, and writes the guide;
+/// exit 1 (nothing written) when the target is not reached.
+fn auto_guide(program: &str, args: &AutoArgs) -> Result<()> {
+    use guide::auto;
+    let target =
+        match (&args.sketch, &args.goal) {
+            (Some(s), _) => guide::Target::Sketch(s),
+            (None, Some(g)) => guide::Target::Goal(g),
+            (None, None) => return Err(Error::bad_input(
+                "`--auto` needs the target: `--sketch FILE.sketch:NAME` or `--goal FILE.rise:NAME`",
+            )),
+        };
+    let Some(first_rules) = args.rules.first() else {
+        return Err(Error::bad_input(
+            "`--auto` needs `--rules FILE.rules[:SET]`",
+        ));
+    };
+    let out = args.output.as_deref().expect("clap requires --output");
+    crate::error::check_writable(out)?;
+    let cost = match &args.weights {
+        Some(w) => guide::Cost::Weighted(extract::Weighted::load(w)?),
+        None => guide::Cost::AstSize,
+    };
+    let settings = auto::Settings {
+        cost,
+        limits: args.limits.limits(),
+        filter: args.limits.filter(),
+        normal_form: args.limits.normal_form,
+    };
+    let def = at_argument(program, rise::load_def_ref(program, Path::new("")))?;
+    let spec = match target {
+        guide::Target::Sketch(s) | guide::Target::Goal(s) => s,
+    };
+    let checkpoints = at_argument(spec, auto::checkpoints(target, &def, &settings.limits))?;
+    let mut candidates = vec![];
+    for spec in &args.rules {
+        candidates.extend(at_argument(
+            spec,
+            auto::candidates(std::slice::from_ref(spec)),
+        )?);
+    }
+    let names: Vec<&str> = checkpoints.iter().map(|c| c.name.as_str()).collect();
+    println!(
+        "guide --auto: {} checkpoints ({}), {} rule sets",
+        checkpoints.len(),
+        names.join(", "),
+        candidates.len()
+    );
+    let t0 = std::time::Instant::now();
+    let (steps, reached) = auto::find(&def.term, &checkpoints, &candidates, &settings, |e| {
+        match e {
+            auto::Event::Found(f) => {
+                let sets: Vec<String> = f.candidate.sets.iter().map(|s| s.label()).collect();
+                println!(
+                    "{}\n  rules {}; found in {} trials, {:.2} s",
+                    report::summary(
+                        &format!("step {}", f.checkpoint + 1),
+                        &f.report,
+                        &def.names
+                    ),
+                    sets.join(" "),
+                    f.trials,
+                    f.seconds
+                );
+            }
+            auto::Event::Satisfied(i) => println!(
+                "step {} `{}`: satisfied by the term so far, no step needed",
+                i + 1,
+                checkpoints[i].name
+            ),
+            auto::Event::Skipped(i, trials, seconds) => println!(
+                "step {} `{}`: not reached by any rule set within the caps ({trials} trials, {seconds:.2} s): skipped",
+                i + 1,
+                checkpoints[i].name
+            ),
+        }
+    })?;
+    let seconds = t0.elapsed().as_secs_f64();
+    if !reached {
+        return Err(Error::check_failed(format!(
+            "`{spec}` not reached: {} of {} checkpoints found before it, {seconds:.2} s",
+            steps.len(),
+            checkpoints.len() - 1
+        )));
+    }
+    let rules_file = Path::new(crate::rules::split_spec(first_rules).0);
+    let line = crate::error::command_line();
+    let from = auto::write::Source {
+        program,
+        goal_file: args.goal.as_deref().map(|g| Path::new(guide::file_of(g))),
+        rules: rules_file,
+        weights: args.weights.as_deref(),
+        settings: &settings,
+        command: &line.text,
+    };
+    let written = auto::write::write(out, &from, &checkpoints, &steps)?;
+    let files: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+    println!(
+        "guide found: {} steps in {seconds:.2} s, peak RSS {:.1} MB; wrote {}",
+        steps.len(),
+        crate::egraph::saturate::resident_mb(true),
+        files.join(", ")
+    );
+    Ok(())
 }
 
 fn codegen(

@@ -6,6 +6,7 @@
 //! is hit, and extracts the cheapest term satisfying the sketch, which the next step starts
 //! from. Guide files (`programs/*.guide`) are read by [`parse`].
 
+pub mod auto;
 pub mod explain;
 pub mod parse;
 pub mod report;

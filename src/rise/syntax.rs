@@ -218,7 +218,7 @@ impl Expr {
     }
 
     /// The functions of a chain of compositions, first applied first.
-    fn composed<'e>(&'e self, chain: &mut Vec<&'e Expr>) {
+    pub fn composed<'e>(&'e self, chain: &mut Vec<&'e Expr>) {
         match &self.kind {
             ExprKind::Comp(f, g) => {
                 f.composed(chain);

@@ -56,12 +56,17 @@ pub fn select(file: &RuleFile, set: Option<&str>) -> Result<Vec<RuleDecl>> {
         .collect()
 }
 
-/// The rules named by `FILE.rules[:SET]`.
-pub fn load_selection(spec: &str) -> Result<Vec<RuleDecl>> {
-    let (file, set) = match spec.rsplit_once(':') {
+/// The file and the set (or rule) of `FILE.rules[:SET]`.
+pub fn split_spec(spec: &str) -> (&str, Option<&str>) {
+    match spec.rsplit_once(':') {
         Some((f, s)) if f.ends_with(".rules") => (f, Some(s)),
         _ => (spec, None),
-    };
+    }
+}
+
+/// The rules named by `FILE.rules[:SET]`.
+pub fn load_selection(spec: &str) -> Result<Vec<RuleDecl>> {
+    let (file, set) = split_spec(spec);
     select(&load_rule_file(Path::new(file))?, set)
 }
 

@@ -1,0 +1,366 @@
+//! Guides found automatically (`sketchlog guide --auto`): from a final sketch or an exact
+//! goal alone, a sequence of steps that reaches it, written as an ordinary guide.
+//!
+//! Two choices make a guide: its checkpoints and each step's rules.
+//!
+//! - **Checkpoints** are derived from the target. A sketch is relaxed back towards the start
+//!   program ([`relax`]: lowering undone, storage dropped, split loops put back in the start
+//!   program's order); an exact goal has its innermost conjugating stages peeled off
+//!   ([`peel`]). The target is the last checkpoint.
+//! - **Rules** are chosen per step among candidates: each rule set given alone, then each
+//!   pair, then all together. Candidates are tried at growing e-node caps (10,000, then
+//!   tenfold up to the search's `--enodes`), so one that blows up costs no more than the
+//!   cap at which another finds the checkpoint; once one finds it, the others are capped at
+//!   its e-graph's size, and the smallest e-graph wins. A candidate that saturates or hits
+//!   the iteration, time or memory limit without finding is dropped.
+//!
+//! A checkpoint that no candidate reaches is skipped: the next step searches from the same
+//! term for the checkpoint after it. The search fails only when the target itself is not
+//! reached.
+
+pub mod peel;
+pub mod relax;
+pub mod write;
+
+use super::{search, Cost, Step, StepReport};
+use crate::egraph::filter::Filter;
+use crate::egraph::normal::NormalForm;
+use crate::egraph::saturate::normalise;
+use crate::egraph::saturate::{Limits, StopReason};
+use crate::error::{read_source, Error, Result};
+use crate::rise::infer::elaborate_def;
+use crate::rise::syntax::{Def, RuleDecl};
+use crate::rise::term::Term;
+use crate::rise::LoadedDef;
+use crate::sketch::parse::parse_sketch_file;
+use crate::sketch::{Sketch, SketchDecl};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::time::Instant;
+
+/// What a checkpoint asks for.
+#[derive(Clone, Debug)]
+pub enum Aim {
+    /// A sketch, resolved against the program, with its text as written (sizes by name).
+    Sketch { decl: SketchDecl, written: Sketch },
+    /// An exact goal: its definition as written, and its term in beta-eta normal form.
+    Goal { def: Def, term: Rc<Term> },
+}
+
+/// One step's target.
+#[derive(Clone, Debug)]
+pub struct Checkpoint {
+    pub name: String,
+    pub aim: Aim,
+    /// Derived from the target (not the target itself).
+    pub derived: bool,
+}
+
+/// Where rules come from: a rule file and one of its sets (or rules), or the whole file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SetRef {
+    pub file: PathBuf,
+    pub set: Option<String>,
+    /// The rules' names (a whole file without sets is written rule by rule).
+    pub rules: Vec<String>,
+}
+
+impl SetRef {
+    /// `FILE.rules:SET`, or `FILE.rules` for a whole file.
+    pub fn label(&self) -> String {
+        match &self.set {
+            Some(set) => format!("{}:{set}", self.file.display()),
+            None => self.file.display().to_string(),
+        }
+    }
+}
+
+/// Rules a step may search with: the rule sets they come from and the rules.
+#[derive(Clone, Debug)]
+pub struct Candidate {
+    pub sets: Vec<SetRef>,
+    pub rules: Vec<RuleDecl>,
+}
+
+impl Candidate {
+    /// The union of several candidates (a rule in two of them is taken once).
+    fn union(parts: &[&Candidate]) -> Candidate {
+        let mut out = Candidate {
+            sets: vec![],
+            rules: vec![],
+        };
+        for part in parts {
+            out.sets.extend(part.sets.iter().cloned());
+            for r in &part.rules {
+                if !out.rules.iter().any(|q| q.name == r.name) {
+                    out.rules.push(r.clone());
+                }
+            }
+        }
+        out
+    }
+}
+
+/// How each step searches: as `check` does, with `limits.enodes` the largest cap.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub cost: Cost,
+    pub limits: Limits,
+    pub filter: Filter,
+    pub normal_form: NormalForm,
+}
+
+impl Settings {
+    /// The e-node caps candidates are tried at: 10,000, tenfold up to `limits.enodes`.
+    fn caps(&self) -> Vec<usize> {
+        let mut caps = vec![];
+        let mut cap = 10_000;
+        while cap < self.limits.enodes {
+            caps.push(cap);
+            cap *= 10;
+        }
+        caps.push(self.limits.enodes);
+        caps
+    }
+}
+
+/// A step found: which checkpoint, with which rules, the step's report, and what finding
+/// it cost (every trial's time, the found one's too).
+#[derive(Clone, Debug)]
+pub struct Found {
+    pub checkpoint: usize,
+    pub candidate: Candidate,
+    pub report: StepReport,
+    pub trials: usize,
+    pub seconds: f64,
+}
+
+/// What the search reports as it goes.
+pub enum Event<'a> {
+    /// A checkpoint reached.
+    Found(&'a Found),
+    /// A checkpoint the term already satisfies: no step needed.
+    Satisfied(usize),
+    /// A checkpoint no candidate reached, after this many trials and seconds.
+    Skipped(usize, usize, f64),
+}
+
+/// The steps found from `start` through `checkpoints` (the last one the target), and
+/// whether the target was reached.
+pub fn find(
+    start: &Rc<Term>,
+    checkpoints: &[Checkpoint],
+    candidates: &[Candidate],
+    settings: &Settings,
+    mut on: impl FnMut(Event),
+) -> Result<(Vec<Found>, bool)> {
+    let mut term = start.clone();
+    let mut steps = vec![];
+    for (i, checkpoint) in checkpoints.iter().enumerate() {
+        if let Aim::Sketch { decl, .. } = &checkpoint.aim {
+            if decl.sketch.satisfied_by(&term) && i + 1 < checkpoints.len() {
+                on(Event::Satisfied(i));
+                continue;
+            }
+        }
+        let t0 = Instant::now();
+        match reach(&term, checkpoint, candidates, settings)? {
+            (Some((candidate, report)), trials) => {
+                let found = Found {
+                    checkpoint: i,
+                    candidate,
+                    report,
+                    trials,
+                    seconds: t0.elapsed().as_secs_f64(),
+                };
+                on(Event::Found(&found));
+                term = found.report.term.clone().expect("a found step has a term");
+                steps.push(found);
+            }
+            (None, trials) => {
+                on(Event::Skipped(i, trials, t0.elapsed().as_secs_f64()));
+                if i + 1 == checkpoints.len() {
+                    return Ok((steps, false));
+                }
+            }
+        }
+    }
+    Ok((steps, true))
+}
+
+/// The candidate combinations in the order they are tried: each alone, each pair, all.
+fn combinations(candidates: &[Candidate]) -> Vec<Vec<Candidate>> {
+    let n = candidates.len();
+    let singles = candidates.iter().map(|c| Candidate::union(&[c])).collect();
+    let pairs = (0..n)
+        .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
+        .map(|(i, j)| Candidate::union(&[&candidates[i], &candidates[j]]))
+        .collect();
+    let all = Candidate::union(&candidates.iter().collect::<Vec<_>>());
+    match n {
+        0 => vec![],
+        1 => vec![singles],
+        2 => vec![singles, vec![all]],
+        _ => vec![singles, pairs, vec![all]],
+    }
+}
+
+/// The smallest search reaching `checkpoint` from `term`, with its rules, and the number of
+/// trials made.
+fn reach(
+    term: &Rc<Term>,
+    checkpoint: &Checkpoint,
+    candidates: &[Candidate],
+    settings: &Settings,
+) -> Result<(Option<(Candidate, StepReport)>, usize)> {
+    let mut trials = 0;
+    for phase in combinations(candidates) {
+        let mut alive: Vec<&Candidate> = phase.iter().collect();
+        for cap in settings.caps() {
+            let mut best: Option<(Candidate, StepReport)> = None;
+            let mut still = vec![];
+            for c in alive {
+                let bound = best
+                    .as_ref()
+                    .map_or(cap, |(_, r)| cap.min(r.outcome.size().0));
+                let report = search(term, &step(checkpoint, c, settings, bound), |_| {})?;
+                trials += 1;
+                match report.outcome.stop {
+                    StopReason::Found => {
+                        let smaller = best
+                            .as_ref()
+                            .is_none_or(|(_, b)| report.outcome.size().0 < b.outcome.size().0);
+                        if smaller {
+                            best = Some((c.clone(), report));
+                        }
+                    }
+                    StopReason::NodeLimit => still.push(c),
+                    _ => {}
+                }
+            }
+            if best.is_some() {
+                return Ok((best, trials));
+            }
+            alive = still;
+        }
+    }
+    Ok((None, trials))
+}
+
+/// The step searching for `checkpoint` with candidate `c`'s rules, capped at `enodes`.
+fn step(checkpoint: &Checkpoint, c: &Candidate, settings: &Settings, enodes: usize) -> Step {
+    let limits = Limits {
+        enodes,
+        ..settings.limits.clone()
+    };
+    let sketch = match &checkpoint.aim {
+        Aim::Sketch { decl, .. } => decl.clone(),
+        Aim::Goal { .. } => SketchDecl::any(&format!("goal {}", checkpoint.name)),
+    };
+    let mut step = Step::new(
+        sketch,
+        c.rules.clone(),
+        (settings.cost.clone(), limits, settings.filter.clone()),
+    );
+    step.normal_form = settings.normal_form;
+    if let Aim::Goal { term, .. } = &checkpoint.aim {
+        step.goal = Some(term.clone());
+    }
+    step
+}
+
+/// The checkpoints for `target`, the target last: a sketch's relaxations ([`relax`]) or a
+/// goal's peeled forms ([`peel`]).
+pub fn checkpoints(
+    target: super::Target,
+    program: &LoadedDef,
+    limits: &Limits,
+) -> Result<Vec<Checkpoint>> {
+    let here = Path::new("");
+    let mut out = vec![];
+    match target {
+        super::Target::Sketch(spec) => {
+            let (file, name) = spec.rsplit_once(':').ok_or_else(|| {
+                Error::bad_input(format!("`{spec}` names no sketch: write FILE.sketch:NAME"))
+            })?;
+            let src = read_source(Path::new(file))?;
+            let decl = parse_sketch_file(&src)?.get(name)?.clone();
+            let relaxed = relax::checkpoints(name, &decl.sketch);
+            for (name, written, derived) in relaxed
+                .into_iter()
+                .map(|(n, s)| (n, s, true))
+                .chain([(name.to_string(), decl.sketch.clone(), false)])
+            {
+                let resolved = SketchDecl {
+                    name: name.clone(),
+                    sketch: written.clone(),
+                    ..decl.clone()
+                }
+                .resolve(&program.sizes)?;
+                let aim = Aim::Sketch {
+                    decl: resolved,
+                    written,
+                };
+                out.push(Checkpoint { name, aim, derived });
+            }
+        }
+        super::Target::Goal(spec) => {
+            let of = (program.name.as_str(), &program.term.ty);
+            let term = super::load_goal(spec, here, of, limits)?;
+            let (file, name) = spec.rsplit_once(':').unwrap_or((spec, &program.name));
+            let source = crate::rise::load_program(Path::new(file))?;
+            for def in peel::checkpoints(&source, name, &program.term.ty)? {
+                let mut with = source.clone();
+                with.defs.push(def.clone());
+                let term = elaborate_def(&with, &def.name)?;
+                let term = normalise(&term, limits)?.0;
+                let name = def.name.clone();
+                out.push(Checkpoint {
+                    name,
+                    aim: Aim::Goal { def, term },
+                    derived: true,
+                });
+            }
+            let def = source
+                .get(name)
+                .cloned()
+                .ok_or_else(|| Error::bad_input(format!("no definition named `{name}`")))?;
+            out.push(Checkpoint {
+                name: name.to_string(),
+                aim: Aim::Goal { def, term },
+                derived: false,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The candidates of `FILE.rules[:SET]` specs: a spec naming a set is one; a file's sets are
+/// one each; a file without sets is one.
+pub fn candidates(specs: &[String]) -> Result<Vec<Candidate>> {
+    let mut out = vec![];
+    for spec in specs {
+        let (file, set) = crate::rules::split_spec(spec);
+        let rules = crate::rules::load_rule_file(Path::new(file))?;
+        let sets: Vec<Option<&str>> = match set {
+            None if !rules.rulesets.is_empty() => rules
+                .rulesets
+                .iter()
+                .map(|r| Some(r.name.as_str()))
+                .collect(),
+            set => vec![set],
+        };
+        for set in sets {
+            let chosen = crate::rules::select(&rules, set)?;
+            out.push(Candidate {
+                sets: vec![SetRef {
+                    file: file.into(),
+                    set: set.map(str::to_string),
+                    rules: chosen.iter().map(|r| r.name.clone()).collect(),
+                }],
+                rules: chosen,
+            });
+        }
+    }
+    Ok(out)
+}
