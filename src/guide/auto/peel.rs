@@ -80,18 +80,30 @@ fn under_binders(e: &Expr, f: &mut dyn FnMut(&Expr) -> Option<Expr>) -> Option<E
 }
 
 /// A body as a pipeline: the functions applied to the innermost argument, first applied
-/// first (`(g o f) x` and `g (f x)` are both `[f, g]` applied to `x`), and that argument.
+/// first, and that argument. `(g o f) x`, `g (f x)` and `(fun y => g (f y)) x` (how a program
+/// reads a composition) are all `[f, g]` applied to `x`.
 fn pipeline(body: &Expr) -> (Vec<Expr>, Expr) {
     let mut stages = vec![];
     let mut e = body;
     while let ExprKind::App(f, x) = &e.kind {
-        let mut chain = vec![];
-        f.composed(&mut chain);
-        stages.extend(chain.into_iter().rev().cloned());
+        stages.extend(composition(f).into_iter().rev());
         e = x;
     }
     stages.reverse();
     (stages, e.clone())
+}
+
+/// The functions a function composes, first applied first: those of `fun y => p` when `p`
+/// is a pipeline applied to `y` alone, otherwise the function itself.
+fn composition(f: &Expr) -> Vec<Expr> {
+    if let ExprKind::Lam(y, None, body) = &f.kind {
+        let (stages, input) = pipeline(body);
+        let only_input = stages.iter().all(|s| s.free_uses(&|v| v == y).is_empty());
+        if input.kind == ExprKind::Var(y.clone()) && only_input && !stages.is_empty() {
+            return stages;
+        }
+    }
+    vec![f.clone()]
 }
 
 /// `(sk o .. o s1) input` for stages `[s1, .., sk]`.
@@ -103,5 +115,42 @@ fn composed_application(stages: &[Expr], input: Expr) -> Expr {
     match chain {
         Some(c) => Expr::app(c, input),
         None => input,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_4d_reorder_peels_into_six_exchanges() {
+        let program =
+            crate::rise::load_program(std::path::Path::new("programs/shine/reorder.rise")).unwrap();
+        let start = elaborate_def(&program, "reorder4d").unwrap();
+        let (stages, _) = pipeline(body_of(&program.get("reorder4d-4321").unwrap().expr));
+        assert_eq!(stages.len(), 13);
+        let found = checkpoints(&program, "reorder4d-4321", &start.ty).unwrap();
+        // They are the hand-written guide's goals (programs/shine/reorder4d-4321.guide).
+        let written = [
+            "reorder4d-1243",
+            "reorder4d-s2",
+            "reorder4d-s3",
+            "reorder4d-s4",
+        ];
+        assert_eq!(found.len(), written.len() + 1);
+        for (def, name) in found
+            .iter()
+            .zip(written.into_iter().chain(["reorder4d-s5"]))
+        {
+            let mut with = program.clone();
+            with.defs.push(def.clone());
+            let normal = |name: &str| {
+                let t = elaborate_def(&with, name).unwrap();
+                crate::egraph::saturate::normalise(&t, &Default::default())
+                    .unwrap()
+                    .0
+            };
+            assert_eq!(normal(&def.name), normal(name), "{}", def.name);
+        }
     }
 }
