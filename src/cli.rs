@@ -187,6 +187,15 @@ enum Command {
         #[arg(long, default_value_t = 120)]
         time_s: u64,
     },
+    /// One target of the automatic guides' table (run by `reproduce auto` in a child
+    /// process): reports its row as a JSON line.
+    #[command(hide = true)]
+    AutoRow {
+        target: String,
+        /// The written guide (or the unguided search) instead of the automatic one.
+        #[arg(long)]
+        written: bool,
+    },
     /// The command-line reference in Markdown, generated from these definitions
     /// (`docs/src/cli.md`).
     #[command(hide = true)]
@@ -655,12 +664,13 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Check { .. } | Command::Guide { .. } | Command::Bench { .. } => {
             egraph::saturate::start_watchdog(|_| std::process::exit(1))
         }
-        Command::Table2Row { .. } | Command::MatmulRow { .. } | Command::ShineRow { .. } => {
-            egraph::saturate::start_watchdog(|stop| {
-                crate::cluster::child::report_stop(stop);
-                std::process::exit(1)
-            })
-        }
+        Command::Table2Row { .. }
+        | Command::MatmulRow { .. }
+        | Command::ShineRow { .. }
+        | Command::AutoRow { .. } => egraph::saturate::start_watchdog(|stop| {
+            crate::cluster::child::report_stop(stop);
+            std::process::exit(1)
+        }),
         _ => {}
     }
     match cli.command {
@@ -738,6 +748,9 @@ fn dispatch(cli: Cli) -> Result<()> {
             &test,
             Duration::from_secs(time_s),
         )),
+        Command::AutoRow { target, written } => {
+            report_failure(crate::experiments::auto::row_main(&target, written))
+        }
         Command::CliReference => {
             print!("{}", cli_reference());
             Ok(())

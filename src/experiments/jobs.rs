@@ -2,7 +2,7 @@
 //! runs in a child process, and what it produces ([`Outcome`]), for the
 //! [`cluster`](crate::cluster) to schedule, key and keep.
 
-use super::{codegen, harris, input, matmul, shine, sweep, table2};
+use super::{auto, codegen, harris, input, matmul, shine, sweep, table2};
 use crate::cluster::child::Caps;
 use crate::cluster::job::Task;
 use crate::egraph::encoding::{Binding, Encoding, Substitution};
@@ -37,6 +37,9 @@ pub enum Work {
     Harris,
     /// A test of the Rise project's suite: one search for all its goals.
     Shine { test: String },
+    /// A target of the automatic guides' table: the guide found for it, or (`written`) the
+    /// guide written by hand or the unguided search.
+    Auto { target: String, written: bool },
     /// A point of a sweep; timed when the sweep times the found programs.
     SweepPoint {
         sweep: PathBuf,
@@ -58,6 +61,7 @@ pub enum Outcome {
     Harris(Vec<harris::Row>),
     /// A row per goal of the test.
     Shine(Vec<shine::Row>),
+    Auto(auto::Row),
     SweepPoint(sweep::PointRow),
 }
 
@@ -76,6 +80,10 @@ impl Task for Work {
             Work::Codegen { size } => format!("codegen at {size}"),
             Work::Harris => "harris".into(),
             Work::Shine { test } => format!("shine {test}"),
+            Work::Auto { target, written } => match written {
+                true => format!("auto {target} written"),
+                false => format!("auto {target}"),
+            },
             Work::SweepPoint { sweep, point, .. } => {
                 format!("{} {}", sweep.display(), sweep::point_arg(point))
             }
@@ -109,6 +117,7 @@ impl Task for Work {
             Work::Codegen { .. } => codegen::inputs()?,
             Work::Harris => harris::inputs()?,
             Work::Shine { test } => shine::inputs(shine::test(test)?),
+            Work::Auto { target, .. } => auto::target(target)?.inputs(),
             Work::SweepPoint { sweep, point, .. } => sweep::load(sweep)?.inputs(point)?,
         })
     }
@@ -128,6 +137,9 @@ impl Task for Work {
             Work::Codegen { size } => Outcome::Codegen(codegen::run_child(*size, caps)?),
             Work::Harris => Outcome::Harris(harris::run_child(caps)?),
             Work::Shine { test } => Outcome::Shine(shine::run_child(test, caps)?),
+            Work::Auto { target, written } => {
+                Outcome::Auto(auto::run_child(target, *written, caps)?)
+            }
             Work::SweepPoint { sweep, point, .. } => {
                 Outcome::SweepPoint(sweep::run_child(sweep, point, caps)?)
             }
@@ -158,6 +170,10 @@ impl Task for Work {
                 let found = rows.iter().filter(|r| r.found).count();
                 format!("{found} of {} goals found", rows.len())
             }
+            Outcome::Auto(row) => match row.found {
+                true => format!("found ({} steps)", row.steps.unwrap_or(0)),
+                false => format!("not found ({})", row.stop),
+            },
             Outcome::SweepPoint(row) => match (row.found, row.gflops) {
                 (true, Some(g)) => format!("found, {g:.1} GFLOP/s"),
                 (true, None) => "found".into(),

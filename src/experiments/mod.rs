@@ -2,7 +2,8 @@
 //! `results/`: Table 2 (lambda-calculus encodings, [`table2`]) and the matrix
 //! multiplication case study's Tables 3, 4, 5 and Figure 16 ([`matmul`], [`plot`]), the
 //! generated C's performance ([`codegen`]), the Harris corner detector beside Halide and
-//! OpenCV ([`harris`]), and the Rise project's own tests ([`shine`]).
+//! OpenCV ([`harris`]), the Rise project's own tests ([`shine`]), and the guides found
+//! automatically beside the written ones ([`auto`]).
 //!
 //! Each row runs in its own child process of `sketchlog` ([`child`]) under a memory cap
 //! (`RLIMIT_AS`, set by the child) and a time limit, so a row that runs out of memory is recorded as such and
@@ -11,6 +12,7 @@
 //! The paper's inputs (`programs/`, `rules/`) are read from [`inputs_dir`], whatever the
 //! working directory.
 
+pub mod auto;
 pub mod codegen;
 pub mod harris;
 pub mod jobs;

@@ -3,7 +3,7 @@
 //! the store (atomically) as each job finishes, with a progress line per job.
 
 use super::jobs::{Job, Outcome, Store, Work};
-use super::{codegen, harris, matmul, shine, table2};
+use super::{auto, codegen, harris, matmul, shine, table2};
 use crate::cluster::child::Caps;
 use crate::cluster::Cluster;
 use crate::egraph::encoding::{Binding, Substitution};
@@ -11,8 +11,8 @@ use crate::error::{Error, Result};
 use std::path::PathBuf;
 
 /// The tables `reproduce` knows, in the order they are listed.
-pub const TABLES: [&str; 8] = [
-    "table2", "table3", "table4", "table5", "fig16", "codegen", "harris", "shine",
+pub const TABLES: [&str; 9] = [
+    "table2", "table3", "table4", "table5", "fig16", "codegen", "harris", "shine", "auto",
 ];
 
 /// Settings of one `reproduce` run.
@@ -94,6 +94,14 @@ impl Settings {
                 }
                 "codegen" => add(Work::Codegen { size: self.size }, codegen::CAPS)?,
                 "harris" => add(Work::Harris, codegen::CAPS)?,
+                "auto" => {
+                    for t in auto::targets() {
+                        for written in [false, true] {
+                            let target = t.name.to_string();
+                            add(Work::Auto { target, written }, auto::CAPS)?;
+                        }
+                    }
+                }
                 "shine" => {
                     for t in &shine::TESTS {
                         let test = t.name.to_string();
@@ -145,6 +153,13 @@ impl Settings {
                         _ => vec![],
                     });
                     matmul::write_csv(&dir.join("shine.csv"), &shine::COLUMNS, &rows)?
+                }
+                "auto" => {
+                    let rows = cells(&outcomes, |o| match o {
+                        Outcome::Auto(row) => vec![row.fields()],
+                        _ => vec![],
+                    });
+                    matmul::write_csv(&dir.join("auto.csv"), &auto::COLUMNS, &rows)?
                 }
                 "harris" => {
                     let rows = cells(&outcomes, |o| match o {
