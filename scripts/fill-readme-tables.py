@@ -177,6 +177,29 @@ def codegen_summary():
         f"| {t['1']['ratio_vs_reference']}x / {t['2']['ratio_vs_reference']}x |"
         for v, t in by_version.items() if "1" in t and "2" in t)
 
+def auto():
+    """A row per target: the guide `guide --auto` found beside the written guide (or the
+    unguided search), from results/auto.csv."""
+    by_target = {}
+    for r in rows("auto.csv"):
+        by_target.setdefault(r["target"], {})[r["guide"]] = r
+    out = []
+    for target, g in by_target.items():
+        a, kind = g.get("auto"), "written" if "written" in g else "unguided"
+        w = g.get(kind)
+        if not a or not w:
+            continue
+        found = lambda r: "yes" if r["found"] == "true" else f"**no** ({r['found'][7:-1]})"
+        steps = a["rule_sets"].split(" > ")
+        sets = f"{steps[0]} (each)" if len(steps) > 2 and len(set(steps)) == 1 else a["rule_sets"]
+        same = ", the same sets" if kind == "written" and w["rule_sets"] == a["rule_sets"] else ""
+        out.append(
+            f"| {target} | {found(a)}: {a['steps']} steps, {sets} | {a['largest_enodes'] or '-'} "
+            f"| {a['guide_time_s'] or '-'} | {a['search_s'] or '-'} ({a['trials'] or '-'} trials), {a['peak_rss_mb'] or '-'} MB "
+            f"| {kind}: {found(w)}, {w['steps'] or '-'} steps{same}, {w['largest_enodes'] or '-'} e-nodes, "
+            f"{w['guide_time_s'] or '-'} s, {w['peak_rss_mb'] or '-'} MB |")
+    return "\n".join(out)
+
 def machine():
     """Which machine and build made each table's committed rows (results/machine.txt), with the
     commit of each build given as --commit BUILD=COMMIT."""
@@ -197,7 +220,7 @@ def machine():
 
 FILLS = [("table2", table2), ("table2-exact", table2_exact), ("table4", table4), ("table3", table3), ("table5", table5),
          ("codegen", codegen), ("codegen-summary", codegen_summary), ("harris", harris), ("harris-summary", harris_summary), ("sweep", sweep), ("shine", shine),
-         ("shine-summary", shine_summary), ("egglog-peer", egglog_peer),
+         ("shine-summary", shine_summary), ("egglog-peer", egglog_peer), ("auto", auto),
          ("machine", machine)]
 
 for page in [pathlib.Path("README.md")] + sorted(pathlib.Path("docs/src").glob("*.md")):
