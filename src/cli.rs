@@ -1114,7 +1114,7 @@ fn auto_guide(program: &str, args: &AutoArgs) -> Result<()> {
         candidates.len()
     );
     let t0 = std::time::Instant::now();
-    let (steps, reached) = auto::find(&def.term, &checkpoints, &candidates, &settings, |e| {
+    let (steps, missed) = auto::find(&def.term, &checkpoints, &candidates, &settings, |e| {
         match e {
             auto::Event::Found(f) => {
                 let sets: Vec<String> = f.candidate.sets.iter().map(|s| s.label()).collect();
@@ -1143,9 +1143,9 @@ fn auto_guide(program: &str, args: &AutoArgs) -> Result<()> {
         }
     })?;
     let seconds = t0.elapsed().as_secs_f64();
-    if !reached {
+    if let Some(stop) = missed {
         return Err(Error::check_failed(format!(
-            "`{spec}` not reached: {} of {} checkpoints found before it, {seconds:.2} s",
+            "`{spec}` not reached (its last trial: {stop}): {} of {} checkpoints found before it, {seconds:.2} s",
             steps.len(),
             checkpoints.len() - 1
         )));

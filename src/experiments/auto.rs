@@ -263,7 +263,7 @@ fn auto_row(t: &Target) -> Result<Row> {
     let checkpoints = auto::checkpoints(aim, &def, &settings.limits)?;
     let candidates = auto::candidates(&[rules])?;
     let t0 = Instant::now();
-    let (steps, reached) = auto::find(&def.term, &checkpoints, &candidates, &settings, |_| {})?;
+    let (steps, missed) = auto::find(&def.term, &checkpoints, &candidates, &settings, |_| {})?;
     let sets: Vec<String> = (steps.iter())
         .map(|s| {
             let names = s
@@ -282,15 +282,8 @@ fn auto_row(t: &Target) -> Result<Row> {
         search_s: Some(t0.elapsed().as_secs_f64()),
         trials: Some(steps.iter().map(|s| s.trials).sum()),
         peak_rss_mb: Some(resident_mb(true)),
-        ..Row::of(t.name, "auto", reached_stop(reached))
+        ..Row::of(t.name, "auto", missed.unwrap_or(StopReason::Found))
     })
-}
-
-fn reached_stop(reached: bool) -> StopReason {
-    match reached {
-        true => StopReason::Found,
-        false => StopReason::Saturated,
-    }
 }
 
 fn written_row(t: &Target, file: &Path) -> Result<Row> {

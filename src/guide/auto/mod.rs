@@ -145,15 +145,15 @@ pub enum Event<'a> {
     Skipped(usize, usize, f64),
 }
 
-/// The steps found from `start` through `checkpoints` (the last one the target), and
-/// whether the target was reached.
+/// The steps found from `start` through `checkpoints` (the last one the target), and, when
+/// the target was not reached, why its last trial stopped.
 pub fn find(
     start: &Rc<Term>,
     checkpoints: &[Checkpoint],
     candidates: &[Candidate],
     settings: &Settings,
     mut on: impl FnMut(Event),
-) -> Result<(Vec<Found>, bool)> {
+) -> Result<(Vec<Found>, Option<StopReason>)> {
     let mut term = start.clone();
     let mut steps = vec![];
     for (i, checkpoint) in checkpoints.iter().enumerate() {
@@ -165,7 +165,7 @@ pub fn find(
         }
         let t0 = Instant::now();
         match reach(&term, checkpoint, candidates, settings)? {
-            (Some((candidate, report)), trials) => {
+            (Ok((candidate, report)), trials) => {
                 let found = Found {
                     checkpoint: i,
                     candidate,
@@ -177,15 +177,15 @@ pub fn find(
                 term = found.report.term.clone().expect("a found step has a term");
                 steps.push(found);
             }
-            (None, trials) => {
+            (Err(stop), trials) => {
                 on(Event::Skipped(i, trials, t0.elapsed().as_secs_f64()));
                 if i + 1 == checkpoints.len() {
-                    return Ok((steps, false));
+                    return Ok((steps, Some(stop)));
                 }
             }
         }
     }
-    Ok((steps, true))
+    Ok((steps, None))
 }
 
 /// The candidate combinations in the order they are tried: each alone, each pair, all.
@@ -205,15 +205,16 @@ fn combinations(candidates: &[Candidate]) -> Vec<Vec<Candidate>> {
     }
 }
 
-/// The smallest search reaching `checkpoint` from `term`, with its rules, and the number of
-/// trials made.
+/// The smallest search reaching `checkpoint` from `term`, with its rules (or why the last
+/// trial stopped), and the number of trials made.
 fn reach(
     term: &Rc<Term>,
     checkpoint: &Checkpoint,
     candidates: &[Candidate],
     settings: &Settings,
-) -> Result<(Option<(Candidate, StepReport)>, usize)> {
+) -> Result<(std::result::Result<(Candidate, StepReport), StopReason>, usize)> {
     let mut trials = 0;
+    let mut last_stop = StopReason::Saturated;
     for phase in combinations(candidates) {
         let mut alive: Vec<&Candidate> = phase.iter().collect();
         for cap in settings.caps() {
@@ -225,6 +226,7 @@ fn reach(
                     .map_or(cap, |(_, r)| cap.min(r.outcome.size().0));
                 let report = search(term, &step(checkpoint, c, settings, bound), |_| {})?;
                 trials += 1;
+                last_stop = report.outcome.stop;
                 match report.outcome.stop {
                     StopReason::Found => {
                         let smaller = best
@@ -238,13 +240,13 @@ fn reach(
                     _ => {}
                 }
             }
-            if best.is_some() {
-                return Ok((best, trials));
+            if let Some(best) = best {
+                return Ok((Ok(best), trials));
             }
             alive = still;
         }
     }
-    Ok((None, trials))
+    Ok((Err(last_stop), trials))
 }
 
 /// The step searching for `checkpoint` with candidate `c`'s rules, capped at `enodes`.
