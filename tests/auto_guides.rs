@@ -132,3 +132,50 @@ fn auto_guide_errors() {
     assert!(said.contains("skipped"), "{said}");
     assert!(!guide.exists() && !dir.path().join("found.sketch").exists());
 }
+
+/// `step auto` in a written guide: the steps before the next written one are found, each
+/// with one of the guide's rule sets; the written step then runs with its own rules.
+#[test]
+fn a_written_guide_may_leave_steps_to_auto() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::env::current_dir().unwrap();
+    let guide = dir.path().join("vectorization.guide");
+    let at = |p: &str| root.join(p).display().to_string();
+    std::fs::write(
+        &guide,
+        format!(
+            "program  {}:mm\nsketches {}\nrules    {}\n\
+             limits   iterations 60 enodes 10000000 time 300\n\
+             filter   array-depth 6 ast-size 300 sizes-positive\n\
+             step auto\nstep lower1\n  rules lower\n",
+            at("programs/matmul.rise"),
+            at("programs/mm.sketch"),
+            at("rules/mm.rules")
+        ),
+    )
+    .unwrap();
+    let out = output(&["guide", guide.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    for line in [
+        "step 1 `lower1-split`: found",
+        "step 1 `lower1-unlowered`: found",
+        "step 2 `lower1`: found",
+    ] {
+        assert!(said.contains(line), "{line}: {said}");
+    }
+    // An automatic step needs a sketch step after it.
+    std::fs::write(
+        &guide,
+        format!(
+            "program  {}:mm\nrules {}\nstep auto\n",
+            at("programs/matmul.rise"),
+            at("rules/mm.rules")
+        ),
+    )
+    .unwrap();
+    let out = output(&["guide", guide.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("vectorization.guide:3:6:"), "{err}");
+}

@@ -72,6 +72,9 @@ pub struct Step {
     /// When it is found, find the rewrite path to the extracted term within this budget
     /// (`--explain`).
     pub explain: Option<explain::Budget>,
+    /// `step auto`: steps towards `sketch` found automatically, each with one of these
+    /// candidates, a pair or all ([`auto`]), instead of one search.
+    pub auto: Option<Vec<auto::Candidate>>,
 }
 
 /// What a step did.
@@ -145,6 +148,7 @@ impl Step {
             goal: None,
             why: false,
             explain: None,
+            auto: None,
         }
     }
 }
@@ -445,6 +449,22 @@ pub fn run(
     let mut term = guide.start.clone();
     let mut reports = vec![];
     for (i, step) in guide.steps.iter().enumerate() {
+        if let Some(candidates) = &step.auto {
+            let settings = auto::Settings {
+                cost: step.cost.clone(),
+                limits: step.limits.clone(),
+                filter: step.filter.clone(),
+                normal_form: step.normal_form,
+            };
+            let checkpoints = auto::checkpoints_before(&step.sketch);
+            let (found, _) = auto::find(&term, &checkpoints, candidates, &settings, |_| {})?;
+            for f in found {
+                on_step(i, &f.report);
+                term = f.report.term.clone().expect("a found step has a term");
+                reports.push(f.report);
+            }
+            continue;
+        }
         let report = search_named(&term, step, &guide.names, |s| on_iteration(i, s))?;
         on_step(i, &report);
         let next = report.term.clone();

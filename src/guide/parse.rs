@@ -16,10 +16,14 @@
 //!   limits time 10                 settings after a step override the defaults above it
 //! step lanes
 //!   rules  ../rules/mv.rules:lanes baseline   a set of another rules file, beside the file's
+//! step auto                        steps found automatically towards the next step's sketch
+//!   rules  split reorder           (`guide::auto`), each with one of these sets, a pair of
+//! step lower1                      them, or all (default: every set of the rules file)
 //! ```
 //!
 //! Paths are relative to the guide file.
 
+use super::auto::Candidate;
 use super::{Cost, Guide, Step};
 use crate::egraph::extract::Weighted;
 use crate::egraph::filter::{Filter, SizeScope};
@@ -31,17 +35,21 @@ use crate::rise::syntax::{RuleDecl, RuleFile};
 use crate::sketch::{SketchDecl, SketchFile};
 use std::path::{Path, PathBuf};
 
-/// What a step searches for: a sketch of the guide's sketch file, or an exact goal.
+/// What a step searches for: a sketch of the guide's sketch file, or an exact goal; or
+/// (`step auto`) steps found automatically towards the next step's sketch.
 enum StepTarget {
     Sketch(Word),
     /// `FILE.rise:NAME`, relative to the guide.
     Goal(Word),
+    Auto(Word),
 }
 
 /// Settings that a step takes from the defaults or sets itself.
 #[derive(Clone)]
 struct Settings {
     rules: Vec<RuleDecl>,
+    /// The sets of the `rules` line, each apart: an automatic step's candidates.
+    sets: Vec<Candidate>,
     cost: Cost,
     limits: Limits,
     filter: Filter,
@@ -56,7 +64,7 @@ struct GuideParser {
         crate::rise::debruijn::Names,
     )>,
     sketches: Option<SketchFile>,
-    rules: Option<RuleFile>,
+    rules: Option<(PathBuf, RuleFile)>,
     defaults: Settings,
     steps: Vec<(StepTarget, Settings)>,
     /// Every file read so far, the guide's own first.
@@ -148,19 +156,26 @@ impl GuideParser {
                 let Some(file) = &self.rules else {
                     return Err(Error::at(&key.span, "name the rules file first (`rules FILE.rules` before the steps)"));
                 };
+                let (path, file) = file.clone();
                 let mut rules: Vec<RuleDecl> = vec![];
+                settings.sets.clear();
                 for w in args {
-                    let set = if w.text == "*" {
-                        file.rules.clone()
-                    } else if let Some((path, set)) = w.text.split_once(".rules:") {
-                        let other = input(&self.dir, &mut self.inputs, &format!("{path}.rules"));
-                        let other = crate::rules::load_rule_file(&other).map_err(|e| e.or_at(&w.span))?;
-                        crate::rules::select(&other, Some(set)).map_err(|e| e.or_at(&w.span))?
-                    } else {
-                        crate::rules::select(file, Some(&w.text))
-                            .map_err(|e| e.or_at(&w.span))?
+                    let (from, set) = match w.text.split_once(".rules:") {
+                        _ if w.text == "*" => (path.clone(), None),
+                        Some((other, set)) => {
+                            let other = input(&self.dir, &mut self.inputs, &format!("{other}.rules"));
+                            (other, Some(set))
+                        }
+                        None => (path.clone(), Some(w.text.as_str())),
                     };
-                    for r in set {
+                    let chosen = match from == path {
+                        true => crate::rules::select(&file, set),
+                        false => crate::rules::load_rule_file(&from)
+                            .and_then(|other| crate::rules::select(&other, set)),
+                    }
+                    .map_err(|e| e.or_at(&w.span))?;
+                    settings.sets.push(Candidate::of(from, set, chosen.clone()));
+                    for r in chosen {
                         if !rules.iter().any(|x| x.name == r.name) {
                             rules.push(r);
                         }
@@ -207,7 +222,7 @@ impl GuideParser {
                     && ws[1].text.ends_with(".rules") =>
             {
                 let path = input(&self.dir, &mut self.inputs, &one()?.text);
-                self.rules = Some(crate::rules::load_rule_file(&path)?);
+                self.rules = Some((path.clone(), crate::rules::load_rule_file(&path)?));
             }
             _ => return Ok(false),
         }
@@ -225,6 +240,7 @@ pub fn load_guide(path: &Path) -> Result<Guide> {
         rules: None,
         defaults: Settings {
             rules: vec![],
+            sets: vec![],
             cost: Cost::AstSize,
             limits: Limits::default(),
             filter: Filter::default(),
@@ -236,16 +252,16 @@ pub fn load_guide(path: &Path) -> Result<Guide> {
     for (_, ws) in word_lines(&src, "//") {
         let key = &ws[0];
         if key.text == "step" {
-            let target = match &ws[1..] {
-                [name] => StepTarget::Sketch(name.clone()),
-                [goal, spec] if goal.text == "goal" => StepTarget::Goal(spec.clone()),
-                _ => {
-                    return Err(Error::at(
+            let target =
+                match &ws[1..] {
+                    [auto] if auto.text == "auto" => StepTarget::Auto(auto.clone()),
+                    [name] => StepTarget::Sketch(name.clone()),
+                    [goal, spec] if goal.text == "goal" => StepTarget::Goal(spec.clone()),
+                    _ => return Err(Error::at(
                         &key.span,
-                        "expected `step SKETCH_NAME` or `step goal FILE.rise:NAME`",
-                    ))
-                }
-            };
+                        "expected `step SKETCH_NAME`, `step goal FILE.rise:NAME` or `step auto`",
+                    )),
+                };
             let settings = p.defaults.clone();
             p.steps.push((target, settings));
             continue;
@@ -262,8 +278,8 @@ pub fn load_guide(path: &Path) -> Result<Guide> {
     if p.steps.is_empty() {
         return Err(Error::at(&whole, "the guide has no `step`"));
     }
-    let mut steps = vec![];
-    for (target, s) in p.steps {
+    let mut steps: Vec<Step> = vec![];
+    for (target, s) in p.steps.into_iter().rev() {
         let settings = (s.cost, s.limits, s.filter);
         let step = match target {
             StepTarget::Sketch(name) => {
@@ -290,12 +306,42 @@ pub fn load_guide(path: &Path) -> Result<Guide> {
                 step.goal = Some(goal);
                 step
             }
+            StepTarget::Auto(word) => {
+                let next = steps
+                    .last()
+                    .filter(|n| n.goal.is_none() && n.auto.is_none());
+                let Some(next) = next else {
+                    return Err(Error::at(
+                        &word.span,
+                        "`step auto` finds steps towards the next step's sketch: write a sketch step after it",
+                    ));
+                };
+                let candidates = match (s.sets.is_empty(), &p.rules) {
+                    (false, _) => s.sets,
+                    (true, Some((path, file))) => (file.rulesets.iter())
+                        .map(|set| {
+                            let chosen = crate::rules::select(file, Some(&set.name))?;
+                            Ok(Candidate::of(path.clone(), Some(&set.name), chosen))
+                        })
+                        .collect::<Result<_>>()?,
+                    (true, None) => {
+                        return Err(Error::at(
+                            &word.span,
+                            "`step auto` chooses among rule sets: name the rules file first",
+                        ))
+                    }
+                };
+                let mut step = Step::new(next.sketch.clone(), vec![], settings);
+                step.auto = Some(candidates);
+                step
+            }
         };
         steps.push(Step {
             normal_form: s.normal_form,
             ..step
         });
     }
+    steps.reverse();
     Ok(Guide {
         program,
         start,

@@ -83,6 +83,18 @@ pub struct Candidate {
 }
 
 impl Candidate {
+    /// The rules `chosen` from set `set` (`None`: the whole file) of rule file `file`.
+    pub fn of(file: PathBuf, set: Option<&str>, chosen: Vec<RuleDecl>) -> Candidate {
+        Candidate {
+            sets: vec![SetRef {
+                file,
+                set: set.map(str::to_string),
+                rules: chosen.iter().map(|r| r.name.clone()).collect(),
+            }],
+            rules: chosen,
+        }
+    }
+
     /// The union of several candidates (a rule in two of them is taken once).
     fn union(parts: &[&Candidate]) -> Candidate {
         let mut out = Candidate {
@@ -212,7 +224,10 @@ fn reach(
     checkpoint: &Checkpoint,
     candidates: &[Candidate],
     settings: &Settings,
-) -> Result<(std::result::Result<(Candidate, StepReport), StopReason>, usize)> {
+) -> Result<(
+    std::result::Result<(Candidate, StepReport), StopReason>,
+    usize,
+)> {
     let mut trials = 0;
     let mut last_stop = StopReason::Saturated;
     for phase in combinations(candidates) {
@@ -337,6 +352,28 @@ pub fn checkpoints(
     Ok(out)
 }
 
+/// The checkpoints before a resolved sketch (`step auto` in a guide): its relaxations.
+pub fn checkpoints_before(target: &SketchDecl) -> Vec<Checkpoint> {
+    (relax::checkpoints(&target.name, &target.sketch).into_iter())
+        .map(|(name, sketch)| {
+            let decl = SketchDecl {
+                name: name.clone(),
+                sketch: sketch.clone(),
+                ..target.clone()
+            };
+            let aim = Aim::Sketch {
+                decl,
+                written: sketch,
+            };
+            Checkpoint {
+                name,
+                aim,
+                derived: true,
+            }
+        })
+        .collect()
+}
+
 /// The candidates of `FILE.rules[:SET]` specs: a spec naming a set is one; a file's sets are
 /// one each; a file without sets is one.
 pub fn candidates(specs: &[String]) -> Result<Vec<Candidate>> {
@@ -354,14 +391,7 @@ pub fn candidates(specs: &[String]) -> Result<Vec<Candidate>> {
         };
         for set in sets {
             let chosen = crate::rules::select(&rules, set)?;
-            out.push(Candidate {
-                sets: vec![SetRef {
-                    file: file.into(),
-                    set: set.map(str::to_string),
-                    rules: chosen.iter().map(|r| r.name.clone()).collect(),
-                }],
-                rules: chosen,
-            });
+            out.push(Candidate::of(file.into(), set, chosen));
         }
     }
     Ok(out)
