@@ -217,6 +217,10 @@ fn combinations(candidates: &[Candidate]) -> Vec<Vec<Candidate>> {
     }
 }
 
+/// A checkpoint reached, with the rules and the search that reached it; or why the last
+/// trial stopped.
+type Reached = std::result::Result<(Candidate, StepReport), StopReason>;
+
 /// The smallest search reaching `checkpoint` from `term`, with its rules (or why the last
 /// trial stopped), and the number of trials made.
 fn reach(
@@ -224,10 +228,7 @@ fn reach(
     checkpoint: &Checkpoint,
     candidates: &[Candidate],
     settings: &Settings,
-) -> Result<(
-    std::result::Result<(Candidate, StepReport), StopReason>,
-    usize,
-)> {
+) -> Result<(Reached, usize)> {
     let mut trials = 0;
     let mut last_stop = StopReason::Saturated;
     for phase in combinations(candidates) {
