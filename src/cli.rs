@@ -426,12 +426,17 @@ fn explain_budget(expansions: u32) -> guide::explain::Budget {
     }
 }
 
-fn check(args: &CheckArgs) -> Result<()> {
-    let dump = args.dump.dump()?;
-    let cost = match &args.weights {
+/// The cost model of `--weights FILE`, AST size without it.
+fn cost_of(weights: Option<&Path>) -> Result<guide::Cost> {
+    Ok(match weights {
         Some(w) => guide::Cost::Weighted(extract::Weighted::load(w)?),
         None => guide::Cost::AstSize,
-    };
+    })
+}
+
+fn check(args: &CheckArgs) -> Result<()> {
+    let dump = args.dump.dump()?;
+    let cost = cost_of(args.weights.as_deref())?;
     let line = crate::error::command_line();
     let limits = &args.limits;
     let target = match (args.sketch.first(), args.goal.first()) {
@@ -1084,12 +1089,8 @@ fn auto_guide(program: &str, args: &AutoArgs) -> Result<()> {
     };
     let out = args.output.as_deref().expect("clap requires --output");
     crate::error::check_writable(out)?;
-    let cost = match &args.weights {
-        Some(w) => guide::Cost::Weighted(extract::Weighted::load(w)?),
-        None => guide::Cost::AstSize,
-    };
     let settings = auto::Settings {
-        cost,
+        cost: cost_of(args.weights.as_deref())?,
         limits: args.limits.limits(),
         filter: args.limits.filter(),
         normal_form: args.limits.normal_form,
@@ -1101,10 +1102,7 @@ fn auto_guide(program: &str, args: &AutoArgs) -> Result<()> {
     let checkpoints = at_argument(spec, auto::checkpoints(target, &def, &settings.limits))?;
     let mut candidates = vec![];
     for spec in &args.rules {
-        candidates.extend(at_argument(
-            spec,
-            auto::candidates(std::slice::from_ref(spec)),
-        )?);
+        candidates.extend(at_argument(spec, auto::candidates(spec))?);
     }
     let names: Vec<&str> = checkpoints.iter().map(|c| c.name.as_str()).collect();
     println!(

@@ -261,7 +261,7 @@ fn auto_row(t: &Target) -> Result<Row> {
         false => Aim::Sketch(&target),
     };
     let checkpoints = auto::checkpoints(aim, &def, &settings.limits)?;
-    let candidates = auto::candidates(&[rules])?;
+    let candidates = auto::candidates(&rules)?;
     let t0 = Instant::now();
     let (steps, missed) = auto::find(&def.term, &checkpoints, &candidates, &settings, |_| {})?;
     let sets: Vec<String> = (steps.iter())

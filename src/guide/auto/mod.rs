@@ -303,24 +303,17 @@ pub fn checkpoints(
             })?;
             let src = read_source(Path::new(file))?;
             let decl = parse_sketch_file(&src)?.get(name)?.clone();
-            let relaxed = relax::checkpoints(name, &decl.sketch);
-            for (name, written, derived) in relaxed
-                .into_iter()
-                .map(|(n, s)| (n, s, true))
-                .chain([(name.to_string(), decl.sketch.clone(), false)])
-            {
-                let resolved = SketchDecl {
-                    name: name.clone(),
-                    sketch: written.clone(),
-                    ..decl.clone()
-                }
-                .resolve(&program.sizes)?;
-                let aim = Aim::Sketch {
-                    decl: resolved,
-                    written,
-                };
-                out.push(Checkpoint { name, aim, derived });
-            }
+            let resolve = |d: SketchDecl| d.resolve(&program.sizes);
+            out = relaxed(&decl, resolve)?;
+            let aim = Aim::Sketch {
+                decl: resolve(decl.clone())?,
+                written: decl.sketch,
+            };
+            out.push(Checkpoint {
+                name: name.to_string(),
+                aim,
+                derived: false,
+            });
         }
         super::Target::Goal(spec) => {
             let of = (program.name.as_str(), &program.term.ty);
@@ -355,45 +348,55 @@ pub fn checkpoints(
 
 /// The checkpoints before a resolved sketch (`step auto` in a guide): its relaxations.
 pub fn checkpoints_before(target: &SketchDecl) -> Vec<Checkpoint> {
+    relaxed(target, Ok).expect("a resolved sketch's relaxations need no resolving")
+}
+
+/// The relaxations of `target` ([`relax`]) as checkpoints, each resolved by `resolve`; each
+/// keeps its sketch as `target` writes it, for printing.
+fn relaxed(
+    target: &SketchDecl,
+    resolve: impl Fn(SketchDecl) -> Result<SketchDecl>,
+) -> Result<Vec<Checkpoint>> {
     (relax::checkpoints(&target.name, &target.sketch).into_iter())
         .map(|(name, sketch)| {
-            let decl = SketchDecl {
+            let decl = resolve(SketchDecl {
                 name: name.clone(),
                 sketch: sketch.clone(),
                 ..target.clone()
-            };
+            })?;
             let aim = Aim::Sketch {
                 decl,
                 written: sketch,
             };
-            Checkpoint {
+            Ok(Checkpoint {
                 name,
                 aim,
                 derived: true,
-            }
+            })
         })
         .collect()
 }
 
-/// The candidates of `FILE.rules[:SET]` specs: a spec naming a set is one; a file's sets are
-/// one each; a file without sets is one.
-pub fn candidates(specs: &[String]) -> Result<Vec<Candidate>> {
-    let mut out = vec![];
-    for spec in specs {
-        let (file, set) = crate::rules::split_spec(spec);
-        let rules = crate::rules::load_rule_file(Path::new(file))?;
-        let sets: Vec<Option<&str>> = match set {
-            None if !rules.rulesets.is_empty() => rules
-                .rulesets
-                .iter()
-                .map(|r| Some(r.name.as_str()))
-                .collect(),
-            set => vec![set],
-        };
-        for set in sets {
-            let chosen = crate::rules::select(&rules, set)?;
-            out.push(Candidate::of(file.into(), set, chosen));
-        }
-    }
-    Ok(out)
+/// The candidates of a `FILE.rules[:SET]` spec: the set it names; or each set of the file;
+/// or, for a file without sets, all of it.
+pub fn candidates(spec: &str) -> Result<Vec<Candidate>> {
+    let (file, set) = crate::rules::split_spec(spec);
+    let rules = crate::rules::load_rule_file(Path::new(file))?;
+    let sets: Vec<Option<&str>> = match set {
+        None if !rules.rulesets.is_empty() => rules
+            .rulesets
+            .iter()
+            .map(|r| Some(r.name.as_str()))
+            .collect(),
+        set => vec![set],
+    };
+    (sets.into_iter())
+        .map(|set| {
+            Ok(Candidate::of(
+                file.into(),
+                set,
+                crate::rules::select(&rules, set)?,
+            ))
+        })
+        .collect()
 }
