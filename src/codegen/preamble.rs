@@ -44,17 +44,32 @@ pub fn vector_types(widths: &BTreeSet<i64>, aligned: &BTreeSet<i64>) -> String {
 /// The file-level buffers (name, floats): a pointer each, set by a constructor that runs
 /// when the program is loaded, from [`allocator`] (`rise_buffer`, huge pages from
 /// [`HUGE_PAGE`] bytes on): zeroed, at least 64-byte aligned and never freed, as a static
-/// array would be. A failed allocation ends the process with a message.
-pub fn buffers(buffers: &[(String, i64)]) -> String {
-    if buffers.is_empty() {
+/// array would be. Per-thread buffers are `static __thread` pointers that each thread sets
+/// the first time it needs one (`rise_thread_buffer`). A failed allocation ends the process
+/// with a message.
+pub fn buffers(buffers: &[(String, i64)], per_thread: &[(String, i64)]) -> String {
+    if buffers.is_empty() && per_thread.is_empty() {
         return String::new();
     }
     let mut c = String::new();
     for (name, _) in buffers {
         let _ = writeln!(c, "static float *restrict {name};");
     }
+    for (name, _) in per_thread {
+        let _ = writeln!(c, "static __thread float *restrict {name};");
+    }
     c.push('\n');
     c.push_str(&allocator("rise_buffer", HUGE_PAGE));
+    c.push_str(OUT_OF_MEMORY);
+    if !per_thread.is_empty() {
+        c.push_str(
+            "\nstatic float *rise_thread_buffer(size_t floats) {\n  float *p = rise_buffer(floats);\n  if (!p) rise_out_of_memory();\n  return p;\n}\n",
+        );
+    }
+    if buffers.is_empty() {
+        c.push('\n');
+        return c;
+    }
     c.push_str("\n__attribute__((constructor)) static void rise_buffers(void) {\n");
     for (name, floats) in buffers {
         let _ = writeln!(c, "  {name} = rise_buffer({floats});");
@@ -62,17 +77,19 @@ pub fn buffers(buffers: &[(String, i64)]) -> String {
     let names: Vec<&str> = buffers.iter().map(|(name, _)| name.as_str()).collect();
     let _ = write!(
         c,
-        r#"  if (!{}) {{
-    fputs("generated program: out of memory for its buffers\n", stderr);
-    abort();
-  }}
-}}
-
-"#,
+        "  if (!{}) rise_out_of_memory();\n}}\n\n",
         names.join(" || !")
     );
     c
 }
+
+/// C for `rise_out_of_memory()`: a message, and the end of the process.
+const OUT_OF_MEMORY: &str = r#"
+static void rise_out_of_memory(void) {
+  fputs("generated program: out of memory for its buffers\n", stderr);
+  abort();
+}
+"#;
 
 /// C for `static float *NAME(size_t floats)`: zeroed floats, 64-byte aligned (from `malloc`
 /// a large array starts 16 bytes into a line, and half its 32-byte loads cross one), or

@@ -383,6 +383,29 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
         encode::add_nat(self.ws, n).ok()
     }
 
+    /// The class's representative as a term (literals' values left out: 0), or `None` where
+    /// it holds a node a Rise term cannot (a named variable, an explicit substitution).
+    pub fn representative(&self, class: Value) -> Option<std::rc::Rc<crate::rise::term::Term>> {
+        use crate::rise::term::{Node, Term};
+        let (raw, _) = self.snap.rep(class)?;
+        let ty = self.snap.class_type(class)?.clone();
+        let node = match raw {
+            Raw::Var(i) => Node::Var(u32::try_from(i).ok()?),
+            Raw::App(f, x) => Node::App(self.representative(f)?, self.representative(x)?),
+            Raw::Comp(f, g) => Node::Comp(self.representative(f)?, self.representative(g)?),
+            Raw::Lam(b) => Node::Lam(self.representative(b)?),
+            Raw::NatLam(b) => Node::NatLam(self.representative(b)?),
+            Raw::NatApp(f, n) => Node::NatApp(self.representative(f)?, self.snap.nat(n)?.clone()),
+            Raw::Leaf(Con::Prim, name) => Node::Prim(crate::rise::primitives::Prim::from_name(
+                &self.string(name),
+            )?),
+            Raw::Leaf(Con::F32, _) => Node::F32(crate::rise::syntax::Float(0.0)),
+            Raw::Leaf(Con::Int, _) => Node::Int(0),
+            _ => return None,
+        };
+        Some(Term::new(node, ty))
+    }
+
     /// The string a string value holds (a variable's name).
     pub fn string(&self, v: Value) -> String {
         self.ws

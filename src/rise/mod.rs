@@ -11,6 +11,7 @@ pub mod nat;
 pub mod parse;
 pub mod primitives;
 pub mod print;
+pub mod rows;
 pub mod syntax;
 pub mod term;
 pub mod types;

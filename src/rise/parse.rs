@@ -330,13 +330,20 @@ impl Parser {
             self.expect_sym("=>")?;
             let rhs = self.expr()?;
             rhs.check_depth(&self.since(start))?;
-            let mut not_free = vec![];
+            let (mut not_free, mut stencils) = (vec![], vec![]);
             if self.is_kw("where") {
                 self.pos += 1;
                 loop {
                     let x = self.ident()?;
-                    self.expect_kw("notin")?;
-                    not_free.push((x, self.ident()?));
+                    if self.is_kw("stencil") {
+                        self.pos += 1;
+                        stencils.push(x);
+                    } else if self.is_kw("notin") {
+                        self.pos += 1;
+                        not_free.push((x, self.ident()?));
+                    } else {
+                        return self.expected("`notin` or `stencil`");
+                    }
                     if !self.eat_sym(",") {
                         break;
                     }
@@ -347,6 +354,7 @@ impl Parser {
                 lhs,
                 rhs,
                 not_free,
+                stencils,
                 span: self.since(start),
             });
         }

@@ -258,7 +258,8 @@ impl Program {
 ///
 /// Free identifiers that are not primitives are pattern variables; free size names in
 /// `<...>` are size pattern variables. `x notin f` requires the LHS binder `x` not to be free
-/// in what pattern variable `f` matches.
+/// in what pattern variable `f` matches; `p stencil`, that what `p` matches is a row
+/// stencil ([`crate::rise::rows`]).
 #[derive(Clone, Debug)]
 pub struct RuleDecl {
     pub name: String,
@@ -266,6 +267,8 @@ pub struct RuleDecl {
     pub rhs: Expr,
     /// (binder, pattern variable) pairs.
     pub not_free: Vec<(String, String)>,
+    /// Pattern variables that must match row stencils.
+    pub stencils: Vec<String>,
     pub span: Span,
 }
 

@@ -105,6 +105,34 @@ impl Term {
         Rc::new(Term { node, ty, span })
     }
 
+    /// A size-polymorphic function applied to sizes, `(nfun n .. => e)<s>..`, reduced: `e`
+    /// with the sizes substituted; `None` if the term is not such an application.
+    pub fn nat_beta(&self) -> Option<Rc<Term>> {
+        let Node::NatApp(f, n) = &self.node else {
+            return None;
+        };
+        let f = f.nat_beta().unwrap_or_else(|| f.clone());
+        match &f.node {
+            Node::NatLam(body) => Some(body.instantiate_nat(n, 0)),
+            _ => None,
+        }
+    }
+
+    /// The term with size index `depth` (counted from the term's own position) replaced by
+    /// `arg` and the indices above it lowered by one.
+    fn instantiate_nat(&self, arg: &super::nat::Nat, depth: u32) -> Rc<Term> {
+        use super::types::subst_index;
+        let node = match &self.node {
+            Node::NatLam(b) => Node::NatLam(b.instantiate_nat(arg, depth + 1)),
+            Node::NatApp(f, n) => {
+                Node::NatApp(f.instantiate_nat(arg, depth), subst_index(n, depth, arg))
+            }
+            n => n.map(|c| c.instantiate_nat(arg, depth)),
+        };
+        let ty = (self.ty).map_nats(depth, &mut |n, d| subst_index(n, d, arg));
+        Term::at(node, ty, self.span.clone())
+    }
+
     /// Number of nodes.
     pub fn size(&self) -> usize {
         1 + self.node.children().iter().map(|c| c.size()).sum::<usize>()

@@ -328,7 +328,7 @@ pub fn fresh_nat_name(taken: &[String]) -> String {
 }
 
 /// Substitutes `arg` for index `depth` (shifting `arg` under `depth` binders); higher indices drop by one.
-fn subst_index(n: &Nat, depth: u32, arg: &Nat) -> Nat {
+pub fn subst_index(n: &Nat, depth: u32, arg: &Nat) -> Nat {
     n.substitute(&mut |a| match a {
         NatAtom::Index(i) if *i == depth => Some(shift_nat(arg, 0, depth as i64)),
         NatAtom::Index(i) if *i > depth => Some(Nat::index(i - 1)),

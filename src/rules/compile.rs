@@ -78,6 +78,8 @@ pub struct CompiledRule {
     pub(super) lhs_ctx: Vec<Vec<String>>,
     /// (pattern variable, free index in its LHS context) that must not be free.
     pub(super) not_free: Vec<(usize, u32)>,
+    /// Pattern variables that must match row stencils.
+    pub(super) stencils: Vec<usize>,
     /// With names: each LHS binder's name in the rule and the callback variable holding the
     /// matched name.
     pub(super) lhs_binders: Vec<(String, usize)>,
@@ -470,6 +472,16 @@ pub fn compile_for(rule: &RuleDecl, encoding: Encoding) -> Result<CompiledRule> 
             })?;
         not_free.push((k, (lhs_ctx[k].len() - 1 - pos) as u32));
     }
+    let stencils = (rule.stencils.iter())
+        .map(|var| {
+            vars.iter().position(|v| v == var).ok_or_else(|| {
+                Error::at(
+                    &rule.span,
+                    format!("`{var}` in `where` is not a pattern variable"),
+                )
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
     // Every binder a pattern variable may use on the left must exist around it on the right.
     check_holes(&rhs, &vars, &lhs_ctx, &rule.not_free, &rule.span)?;
 
@@ -511,6 +523,7 @@ pub fn compile_for(rule: &RuleDecl, encoding: Encoding) -> Result<CompiledRule> 
         root_type: typing.lhs.ty.clone(),
         lhs_ctx,
         not_free,
+        stencils,
         lhs_binders,
         nat_vars,
         rhs,

@@ -123,6 +123,10 @@ impl CompiledRule {
                 return None;
             }
         }
+        for var in &self.stencils {
+            let f = b.representative(values[1 + var])?;
+            crate::rise::rows::row_stencil(&f)?;
+        }
         let nvars = self.var_types.len();
         let nat_values = &values[1 + nvars..1 + nvars + self.nat_vars.len()];
         let mut key: SmallVec<[Value; 8]> = (0..=nvars)

@@ -68,6 +68,9 @@ pub struct Emitter {
     nats: Vec<i64>,
     /// File-level buffers (`toMem`): name and number of floats.
     buffers: Vec<(String, i64)>,
+    /// Buffers too large for the stack inside a parallel loop: one per thread (`static
+    /// __thread`), allocated by each thread the first time it needs it.
+    thread_buffers: Vec<(String, i64)>,
     /// Arithmetic operations evaluated so far (a view must not compute).
     arith: usize,
     /// The program's parameters: the first entries of every environment.
@@ -400,6 +403,10 @@ impl Emitter {
             Node::Comp(..) => Err(unsupported(
                 "a composition (`>>`): code is generated from beta-eta normal form".to_string(),
             )),
+            Node::NatApp(..) if t.nat_beta().is_some() => {
+                let reduced = t.nat_beta().expect("a size redex");
+                self.eval(&reduced, env)
+            }
             Node::NatApp(f, n) => match self.eval(f, env)? {
                 Val::Prim {
                     prim,
@@ -556,8 +563,8 @@ impl Emitter {
 
     /// A new buffer for a value of type `ty`, as a view. Arrays of up to 64K floats live on
     /// the stack of the current block (so each thread of a parallel loop has its own);
-    /// larger ones are file-level buffers allocated once, which a parallel loop's threads
-    /// would share: those are refused there.
+    /// larger ones are file-level buffers allocated once, one per thread inside a parallel
+    /// loop.
     fn allocate(&mut self, ty: &Type) -> Result<Val> {
         let (shape, floats) = shape_of(ty, self)?;
         let name = self.fresh("buf");
@@ -567,9 +574,11 @@ impl Emitter {
             self.line(&format!("float {name}[{floats}] {};", aligned()));
             self.aligned.insert(name.clone());
         } else if self.parallel.iter().any(Option::is_some) {
-            return Err(unsupported(format!(
-                "a buffer of {floats} floats inside a parallel loop (each thread needs its own: at most 65536 floats)"
-            )));
+            self.line(&format!(
+                "if (!{name}) {name} = rise_thread_buffer({floats});"
+            ));
+            self.thread_buffers.push((name.clone(), floats));
+            self.aligned.insert(name.clone());
         } else {
             self.buffers.push((name.clone(), floats));
             self.aligned.insert(name.clone());
@@ -751,6 +760,7 @@ fn signature(program: &Rc<Term>, sizes: &[i64], lowering: Lowering) -> Result<Si
         fresh: 0,
         nats: vec![],
         buffers: vec![],
+        thread_buffers: vec![],
         arith: 0,
         params: 0,
         prologue: String::new(),
@@ -835,9 +845,9 @@ pub fn lowered_c(
     let v = em.eval(&body, &env)?;
     em.write(v, buffer_view(OUTPUT, &out_shape, false))?;
     let mut body = format!("{}{}", em.prologue, em.body);
-    let mut c = preamble::includes(!em.buffers.is_empty());
+    let mut c = preamble::includes(!em.buffers.is_empty() || !em.thread_buffers.is_empty());
     c.push_str(&preamble::vector_types(&em.widths, &em.aligned_widths));
-    c.push_str(&preamble::buffers(&em.buffers));
+    c.push_str(&preamble::buffers(&em.buffers, &em.thread_buffers));
     if em.streams > 0 {
         // A program that reads its output back keeps it in the cache: plain stores.
         let mut reads = em.accesses.iter().flat_map(|a| &a.reads);
