@@ -6,6 +6,8 @@ use common::{assert_close, def, matmul, Rng};
 use sketchlog::codegen::emit::{lowered_c, program_c, Lowering};
 use sketchlog::codegen::run::{compile, COptions};
 use sketchlog::codegen::sequential;
+use sketchlog::rise::term::Term;
+use std::rc::Rc;
 
 fn compiles_and_computes_matmul(name: &str, (m, n, k): (usize, usize, usize)) {
     let p = def("programs/matmul-lowlevel.rise", name);
@@ -554,17 +556,38 @@ fn harris_versions_agree_with_the_interpreter() {
     );
     for p in [naive, parallel] {
         for sizes in [[1, 1], [3, 5], [24, 17]] {
-            for lowering in [Lowering::Vector, Lowering::Scalar] {
-                let opts = COptions {
-                    lowering,
-                    ..COptions::default()
-                };
-                let exe = compile(&p, &sizes, &opts).unwrap();
-                let r = sketchlog::codegen::run::validate(&exe, &p, &opts).unwrap();
-                assert!(r.max_rel_error < 1e-5, "{sizes:?}: {}", r.max_rel_error);
-            }
+            harris_agrees(&p, sizes);
         }
     }
+}
+
+fn harris_agrees(p: &Rc<Term>, sizes: [i64; 2]) {
+    for lowering in [Lowering::Vector, Lowering::Scalar] {
+        let opts = COptions {
+            lowering,
+            ..COptions::default()
+        };
+        let exe = compile(p, &sizes, &opts).unwrap();
+        let r = sketchlog::codegen::run::validate(&exe, p, &opts).unwrap();
+        assert!(r.max_rel_error < 1e-5, "{sizes:?}: {}", r.max_rel_error);
+    }
+}
+
+/// Harris in strips of 16 rows, each through the whole pipeline, the strips on threads:
+/// one parallel loop, and where a strip's stage is too large for a thread's stack, a buffer
+/// per thread.
+#[test]
+fn harris_in_strips_agrees_with_the_interpreter() {
+    let strips = sketchlog::codegen::load_program("programs/harris-strips.guide").unwrap();
+    let c = program_c("harris", &strips, &[64, 64]).unwrap().c;
+    assert_eq!(c.matches("omp parallel for").count(), 1, "{c}");
+    for sizes in [[16, 1], [48, 17]] {
+        harris_agrees(&strips, sizes);
+    }
+    // 20 rows of 3,304 floats: more than a stack array may hold.
+    let c = program_c("harris", &strips, &[32, 3300]).unwrap().c;
+    assert!(c.contains("static __thread float"), "{c}");
+    harris_agrees(&strips, [32, 3300]);
 }
 
 /// An array built by `makeArray` of computed arrays larger than the stack allows is a

@@ -270,3 +270,48 @@ fn rules_command_prints_every_encoding() {
     assert!(!text.contains("Named"), "{text}");
     assert_eq!(rules(&["--binding", "nominal"]).status.code(), Some(2));
 }
+
+/// `where p stencil` lets a rule fire only on row stencils: the strips rule rewrites a
+/// pipeline whose rows read rows below them, and not one that clamps its first rows to a
+/// row of the image (computed per strip, that row would be the strip's).
+#[test]
+fn the_stencil_condition_refuses_what_is_not_a_row_stencil() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |f: &str| dir.path().join(f).to_str().unwrap().to_string();
+    let gray = "map (map (reduce add 0.0)) (map transpose (transpose x))";
+    let program = |rows: &str| {
+        format!(
+            "def p = nfun h w => fun (img : 3.(h+4).(w+4).f32) =>\n  let img ((nfun n m => fun (x : 3.(n+4).(m+4).f32) =>\n    map take<m> ({rows} ({gray})))<h><w>)\n"
+        )
+    };
+    std::fs::write(path("stencil.rise"), program("drop<4>")).unwrap();
+    std::fs::write(
+        path("clamped.rise"),
+        program("fun g => padClamp<2, 0> (drop<6> g)"),
+    )
+    .unwrap();
+    std::fs::write(
+        path("strips.rules"),
+        "rule strips = let x ((p : (n: nat) -> (m: nat) -> 3.(n+4).(m+4).f32 -> n.m.f32)<n><m>) =>\n  join (map p<16><m> (transpose (map slide<20, 16> x))) where p stencil\n",
+    )
+    .unwrap();
+    std::fs::write(
+        path("strips.sketch"),
+        "sketch strips = natlam(natlam(lam(app(join, ?))))\n",
+    )
+    .unwrap();
+    let found = |program: &str| {
+        output(&[
+            "check",
+            &format!("{}:p", path(program)),
+            "--rules",
+            &path("strips.rules"),
+            "--sketch",
+            &format!("{}:strips", path("strips.sketch")),
+        ])
+        .status
+        .success()
+    };
+    assert!(found("stencil.rise"));
+    assert!(!found("clamped.rise"));
+}

@@ -12,9 +12,10 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 /// The versions: a label and the program (`FILE.rise:NAME` or `FILE.guide`).
-const VERSIONS: [(&str, &str); 2] = [
+const VERSIONS: [(&str, &str); 3] = [
     ("naive", "programs/harris.rise:harris"),
     ("parallel", "programs/harris-parallel.guide"),
+    ("strips", "programs/harris-strips.guide"),
 ];
 
 /// Image sizes (height, width): Halide's `apps/harris` estimate (1536 wide, 2560 high), and

@@ -48,10 +48,11 @@ enum Abs {
         env: Vec<Abs>,
         nat: bool,
     },
-    /// A primitive applied to fewer arguments than it takes.
+    /// A primitive applied to fewer arguments than it takes, and its sizes (`None`: not a
+    /// constant).
     Partial {
         prim: Prim,
-        nats: Vec<i64>,
+        nats: Vec<Option<i64>>,
         args: Vec<Abs>,
     },
 }
@@ -148,8 +149,7 @@ fn eval(t: &Rc<Term>, env: &[Abs], depth: u32) -> Option<Abs> {
                 mut nats,
                 args,
             } if args.is_empty() => {
-                let n = n.as_const().filter(|r| r.den == 1)?.num;
-                nats.push(n);
+                nats.push(n.as_const().filter(|r| r.den == 1).map(|r| r.num));
                 saturated(prim, nats, args)
             }
             _ => None,
@@ -182,9 +182,9 @@ fn apply(f: Abs, x: Abs, depth: u32) -> Option<Abs> {
 }
 
 /// A primitive's value once it has all its arguments (a partial application before).
-fn saturated(prim: Prim, nats: Vec<i64>, args: Vec<Abs>) -> Option<Abs> {
+fn saturated(prim: Prim, nats: Vec<Option<i64>>, args: Vec<Abs>) -> Option<Abs> {
     let arity = match (prim, nats.first()) {
-        (Prim::MakeArray, Some(k)) => *k as usize,
+        (Prim::MakeArray, Some(k)) => (*k)? as usize,
         (Prim::MakeArray, None) => usize::MAX,
         (p, _) => p.arity(),
     };
@@ -194,7 +194,7 @@ fn saturated(prim: Prim, nats: Vec<i64>, args: Vec<Abs>) -> Option<Abs> {
     primitive(prim, &nats, args)
 }
 
-fn primitive(prim: Prim, nats: &[i64], mut args: Vec<Abs>) -> Option<Abs> {
+fn primitive(prim: Prim, nats: &[Option<i64>], mut args: Vec<Abs>) -> Option<Abs> {
     use Prim::*;
     let last = args.pop();
     match prim {
@@ -203,11 +203,11 @@ fn primitive(prim: Prim, nats: &[i64], mut args: Vec<Abs>) -> Option<Abs> {
         Let => apply(last?, args.pop()?, 0),
         Fst | Snd | Id | ToMem => last,
         Slide => match last? {
-            Abs::Rows { dim: 0, reads } if nats.get(1) == Some(&1) => Some(Abs::Rows {
+            Abs::Rows { dim: 0, reads } if nats.get(1) == Some(&Some(1)) => Some(Abs::Rows {
                 dim: 0,
                 reads: Reads {
                     lo: reads.lo,
-                    hi: reads.hi + nats[0] - 1,
+                    hi: reads.hi + nats[0]? - 1,
                 },
             }),
             Abs::Rows { dim: 0, .. } => None,
@@ -241,7 +241,18 @@ fn primitive(prim: Prim, nats: &[i64], mut args: Vec<Abs>) -> Option<Abs> {
             }),
             other => scalar(other),
         },
-        PadClamp | PadEmpty => match last? {
+        // Row r of `drop<k> x` is row r + k of x.
+        Drop => match last? {
+            Abs::Rows { dim: 0, reads } => Some(Abs::Rows {
+                dim: 0,
+                reads: Reads {
+                    lo: reads.lo + nats[0]?,
+                    hi: reads.hi + nats[0]?,
+                },
+            }),
+            other => Some(other),
+        },
+        PadClamp | PadEmpty | Take => match last? {
             Abs::Rows { dim: 0, .. } => None,
             other => Some(other),
         },
@@ -348,14 +359,18 @@ mod tests {
             Some((1, 0)),
             "rows of planes, read one by one"
         );
+        let s = stencil("nfun n m => fun (a : (n+2).m.f32) => drop<2> a");
+        assert_eq!(
+            s.map(|s| s.reads),
+            Some(Reads { lo: 2, hi: 2 }),
+            "rows moved up"
+        );
     }
 
     #[test]
     fn rows_moved_or_padded_are_refused() {
         for text in [
-            "nfun n m => fun (a : (n+2).m.f32) => drop<2> a",
             "nfun n m => fun (a : (n+2).m.f32) => take<n> (padClamp<1, 1> (drop<2> a))",
-            "nfun n m => fun (a : (n+2).m.f32) => map (fun r => r) (slide<1, 1> (drop<2> a))",
             "nfun n m => fun (a : (n+1).m.f32) => map (fun w => reduce add 0.0 (join w)) (slide<2, 2> a)",
         ] {
             assert_eq!(stencil(text), None, "{text}");
