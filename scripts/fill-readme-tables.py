@@ -112,9 +112,9 @@ def codegen():
         f"| {scalar(r)} | {r['gflops']} | {r['gbytes_s']} | {ratio(r)} | {r['compared'] or '-'} "
         f"| {r['max_rel_error'] or '-'} |" for r in rows("codegen.csv"))
 
-def harris(only=None):
+def harris(only=None, versions=None):
     """results/harris.csv: each version beside its scalar lowering, Halide and OpenCV (only
-    the rows at image size `only`, if given)."""
+    the rows at image size `only` and of `versions`, if given)."""
     def peer(r, name):
         ms, ratio = r[f"{name}_ms"], r[f"ratio_vs_{name}"]
         return "-" if not ms else f"{ms} ({ratio}x)"
@@ -122,11 +122,12 @@ def harris(only=None):
         f"| {r['version']} | {r['threads']} | {r['width']} x {r['height']} "
         f"| {r['median_ms']} | {r['scalar_ms']} | {peer(r, 'halide')} | {peer(r, 'opencv')} "
         f"| {r['max_rel_error']} |" for r in rows("harris.csv")
-        if only is None or f"{r['width']}x{r['height']}" == only)
+        if (only is None or f"{r['width']}x{r['height']}" == only)
+        and (versions is None or r["version"] in versions))
 
 def harris_summary():
-    """The Harris table at Halide's image size."""
-    return harris("1536x2560")
+    """The Harris table at Halide's image size: the naive lowering and the strips."""
+    return harris("1536x2560", ("naive", "strips"))
 
 def sweep():
     def cell(x):
