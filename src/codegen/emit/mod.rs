@@ -431,7 +431,7 @@ impl Emitter {
                 _ => Err(unsupported("a size applied to something other than a primitive")),
             },
             Node::NatLam(_) => Err(unsupported(
-                "a size-polymorphic function inside the program (only the outer `nfun`s are applied)",
+                "a size-polymorphic function inside the program not applied to its sizes",
             )),
             Node::Prim(Prim::Reduce) => Err(unsupported(
                 "the high-level primitive `reduce` is left in the program; lower it first (reduceSeq)",
