@@ -378,6 +378,35 @@ impl Emitter {
         Some(self.nats[k])
     }
 
+    /// A primitive applied to a size (`split<32>`).
+    fn apply_size(&mut self, f: &Rc<Term>, n: &Nat, env: &[Val]) -> Result<Val> {
+        match self.eval(f, env)? {
+            Val::Prim {
+                prim,
+                mut nats,
+                args,
+                ty,
+            } => {
+                let n = self.nat(n)?;
+                nats.push(n);
+                // The type after the size: `split<32>`'s, not `split`'s `(n: nat) -> ..`.
+                let ty = match &ty {
+                    Type::NatFun(body) => Type::instantiate(body, &Nat::cst(n)),
+                    _ => ty,
+                };
+                Ok(Val::Prim {
+                    prim,
+                    nats,
+                    args,
+                    ty,
+                })
+            }
+            _ => Err(unsupported(
+                "a size applied to something other than a primitive",
+            )),
+        }
+    }
+
     /// Evaluates a term to a value in `env`.
     fn eval(&mut self, t: &Rc<Term>, env: &[Val]) -> Result<Val> {
         match &t.node {
@@ -403,32 +432,10 @@ impl Emitter {
             Node::Comp(..) => Err(unsupported(
                 "a composition (`>>`): code is generated from beta-eta normal form".to_string(),
             )),
-            Node::NatApp(..) if t.nat_beta().is_some() => {
-                let reduced = t.nat_beta().expect("a size redex");
-                self.eval(&reduced, env)
-            }
-            Node::NatApp(f, n) => match self.eval(f, env)? {
-                Val::Prim {
-                    prim,
-                    mut nats,
-                    args,
-                    ty,
-                } => {
-                    let n = self.nat(n)?;
-                    nats.push(n);
-                    // The type after the size: `split<32>`'s, not `split`'s `(n: nat) -> ..`.
-                    let ty = match &ty {
-                        Type::NatFun(body) => Type::instantiate(body, &Nat::cst(n)),
-                        _ => ty,
-                    };
-                    Ok(Val::Prim {
-                        prim,
-                        nats,
-                        args,
-                        ty,
-                    })
-                }
-                _ => Err(unsupported("a size applied to something other than a primitive")),
+            Node::NatApp(f, n) => match t.nat_beta() {
+                // `(nfun n => e)<s>`: `e` at size `s`.
+                Some(reduced) => self.eval(&reduced, env),
+                None => self.apply_size(f, n, env),
             },
             Node::NatLam(_) => Err(unsupported(
                 "a size-polymorphic function inside the program not applied to its sizes",
