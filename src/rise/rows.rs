@@ -110,7 +110,8 @@ fn dims(t: &Type) -> Vec<&super::nat::Nat> {
     }
 }
 
-/// How deep the interpreter may nest (a guard against pathological terms).
+/// How deeply evaluation may nest, applications included (a guard against pathological
+/// terms: a function it cannot follow so far is not a stencil).
 const DEPTH: u32 = 2000;
 
 fn eval(t: &Rc<Term>, env: &[Abs], depth: u32) -> Option<Abs> {
@@ -150,16 +151,19 @@ fn eval(t: &Rc<Term>, env: &[Abs], depth: u32) -> Option<Abs> {
                 args,
             } if args.is_empty() => {
                 nats.push(n.as_const().filter(|r| r.den == 1).map(|r| r.num));
-                saturated(prim, nats, args)
+                saturated(prim, nats, args, depth + 1)
             }
             _ => None,
         },
-        Node::Prim(p) => saturated(*p, vec![], vec![]),
+        Node::Prim(p) => saturated(*p, vec![], vec![], depth + 1),
         Node::Comp(..) => None,
     }
 }
 
 fn apply(f: Abs, x: Abs, depth: u32) -> Option<Abs> {
+    if depth > DEPTH {
+        return None;
+    }
     match f {
         Abs::Closure {
             body,
@@ -175,14 +179,14 @@ fn apply(f: Abs, x: Abs, depth: u32) -> Option<Abs> {
             mut args,
         } => {
             args.push(x);
-            saturated(prim, nats, args)
+            saturated(prim, nats, args, depth)
         }
         _ => None,
     }
 }
 
 /// A primitive's value once it has all its arguments (a partial application before).
-fn saturated(prim: Prim, nats: Vec<Option<i64>>, args: Vec<Abs>) -> Option<Abs> {
+fn saturated(prim: Prim, nats: Vec<Option<i64>>, args: Vec<Abs>, depth: u32) -> Option<Abs> {
     let arity = match (prim, nats.first()) {
         (Prim::MakeArray, Some(k)) => (*k)? as usize,
         (Prim::MakeArray, None) => usize::MAX,
@@ -191,16 +195,16 @@ fn saturated(prim: Prim, nats: Vec<Option<i64>>, args: Vec<Abs>) -> Option<Abs> 
     if args.len() < arity {
         return Some(Abs::Partial { prim, nats, args });
     }
-    primitive(prim, &nats, args)
+    primitive(prim, &nats, args, depth + 1)
 }
 
-fn primitive(prim: Prim, nats: &[Option<i64>], mut args: Vec<Abs>) -> Option<Abs> {
+fn primitive(prim: Prim, nats: &[Option<i64>], mut args: Vec<Abs>, depth: u32) -> Option<Abs> {
     use Prim::*;
     let last = args.pop();
     match prim {
-        Map | MapSeq | MapPar | MapSeqUnroll => map(args.pop()?, last?),
+        Map | MapSeq | MapPar | MapSeqUnroll => map(args.pop()?, last?, depth),
         Zip => zip(args.pop()?, last?),
-        Let => apply(last?, args.pop()?, 0),
+        Let => apply(last?, args.pop()?, depth),
         Fst | Snd | Id | ToMem => last,
         Slide => match last? {
             Abs::Rows { dim: 0, reads } if nats.get(1) == Some(&Some(1)) => Some(Abs::Rows {
@@ -259,7 +263,7 @@ fn primitive(prim: Prim, nats: &[Option<i64>], mut args: Vec<Abs>) -> Option<Abs
         Reduce | ReduceSeq | ReduceSeqUnroll => {
             let (init, op) = (args.pop()?, args.pop()?);
             let acc = join(join(init, last?)?, Abs::Const)?;
-            let step = apply(apply(op, acc.clone(), 0)?, acc.clone(), 0)?;
+            let step = apply(apply(op, acc.clone(), depth)?, acc.clone(), depth)?;
             join(acc, step)
         }
         // Arithmetic and pairs of one row's values; anything else that takes an image
@@ -285,9 +289,9 @@ fn join(a: Abs, b: Abs) -> Option<Abs> {
     }
 }
 
-fn map(f: Abs, xs: Abs) -> Option<Abs> {
+fn map(f: Abs, xs: Abs, depth: u32) -> Option<Abs> {
     match xs {
-        Abs::Rows { dim: 0, reads } => match apply(f, Abs::Row(reads), 0)? {
+        Abs::Rows { dim: 0, reads } => match apply(f, Abs::Row(reads), depth)? {
             Abs::Row(reads) => Some(Abs::Rows { dim: 0, reads }),
             Abs::Const => Some(Abs::Rows { dim: 0, reads }),
             _ => None,
@@ -298,7 +302,7 @@ fn map(f: Abs, xs: Abs) -> Option<Abs> {
                 dim: dim - 1,
                 reads,
             },
-            0,
+            depth,
         )? {
             Abs::Rows { dim, reads } => Some(Abs::Rows {
                 dim: dim + 1,
@@ -306,7 +310,7 @@ fn map(f: Abs, xs: Abs) -> Option<Abs> {
             }),
             _ => None,
         },
-        other => scalar(apply(f, scalar(other)?, 0)?),
+        other => scalar(apply(f, scalar(other)?, depth)?),
     }
 }
 
