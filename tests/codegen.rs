@@ -114,9 +114,9 @@ fn reproduce_codegen_writes_every_version_validated_beside_the_reference() {
         .map(|l| l.split(',').collect())
         .collect();
     // 7 matrix products, the register-blocked kernel and parallel-packed, 3 matrix-vector
-    // products, 2 binomial filters, 3 separable convolutions, on 1 and 2 threads, and the
+    // products, 2 binomial filters, 4 separable convolutions, on 1 and 2 threads, and the
     // reference GEMM on each.
-    assert_eq!(rows.len(), 36, "{csv}");
+    assert_eq!(rows.len(), 38, "{csv}");
     for r in rows.iter().filter(|r| !r[0].starts_with("reference")) {
         let err: f64 = r[col("max_rel_error")].parse().unwrap();
         assert!(err < 1e-3, "{r:?}");
@@ -449,6 +449,28 @@ fn clamped_stencils_agree_with_the_interpreter_at_every_size() {
                     r.max_rel_error
                 );
             }
+        }
+    }
+}
+
+/// The separable convolution's guided version (its horizontal pass in 16-lane blocks, the
+/// rows on threads) agrees with the interpreter in both lowerings, with one or several blocks
+/// a row and one or several rows; its blocks accumulate in vector variables.
+#[test]
+fn the_guided_separable_convolution_agrees_with_the_interpreter() {
+    let p = sketchlog::codegen::load_program("programs/shine/separable-lanes.guide").unwrap();
+    let c = program_c("p", &p, &[64, 64]).unwrap().c;
+    assert!(c.contains("#pragma omp parallel for") && c.contains("f32x"), "{c}");
+    for sizes in [[1, 16], [3, 48], [33, 32]] {
+        for lowering in [Lowering::Vector, Lowering::Scalar] {
+            let opts = COptions {
+                lowering,
+                threads: 2,
+                ..COptions::default()
+            };
+            let exe = compile(&p, &sizes, &opts).unwrap();
+            let r = sketchlog::codegen::run::validate(&exe, &p, &opts).unwrap();
+            assert!(r.max_rel_error < 1e-5, "{sizes:?}: {}", r.max_rel_error);
         }
     }
 }

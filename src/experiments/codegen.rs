@@ -2,7 +2,7 @@
 //! (rounds interleaved: program, reference, program, ...; medians), for `bench-c`, and
 //! `reproduce codegen`: the seven matrix multiplication versions found by guided search, the
 //! register-blocked `kernel`, `parallel-packed`, the matrix-vector versions, both binomial
-//! filters and the separable convolution's lowered versions, each lowered
+//! filters and the separable convolution's lowered versions and guided version, each lowered
 //! (`codegen::sequential`), compiled to OpenMP C, validated and timed
 //! with each thread count (`results/codegen.csv`).
 
@@ -194,6 +194,10 @@ fn versions(size: i64) -> Vec<(String, String, Vec<i64>)> {
         let spec = input(format!("programs/shine/separable.rise:{def}"));
         v.push((label.into(), spec, vec![big; 2]));
     }
+    // Its scanline version found by sketch-guided search from the 2D stencil, the horizontal
+    // pass in 16-lane vectors and the rows on threads.
+    let lanes = input("programs/shine/separable-lanes.guide".into());
+    v.push(("separable-lanes".into(), lanes, vec![big; 2]));
     v
 }
 
