@@ -612,6 +612,27 @@ fn harris_in_strips_agrees_with_the_interpreter() {
     harris_agrees(&strips, [32, 3300]);
 }
 
+/// Harris fused as Halide's schedule fuses it, in strips: a strip stores only its grayscale
+/// rows (20 x 68 at 64^2), Ix and Iy (18 x 66) and one row of each sum as the response reads
+/// it; no image of products or of sums.
+#[test]
+fn harris_fused_stores_three_stages_and_agrees_with_the_interpreter() {
+    let fused = sketchlog::codegen::load_program("programs/harris-fused.guide").unwrap();
+    let c = program_c("harris", &fused, &[64, 64]).unwrap().c;
+    let sizes: Vec<&str> = c
+        .split("float buf")
+        .skip(1)
+        .map(|b| b.split(['[', ']']).nth(1).unwrap())
+        .collect();
+    assert!(!sizes.is_empty(), "{c}");
+    for size in &sizes {
+        assert!(["1360", "1188", "64"].contains(size), "{sizes:?}\n{c}");
+    }
+    for sizes in [[16, 1], [48, 17]] {
+        harris_agrees(&fused, sizes);
+    }
+}
+
 /// An array built by `makeArray` of computed arrays larger than the stack allows is a
 /// buffer of its own (a stack array of two million floats crashes the program).
 #[test]
