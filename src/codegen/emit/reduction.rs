@@ -4,6 +4,9 @@
 
 use super::*;
 
+/// The longest sequential reduction into a scalar that is unrolled (a 3 x 3 or 4 x 4 window).
+const SHORT_REDUCTION: i64 = 16;
+
 impl Emitter {
     /// A reduction accumulates in local storage, then is written to `dest`. A scalar lives
     /// in a register; a small array (up to 64 floats, a power of two: a vector, a row of a
@@ -118,15 +121,21 @@ impl Emitter {
             ),
         };
         self.write(args[1].clone(), cur.clone())?;
-        // A parallel reduction is OpenMP's for a sum into a scalar; otherwise sequential.
+        // A parallel reduction is OpenMP's for a sum into a scalar; otherwise sequential. A
+        // short one into a scalar (a stencil's window, a small dot product) is unrolled, so
+        // that the C compiler vectorises the loop around it instead of running it per element.
+        let len = array_len(xs)?;
         let pragma = match prim {
             Prim::ReduceSeqUnroll => Some("GCC unroll 64".to_string()),
+            Prim::ReduceSeq if storage == Storage::Scalar && len <= SHORT_REDUCTION => {
+                Some(format!("GCC unroll {SHORT_REDUCTION}"))
+            }
             Prim::ReducePar if storage == Storage::Scalar && self.adds(&args[0]) => {
                 Some(format!("omp parallel for reduction(+:{acc})"))
             }
             _ => None,
         };
-        let i = self.open_loop(array_len(xs)?, pragma.as_deref());
+        let i = self.open_loop(len, pragma.as_deref());
         let x = self.get(xs, &i)?;
         let step = self.apply(args[0].clone(), cur.clone())?;
         let y = self.apply(step, x)?;
