@@ -460,7 +460,10 @@ fn clamped_stencils_agree_with_the_interpreter_at_every_size() {
 fn the_guided_separable_convolution_agrees_with_the_interpreter() {
     let p = sketchlog::codegen::load_program("programs/shine/separable-lanes.guide").unwrap();
     let c = program_c("p", &p, &[64, 64]).unwrap().c;
-    assert!(c.contains("#pragma omp parallel for") && c.contains("f32x"), "{c}");
+    assert!(
+        c.contains("#pragma omp parallel for") && c.contains("f32x"),
+        "{c}"
+    );
     // The vertical pass's three-element sums are unrolled, so the C compiler vectorises it.
     assert!(c.contains("GCC unroll 16"), "{c}");
     for sizes in [[1, 16], [3, 48], [33, 32]] {
