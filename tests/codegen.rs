@@ -467,16 +467,7 @@ fn the_guided_separable_convolution_agrees_with_the_interpreter() {
     // The vertical pass's three-element sums are unrolled, so the C compiler vectorises it.
     assert!(c.contains("GCC unroll 16"), "{c}");
     for sizes in [[1, 16], [3, 48], [33, 32]] {
-        for lowering in [Lowering::Vector, Lowering::Scalar] {
-            let opts = COptions {
-                lowering,
-                threads: 2,
-                ..COptions::default()
-            };
-            let exe = compile(&p, &sizes, &opts).unwrap();
-            let r = sketchlog::codegen::run::validate(&exe, &p, &opts).unwrap();
-            assert!(r.max_rel_error < 1e-5, "{sizes:?}: {}", r.max_rel_error);
-        }
+        agrees_in_both_lowerings(&p, sizes);
     }
 }
 
@@ -583,15 +574,18 @@ fn harris_versions_agree_with_the_interpreter() {
     );
     for p in [naive, parallel] {
         for sizes in [[1, 1], [3, 5], [24, 17]] {
-            harris_agrees(&p, sizes);
+            agrees_in_both_lowerings(&p, sizes);
         }
     }
 }
 
-fn harris_agrees(p: &Rc<Term>, sizes: [i64; 2]) {
+/// A 2D program's C agrees with the interpreter at `sizes`, in both lowerings, on two
+/// threads (its parallel loops run as such).
+fn agrees_in_both_lowerings(p: &Rc<Term>, sizes: [i64; 2]) {
     for lowering in [Lowering::Vector, Lowering::Scalar] {
         let opts = COptions {
             lowering,
+            threads: 2,
             ..COptions::default()
         };
         let exe = compile(p, &sizes, &opts).unwrap();
@@ -609,12 +603,12 @@ fn harris_in_strips_agrees_with_the_interpreter() {
     let c = program_c("harris", &strips, &[64, 64]).unwrap().c;
     assert_eq!(c.matches("omp parallel for").count(), 1, "{c}");
     for sizes in [[16, 1], [48, 17]] {
-        harris_agrees(&strips, sizes);
+        agrees_in_both_lowerings(&strips, sizes);
     }
     // 20 rows of 3,304 floats: more than a stack array may hold.
     let c = program_c("harris", &strips, &[32, 3300]).unwrap().c;
     assert!(c.contains("static __thread float"), "{c}");
-    harris_agrees(&strips, [32, 3300]);
+    agrees_in_both_lowerings(&strips, [32, 3300]);
 }
 
 /// Harris fused as Halide's schedule fuses it, in strips: a strip stores only its grayscale
@@ -634,7 +628,7 @@ fn harris_fused_stores_three_stages_and_agrees_with_the_interpreter() {
         assert!(["1360", "1188", "64"].contains(size), "{sizes:?}\n{c}");
     }
     for sizes in [[16, 1], [48, 17]] {
-        harris_agrees(&fused, sizes);
+        agrees_in_both_lowerings(&fused, sizes);
     }
 }
 
@@ -644,7 +638,7 @@ fn harris_fused_stores_three_stages_and_agrees_with_the_interpreter() {
 fn harris_with_separated_sums_agrees_with_the_interpreter() {
     let separated = sketchlog::codegen::load_program("programs/harris-separated.guide").unwrap();
     for sizes in [[16, 1], [48, 17]] {
-        harris_agrees(&separated, sizes);
+        agrees_in_both_lowerings(&separated, sizes);
     }
 }
 
