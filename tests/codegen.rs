@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{assert_close, def, matmul, Rng};
+use common::{assert_close, def, matmul, term, Rng};
 use sketchlog::codegen::emit::{lowered_c, program_c, Lowering};
 use sketchlog::codegen::run::{compile, COptions};
 use sketchlog::codegen::sequential;
@@ -639,6 +639,78 @@ fn harris_with_separated_sums_agrees_with_the_interpreter() {
     let separated = sketchlog::codegen::load_program("programs/harris-separated.guide").unwrap();
     for sizes in [[16, 1], [48, 17]] {
         agrees_in_both_lowerings(&separated, sizes);
+    }
+}
+
+/// The sizes of the arrays a program's C declares.
+fn declared_buffers(c: &str) -> Vec<i64> {
+    c.split("float buf")
+        .skip(1)
+        .filter_map(|b| b.split(['[', ']']).nth(1)?.parse().ok())
+        .collect()
+}
+
+/// A circular buffer read in order by a sequential loop is a ring of its window: `sz`
+/// elements (rows of an image, or the values of a chain of stencils), never a buffer of its
+/// whole input; chains, zips of circular buffers, `rotateValues` (shifted, read at constant
+/// slots) and a circular buffer read by a parallel loop (in memory) agree with the
+/// interpreter, in both lowerings.
+#[test]
+fn circular_buffers_read_in_order_are_rings_of_their_window() {
+    let rows = "fun w => mapSeq (fun c => reduceSeq add 0.0 c) (transpose w)";
+    let chain = "programs/shine/circular-buffering.rise";
+    // Each program, the arrays it declares at the last sizes, and the sizes it runs at.
+    let cases: [(Rc<Term>, &[i64], &[&[i64]]); 6] = [
+        (
+            sequential(&def(chain, "chain-circular-buffered")),
+            &[3, 2],
+            &[&[1], &[5], &[1000]],
+        ),
+        (
+            sequential(&def(chain, "circular-buffered")),
+            &[4],
+            &[&[1], &[7], &[300]],
+        ),
+        (
+            term(&format!("nfun n m => fun (x : (n+2).m.f32) => iterateStream ({rows}) (circularBuffer<3, 3> (mapSeq (fun y => mul y 2.0)) x)")),
+            &[3 * 40],
+            &[&[1, 3], &[5, 40]],
+        ),
+        (
+            term(&format!("nfun n m => fun (x : (n+2).m.f32) => mapSeq ({rows}) (rotateValues<3> (mapSeq (fun y => sub y 1.0)) x)")),
+            &[3 * 40],
+            &[&[1, 3], &[5, 40]],
+        ),
+        (
+            term("nfun n => fun (x : (n+3).f32) => mapStream (fun p => add (reduceSeq add 0.0 (fst p)) (reduceSeq mul 1.0 (snd p))) (zip (circularBuffer<3, 3> (fun y => mul y 2.0) (drop<1> x)) (circularBuffer<3, 3> (fun y => add y 1.0) (take<n+2> x)))"),
+            &[3, 3],
+            &[&[1], &[100]],
+        ),
+        (
+            term("nfun n => fun (x : (n+2).f32) => mapPar (fun w => reduceSeq add 0.0 w) (circularBuffer<3, 3> (fun y => mul y 2.0) x)"),
+            &[102],
+            &[&[1], &[100]],
+        ),
+    ];
+    for (p, buffers, runs) in cases {
+        let c = program_c("p", &p, runs[runs.len() - 1]).unwrap().c;
+        assert_eq!(declared_buffers(&c), buffers, "{c}");
+        for sizes in runs {
+            for lowering in [Lowering::Vector, Lowering::Scalar] {
+                let opts = COptions {
+                    lowering,
+                    threads: 2,
+                    ..COptions::default()
+                };
+                let exe = compile(&p, sizes, &opts).unwrap_or_else(|e| panic!("{sizes:?}: {e}"));
+                let r = sketchlog::codegen::run::validate(&exe, &p, &opts).unwrap();
+                assert!(
+                    r.max_rel_error < 1e-5,
+                    "{sizes:?}: {}\n{c}",
+                    r.max_rel_error
+                );
+            }
+        }
     }
 }
 

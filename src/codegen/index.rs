@@ -93,6 +93,7 @@ impl Ix {
         match k {
             1 => Ix::constant(0),
             _ if self.divisible(k) => Ix::constant(0),
+            _ if self.terms.is_empty() => Ix::constant(self.constant.rem_euclid(k)),
             _ => Ix::atom(Atom::Rem(Rc::new(self.clone()), k)),
         }
     }

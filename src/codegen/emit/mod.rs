@@ -47,6 +47,7 @@ use vectors::machine_vector_floats;
 mod copies;
 mod primitives;
 mod reduction;
+mod streams;
 pub mod value;
 mod vectors;
 
@@ -552,6 +553,19 @@ impl Emitter {
     /// A deferred loop's value, materialised into a buffer so that it can be read.
     fn force(&mut self, v: Val) -> Result<Val> {
         match v {
+            Val::Deferred {
+                prim: Prim::CircularBuffer | Prim::RotateValues,
+                args,
+                ty,
+            } => self.windows_in_memory(args[0].clone(), args[1].clone(), &ty),
+            Val::Deferred {
+                prim: Prim::Zip,
+                args,
+                ty,
+            } => {
+                let (a, b) = (self.force(args[0].clone())?, self.force(args[1].clone())?);
+                self.primitive(Prim::Zip, &[], vec![a, b], &ty)
+            }
             Val::Deferred { ref ty, .. } | Val::Reshaped { ref ty, .. } => {
                 let ty = ty.clone();
                 self.materialise(v, &ty)
@@ -643,9 +657,24 @@ impl Emitter {
 
     /// Emits a deferred loop (`ty`: its result type) writing into `dest`.
     fn write_loop(&mut self, prim: Prim, args: Vec<Val>, ty: &Type, dest: Val) -> Result<()> {
-        let xs = self.force(args[args.len() - 1].clone())?;
-        let len = array_len(&xs)?;
         use Prim::*;
+        let input = args[args.len() - 1].clone();
+        if matches!(prim, CircularBuffer | RotateValues | Zip) {
+            // Windows (or a zip of them) written out whole: in memory.
+            let v = self.force(Val::Deferred {
+                prim,
+                args,
+                ty: ty.clone(),
+            })?;
+            return self.write(v, dest);
+        }
+        if matches!(prim, MapSeq | MapSeqUnroll | MapStream | IterateStream)
+            && streams::is_stream(&input)
+        {
+            return self.write_streamed(prim, args[0].clone(), input, ty, dest);
+        }
+        let xs = self.force(input)?;
+        let len = array_len(&xs)?;
         if !matches!(
             prim,
             MapSeq | MapPar | MapSeqUnroll | MapStream | IterateStream
@@ -672,6 +701,29 @@ impl Emitter {
         }
         self.emit_loop(len, pragma, |em, i| {
             let (y, d) = (em.get(&mapped, i)?, em.get(&dest, i)?);
+            em.write(y, d)
+        })
+    }
+}
+
+impl Emitter {
+    /// A sequential loop (`prim`) of `f` over a stream of circular buffers, writing into
+    /// `dest`: the rings filled before the loop, each iteration advancing them.
+    fn write_streamed(
+        &mut self,
+        prim: Prim,
+        f: Val,
+        input: Val,
+        ty: &Type,
+        dest: Val,
+    ) -> Result<()> {
+        let len = self.result_len(ty)?;
+        let stream = self.open_stream(input)?;
+        let pragma = (prim == Prim::MapSeqUnroll).then_some("GCC unroll 64");
+        self.emit_loop(len, pragma, |em, i| {
+            let x = em.next(&stream, i)?;
+            let y = em.apply(f.clone(), x)?;
+            let d = em.get(&dest, i)?;
             em.write(y, d)
         })
     }

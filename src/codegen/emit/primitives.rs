@@ -100,31 +100,12 @@ impl Emitter {
             }
             // An index is a number in C.
             NatAsIndex | IndexAsNat => self.force(arg(0)),
-            CircularBuffer | RotateValues => {
-                // The windows of `slide<sz, 1>` over the input with `f` applied to each
-                // element, each element computed once into a buffer of the whole input (not
-                // yet a buffer of `sz` rows that rotates).
-                let sz = *nats.last().expect("the window size");
-                let (f, xs) = (arg(0), self.force(arg(1))?);
-                let len = array_len(&xs)?;
-                let Type::Arr(_, window) = ty.uncurry().1 else {
-                    return Err(unsupported("a circular buffer of something not an array"));
-                };
-                let Type::Arr(_, element) = &**window else {
-                    return Err(unsupported("a circular buffer of something not windows"));
-                };
-                let mapped_ty = crate::rise::types::arr(Nat::cst(len), (**element).clone());
-                let mapped = Val::Deferred {
-                    prim: MapSeq,
-                    args: vec![f, xs],
-                    ty: mapped_ty.clone(),
-                };
-                let loaded = self.materialise(mapped, &mapped_ty)?;
-                Ok(view(len - sz + 1, false, move |_, i| {
-                    let (loaded, i) = (loaded.clone(), i.clone());
-                    Ok(view(sz, false, move |em, j| em.get(&loaded, &i.add(j))))
-                }))
-            }
+            // A line buffer where a sequential loop reads it (`streams`), in memory elsewhere.
+            CircularBuffer | RotateValues => Ok(Val::Deferred {
+                prim,
+                args,
+                ty: ty.uncurry().1.clone(),
+            }),
             PadClamp => {
                 // Element `i` of `padClamp<l, r> xs` is `xs[clamp(i - l, 0, n - 1)]`.
                 let (a, l, r) = (self.force(arg(0))?, nats[0], nats[1]);
@@ -143,6 +124,13 @@ impl Emitter {
                     _ => (k, Ix::constant(0)),
                 };
                 Ok(view(len, false, move |em, i| em.get(&a, &i.add(&offset))))
+            }
+            Zip if streams::is_stream(&args[0]) || streams::is_stream(&args[1]) => {
+                Ok(Val::Deferred {
+                    prim,
+                    args,
+                    ty: ty.uncurry().1.clone(),
+                })
             }
             Zip => {
                 let (a, b) = (self.force(arg(0))?, self.force(arg(1))?);

@@ -1,0 +1,180 @@
+//! Circular buffers read by a sequential loop, as the line buffers they mean.
+//!
+//! `circularBuffer<a, sz> f xs` is the windows of `slide<sz, 1>` over `map f xs`, each value
+//! of `f` computed once. Read by a sequential loop (`mapSeq`, `mapStream`, `iterateStream`)
+//! in order, it needs only the last `sz` values: a *ring* of `sz` elements, filled with the
+//! first `sz - 1` before the loop; iteration `i` computes value `i + sz - 1` into slot
+//! `(i + sz - 1) % sz` and reads its window from slots `(i + j) % sz`. When the elements are
+//! rows, this is the line buffer of an image pipeline: a stencil stage held in `sz` rows
+//! instead of a whole image. `rotateValues` (a window of scalars, meant for registers)
+//! shifts its `sz` values down instead, so that the window is read at constant slots.
+//!
+//! A circular buffer over another one (a chain of stencils), zips of circular buffers
+//! (several stages streamed together) and sequential maps over them advance in the same
+//! loop; a sequential map under a circular buffer computes each element as the ring takes it
+//! (no buffer of its own). Read any other way (by a
+//! parallel loop, or by a primitive that indexes it), a circular buffer is computed into a
+//! buffer of its whole input and its windows are views of that.
+
+use super::*;
+
+/// A sequence read element by element, in order, by one sequential loop.
+pub(super) enum Stream {
+    /// An array, read at the loop's index.
+    Array(Val),
+    /// The windows of a circular buffer: the last `sz` values of `f` over `source`, in
+    /// `ring` (shifted down at each step when `shift`).
+    Ring {
+        ring: Val,
+        sz: i64,
+        f: Val,
+        source: Box<Stream>,
+        shift: bool,
+    },
+    Zip(Box<Stream>, Box<Stream>),
+    /// A sequential map over a stream, each element computed where the stream is read.
+    Map(Val, Box<Stream>),
+}
+
+/// Is `v` a circular buffer not computed yet, or a zip with one in it (what a sequential
+/// loop reads as a [`Stream`])?
+pub(super) fn is_stream(v: &Val) -> bool {
+    use Prim::*;
+    matches!(
+        v,
+        Val::Deferred {
+            prim: CircularBuffer | RotateValues | Zip,
+            ..
+        }
+    )
+}
+
+impl Emitter {
+    /// Allocates the rings of the circular buffers in `v` and fills each with its first
+    /// values (the code emitted here runs before the loop that reads the stream).
+    pub(super) fn open_stream(&mut self, v: Val) -> Result<Stream> {
+        use Prim::*;
+        match v {
+            Val::Deferred {
+                prim: prim @ (CircularBuffer | RotateValues),
+                args,
+                ty,
+            } => {
+                let (sz, element) = window_of(&ty)?;
+                let sz = self.nat(&sz)?;
+                let source = self.open_stream(args[1].clone())?;
+                let ring = self.allocate(&crate::rise::types::arr(Nat::cst(sz), element))?;
+                let (f, shift) = (args[0].clone(), prim == RotateValues);
+                self.emit_loop(sz - 1, None, |em, k| {
+                    let y = em.next_value(&source, &f, k)?;
+                    let slot = if shift {
+                        k.add(&Ix::constant(1))
+                    } else {
+                        k.clone()
+                    };
+                    let d = em.get(&ring, &slot)?;
+                    em.write(y, d)
+                })?;
+                Ok(Stream::Ring {
+                    ring,
+                    sz,
+                    f,
+                    source: Box::new(source),
+                    shift,
+                })
+            }
+            Val::Deferred {
+                prim: Zip, args, ..
+            } => Ok(Stream::Zip(
+                Box::new(self.open_stream(args[0].clone())?),
+                Box::new(self.open_stream(args[1].clone())?),
+            )),
+            Val::Deferred {
+                prim: MapSeq | MapSeqUnroll | MapStream | IterateStream,
+                args,
+                ..
+            } => Ok(Stream::Map(
+                args[0].clone(),
+                Box::new(self.open_stream(args[1].clone())?),
+            )),
+            v => Ok(Stream::Array(self.force(v)?)),
+        }
+    }
+
+    /// Element `i` of a stream, emitted in the body of the loop that reads it at `i` (a
+    /// ring computes its newest value here).
+    pub(super) fn next(&mut self, s: &Stream, i: &Ix) -> Result<Val> {
+        match s {
+            Stream::Array(v) => self.get(v, i),
+            Stream::Map(f, source) => self.next_value(source, f, i),
+            Stream::Zip(a, b) => {
+                let x = self.next(a, i)?;
+                Ok(Val::Pair(Rc::new(x), Rc::new(self.next(b, i)?)))
+            }
+            Stream::Ring {
+                ring,
+                sz,
+                f,
+                source,
+                shift,
+            } => {
+                let (sz, newest) = (*sz, i.add(&Ix::constant(sz - 1)));
+                let y = self.next_value(source, f, &newest)?;
+                let slot = if *shift {
+                    for j in 0..sz - 1 {
+                        let (from, to) = (Ix::constant(j + 1), Ix::constant(j));
+                        let (x, d) = (self.get(ring, &from)?, self.get(ring, &to)?);
+                        self.write(x, d)?;
+                    }
+                    Ix::constant(sz - 1)
+                } else {
+                    newest.rem(sz)
+                };
+                let d = self.get(ring, &slot)?;
+                self.write(y, d)?;
+                let (ring, i, shift) = (ring.clone(), i.clone(), *shift);
+                Ok(view(sz, false, move |em, j| {
+                    let slot = if shift { j.clone() } else { i.add(j).rem(sz) };
+                    em.get(&ring, &slot)
+                }))
+            }
+        }
+    }
+
+    /// `f` of element `k` of a ring's source.
+    fn next_value(&mut self, source: &Stream, f: &Val, k: &Ix) -> Result<Val> {
+        let x = self.next(source, k)?;
+        self.apply(f.clone(), x)
+    }
+
+    /// A circular buffer read other than by a sequential loop: `f` of every input element
+    /// computed once into a buffer, the windows views of it.
+    pub(super) fn windows_in_memory(&mut self, f: Val, xs: Val, ty: &Type) -> Result<Val> {
+        let (sz, element) = window_of(ty)?;
+        let sz = self.nat(&sz)?;
+        let xs = self.force(xs)?;
+        let len = array_len(&xs)?;
+        let mapped_ty = crate::rise::types::arr(Nat::cst(len), element);
+        let mapped = Val::Deferred {
+            prim: Prim::MapSeq,
+            args: vec![f, xs],
+            ty: mapped_ty.clone(),
+        };
+        let loaded = self.materialise(mapped, &mapped_ty)?;
+        Ok(view(len - sz + 1, false, move |_, i| {
+            let (loaded, i) = (loaded.clone(), i.clone());
+            Ok(view(sz, false, move |em, j| em.get(&loaded, &i.add(j))))
+        }))
+    }
+}
+
+/// The window size and element type of a circular buffer's result type `n.sz.t`.
+fn window_of(ty: &Type) -> Result<(Nat, Type)> {
+    match ty {
+        Type::Arr(_, window) => match &**window {
+            Type::Arr(sz, element) => Ok((sz.clone(), (**element).clone())),
+            _ => Err(unsupported("a circular buffer of something not windows")),
+        },
+        _ => Err(unsupported("a circular buffer of something not an array")),
+    }
+}
