@@ -618,17 +618,36 @@ fn harris_in_strips_agrees_with_the_interpreter() {
 fn harris_fused_stores_three_stages_and_agrees_with_the_interpreter() {
     let fused = sketchlog::codegen::load_program("programs/harris-fused.guide").unwrap();
     let c = program_c("harris", &fused, &[64, 64]).unwrap().c;
-    let sizes: Vec<&str> = c
-        .split("float buf")
-        .skip(1)
-        .map(|b| b.split(['[', ']']).nth(1).unwrap())
-        .collect();
+    let sizes = declared_buffers(&c);
     assert!(!sizes.is_empty(), "{c}");
     for size in &sizes {
-        assert!(["1360", "1188", "64"].contains(size), "{sizes:?}\n{c}");
+        assert!([1360, 1188, 64].contains(size), "{sizes:?}\n{c}");
     }
     for sizes in [[16, 1], [48, 17]] {
         agrees_in_both_lowerings(&fused, sizes);
+    }
+}
+
+/// Harris with line buffers: each 3x3 sum reads its products from a ring of three rows (3 x
+/// 66 floats at 64^2, each product computed once) and stores one row of column sums and its
+/// strip's sums (16 x 64); no image of products. It agrees with the interpreter, borders
+/// included.
+#[test]
+fn harris_line_buffered_holds_three_rows_of_products_and_agrees_with_the_interpreter() {
+    let buffered = sketchlog::codegen::load_program("programs/harris-line-buffered.guide").unwrap();
+    let c = program_c("harris", &buffered, &[64, 64]).unwrap().c;
+    let sizes = declared_buffers(&c);
+    // Three rings for every copy of the strip's code (one grayscale buffer each).
+    let count = |n: i64| sizes.iter().filter(|s| **s == n).count();
+    assert!(
+        count(1360) > 0 && count(3 * 66) == 3 * count(1360),
+        "{sizes:?}\n{c}"
+    );
+    for size in &sizes {
+        assert!([1360, 1188, 1024, 198, 66].contains(size), "{sizes:?}\n{c}");
+    }
+    for sizes in [[16, 1], [48, 17]] {
+        agrees_in_both_lowerings(&buffered, sizes);
     }
 }
 

@@ -202,7 +202,15 @@ fn primitive(prim: Prim, nats: &[Option<i64>], mut args: Vec<Abs>, depth: u32) -
     use Prim::*;
     let last = args.pop();
     match prim {
-        Map | MapSeq | MapPar | MapSeqUnroll => map(args.pop()?, last?, depth),
+        Map | MapSeq | MapPar | MapSeqUnroll | MapStream | IterateStream => {
+            map(args.pop()?, last?, depth)
+        }
+        // The windows of `slide<sz, 1>` over `map f xs`.
+        CircularBuffer | RotateValues => {
+            let mapped = map(args.pop()?, last?, depth)?;
+            let sz = (*nats.last()?)?;
+            primitive(Slide, &[Some(sz), Some(1)], vec![mapped], depth)
+        }
         Zip => zip(args.pop()?, last?),
         Let => apply(last?, args.pop()?, depth),
         Fst | Snd | Id | ToMem => last,
@@ -362,6 +370,16 @@ mod tests {
             s.map(|s| (s.dim, s.halo)),
             Some((1, 0)),
             "rows of planes, read one by one"
+        );
+        let s = stencil(
+            "nfun n m => fun (a : (n+2).m.f32) => \
+             iterateStream (fun w => map (reduce add 0.0) (transpose w)) \
+             (circularBuffer<3, 3> (map (fun x => mul x x)) a)",
+        );
+        assert_eq!(
+            s.map(|s| (s.dim, s.halo)),
+            Some((0, 2)),
+            "a line buffer of three rows"
         );
         let s = stencil("nfun n m => fun (a : (n+2).m.f32) => drop<2> a");
         assert_eq!(
