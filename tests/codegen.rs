@@ -679,7 +679,8 @@ fn circular_buffers_read_in_order_are_rings_of_their_window() {
     let rows = "fun w => mapSeq (fun c => reduceSeq add 0.0 c) (transpose w)";
     let chain = "programs/shine/circular-buffering.rise";
     // Each program, the arrays it declares at the last sizes, and the sizes it runs at.
-    let cases: [(Rc<Term>, &[i64], &[&[i64]]); 6] = [
+    type Case<'a> = (Rc<Term>, &'a [i64], &'a [&'a [i64]]);
+    let cases: [Case; 6] = [
         (
             sequential(&def(chain, "chain-circular-buffered")),
             &[3, 2],
