@@ -24,8 +24,8 @@
 //!
 //! This module evaluates terms and emits loops; its children are the [`value`]s of partial
 //! evaluation (views and deferred computations), `primitives`, which apply the primitives,
-//! `vectors`, which write whole-vector statements, `reduction` accumulators and `copies`
-//! copies.
+//! `vectors`, which write whole-vector statements, `reduction` accumulators, `copies`
+//! copies and `streams` circular buffers as line buffers.
 
 use crate::error::{Error, Result};
 use crate::rise::nat::{Nat, NatAtom};
@@ -701,29 +701,6 @@ impl Emitter {
         }
         self.emit_loop(len, pragma, |em, i| {
             let (y, d) = (em.get(&mapped, i)?, em.get(&dest, i)?);
-            em.write(y, d)
-        })
-    }
-}
-
-impl Emitter {
-    /// A sequential loop (`prim`) of `f` over a stream of circular buffers, writing into
-    /// `dest`: the rings filled before the loop, each iteration advancing them.
-    fn write_streamed(
-        &mut self,
-        prim: Prim,
-        f: Val,
-        input: Val,
-        ty: &Type,
-        dest: Val,
-    ) -> Result<()> {
-        let len = self.result_len(ty)?;
-        let stream = self.open_stream(input)?;
-        let pragma = (prim == Prim::MapSeqUnroll).then_some("GCC unroll 64");
-        self.emit_loop(len, pragma, |em, i| {
-            let x = em.next(&stream, i)?;
-            let y = em.apply(f.clone(), x)?;
-            let d = em.get(&dest, i)?;
             em.write(y, d)
         })
     }
