@@ -668,35 +668,44 @@ impl Emitter {
             })?;
             return self.write(v, dest);
         }
-        if matches!(prim, MapSeq | MapSeqUnroll | MapStream | IterateStream)
-            && streams::is_stream(&input)
-        {
-            return self.write_streamed(prim, args[0].clone(), input, ty, dest);
-        }
-        let xs = self.force(input)?;
-        let len = array_len(&xs)?;
         if !matches!(
             prim,
             MapSeq | MapPar | MapSeqUnroll | MapStream | IterateStream
         ) {
+            let xs = self.force(input)?;
             return self.write_reduction(prim, args, &xs, ty, dest);
         }
         let f = args[0].clone();
-        let mapped = view(len, false, move |em, i| {
-            let x = em.get(&xs, i)?;
-            em.apply(f.clone(), x)
-        });
+        // Circular buffers read by a sequential loop: rings the loop advances (`streams`),
+        // read in the loop's order, one element per iteration.
+        let streamed = prim != MapPar && streams::is_stream(&input);
+        let (len, mapped) = if streamed {
+            let (len, stream) = (self.result_len(ty)?, self.open_stream(input)?);
+            let mapped = view(len, false, move |em, i| {
+                let x = em.next(&stream, i)?;
+                em.apply(f.clone(), x)
+            });
+            (len, mapped)
+        } else {
+            let xs = self.force(input)?;
+            let len = array_len(&xs)?;
+            let mapped = view(len, false, move |em, i| {
+                let x = em.get(&xs, i)?;
+                em.apply(f.clone(), x)
+            });
+            (len, mapped)
+        };
         // A short sequential map may run as one vector statement (its order is free).
-        if prim == MapSeq && self.write_whole(&mapped, &dest, len)? {
+        if !streamed && prim == MapSeq && self.write_whole(&mapped, &dest, len)? {
             return Ok(());
         }
-        // A stream is written as the sequential loop it means (no buffer of its own yet).
+        // `mapStream` and `iterateStream` are the sequential loops they mean.
         let pragma = match prim {
             MapPar => Some(PARALLEL_FOR),
             MapSeqUnroll => Some("GCC unroll 64"),
             _ => None,
         };
-        if self.write_in_source_order(&mapped, &dest, len, pragma)? {
+        if !streamed && self.write_in_source_order(&mapped, &dest, len, pragma)? {
             return Ok(());
         }
         self.emit_loop(len, pragma, |em, i| {

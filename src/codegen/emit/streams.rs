@@ -50,27 +50,6 @@ pub(super) fn is_stream(v: &Val) -> bool {
 }
 
 impl Emitter {
-    /// A sequential loop (`prim`) of `f` over a stream of circular buffers, writing into
-    /// `dest`: the rings filled before the loop, each iteration advancing them.
-    pub(super) fn write_streamed(
-        &mut self,
-        prim: Prim,
-        f: Val,
-        input: Val,
-        ty: &Type,
-        dest: Val,
-    ) -> Result<()> {
-        let len = self.result_len(ty)?;
-        let stream = self.open_stream(input)?;
-        let pragma = (prim == Prim::MapSeqUnroll).then_some("GCC unroll 64");
-        self.emit_loop(len, pragma, |em, i| {
-            let x = em.next(&stream, i)?;
-            let y = em.apply(f.clone(), x)?;
-            let d = em.get(&dest, i)?;
-            em.write(y, d)
-        })
-    }
-
     /// Allocates the rings of the circular buffers in `v` and fills each with its first
     /// values (the code emitted here runs before the loop that reads the stream).
     pub(super) fn open_stream(&mut self, v: Val) -> Result<Stream> {
