@@ -86,7 +86,8 @@ enum Command {
     /// finished jobs are kept in `DIR/runs.jsonl` with a key of what determines them, and a
     /// rerun runs only the jobs that are missing or whose inputs changed.
     Reproduce {
-        /// Which: `table2`, `table3`, `table4`, `table5`, `fig16`, `codegen`, `shine` (several in one
+        /// Which: `table2`, `table3`, `table4`, `table5`, `fig16`, `codegen`, `harris`, `steps`
+        /// (every guide step's C beside its scalar lowering), `shine`, `auto` (several in one
         /// run share their searches: fig16 reuses the rows of table3 and table4).
         #[arg(required = true)]
         tables: Vec<String>,
@@ -211,6 +212,10 @@ enum Command {
     /// a JSON line.
     #[command(hide = true)]
     HarrisRow,
+    /// A guide's rows of the steps table (run by `reproduce steps` in a child process):
+    /// reports them as a JSON line.
+    #[command(hide = true)]
+    StepsRow { guide: String },
     /// Print (or write) the OpenMP C of a low-level program at given sizes.
     Codegen {
         /// `FILE.rise:NAME`, or `FILE.guide` for the program its guide finds.
@@ -762,6 +767,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         }
         Command::CodegenRow { size } => report_failure(crate::experiments::codegen::row_main(size)),
         Command::HarrisRow => report_failure(crate::experiments::harris::row_main()),
+        Command::StepsRow { guide } => report_failure(crate::experiments::steps::row_main(&guide)),
         Command::MatmulRow {
             goals,
             unguided,

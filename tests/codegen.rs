@@ -652,13 +652,23 @@ fn harris_line_buffered_holds_three_rows_of_products_and_agrees_with_the_interpr
 }
 
 /// Harris with its window sums separated (column sums of three rows, then three neighbouring
-/// column sums) agrees with the interpreter, borders included.
+/// column sums) and vectorised along rows: each block of 16 columns accumulates its three
+/// sums in vector registers. It agrees with the interpreter, borders included; a width that
+/// is not a multiple of 16 is refused.
 #[test]
-fn harris_with_separated_sums_agrees_with_the_interpreter() {
+fn harris_with_separated_sums_in_vectors_agrees_with_the_interpreter() {
     let separated = sketchlog::codegen::load_program("programs/harris-separated.guide").unwrap();
-    for sizes in [[16, 1], [48, 17]] {
+    let c = program_c("harris", &separated, &[64, 64]).unwrap().c;
+    let accumulators = c
+        .lines()
+        .filter(|l| l.trim_start().starts_with("f32x") && l.contains(" acc"))
+        .count();
+    assert!(accumulators >= 3, "three sums in vector registers:\n{c}");
+    for sizes in [[16, 16], [48, 32]] {
         agrees_in_both_lowerings(&separated, sizes);
     }
+    let e = program_c("harris", &separated, &[16, 17]).unwrap_err();
+    assert!(e.to_string().contains("17/16 is not a whole number"), "{e}");
 }
 
 /// The sizes of the arrays a program's C declares.
@@ -743,4 +753,50 @@ fn a_large_make_array_of_computed_arrays_runs() {
         "inlined",
         &[1 << 20],
     );
+}
+
+/// Every guide in `programs/` and `programs/shine/` is in the steps table, or has no C.
+#[test]
+fn the_steps_table_covers_every_guide() {
+    use sketchlog::experiments::steps::{GUIDES, NOT_COMPILED};
+    let mut listed: Vec<&str> = GUIDES.iter().map(|(g, _)| *g).chain(NOT_COMPILED).collect();
+    listed.sort();
+    let mut found = vec![];
+    for dir in ["programs", "programs/shine"] {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "guide") {
+                let name = path.strip_prefix("programs/").unwrap().with_extension("");
+                found.push(name.display().to_string());
+            }
+        }
+    }
+    found.sort();
+    assert_eq!(listed, found);
+}
+
+/// The steps table's rows of one guide: every step at both sizes, validated and timed in
+/// both lowerings.
+#[test]
+fn the_steps_table_times_every_step_in_both_lowerings() {
+    let rows =
+        sketchlog::experiments::steps::rows("shine/separable-lanes", [16, 32], 1, 1).unwrap();
+    let steps: Vec<&str> = rows.iter().map(|r| r.step.as_str()).collect();
+    assert_eq!(
+        steps,
+        [
+            "goal separable.rise:scanline",
+            "goal separable.rise:scanline",
+            "lanes",
+            "lanes",
+            "lanes-parallel",
+            "lanes-parallel"
+        ]
+    );
+    for row in &rows {
+        assert_eq!(row.error, None, "{row:?}");
+        assert!(row.ratio_vs_scalar().is_some(), "{row:?}");
+        assert!(row.max_rel_error.unwrap() < 1e-5, "{row:?}");
+    }
+    assert_eq!(rows[1].sizes, [32, 32]);
 }

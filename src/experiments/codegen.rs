@@ -401,7 +401,7 @@ fn reference_rows(reference_ms: &[Vec<f64>], threads: &[usize], size: i64) -> Ve
         .collect()
 }
 
-fn join_sizes(sizes: &[i64]) -> String {
+pub fn join_sizes(sizes: &[i64]) -> String {
     sizes
         .iter()
         .map(i64::to_string)

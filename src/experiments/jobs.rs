@@ -2,7 +2,7 @@
 //! runs in a child process, and what it produces ([`Outcome`]), for the
 //! [`cluster`](crate::cluster) to schedule, key and keep.
 
-use super::{auto, codegen, harris, input, matmul, shine, sweep, table2};
+use super::{auto, codegen, harris, input, matmul, shine, steps, sweep, table2};
 use crate::cluster::child::Caps;
 use crate::cluster::job::Task;
 use crate::egraph::encoding::{Binding, Encoding, Substitution};
@@ -35,6 +35,9 @@ pub enum Work {
     /// The Harris table: every version compiled, validated and timed beside the peers.
     /// Timed, so it runs alone.
     Harris,
+    /// Every step of a guide (`programs/NAME.guide`) compiled, validated and timed beside its
+    /// scalar lowering. Timed, so it runs alone.
+    Steps { guide: String },
     /// A test of the Rise project's suite: one search for all its goals.
     Shine { test: String },
     /// A target of the automatic guides' table: the guide found for it, or (`written`) the
@@ -59,6 +62,8 @@ pub enum Outcome {
     Codegen(Vec<codegen::Row>),
     /// The Harris table's rows.
     Harris(Vec<harris::Row>),
+    /// A row per step and size.
+    Steps(Vec<steps::Row>),
     /// A row per goal of the test.
     Shine(Vec<shine::Row>),
     Auto(auto::Row),
@@ -79,6 +84,7 @@ impl Task for Work {
             Work::Unguided { goals } => format!("matmul {} unguided", goals.join(", ")),
             Work::Codegen { size } => format!("codegen at {size}"),
             Work::Harris => "harris".into(),
+            Work::Steps { guide } => format!("steps of {guide}"),
             Work::Shine { test } => format!("shine {test}"),
             Work::Auto { target, written } => match written {
                 true => format!("auto {target} written"),
@@ -92,7 +98,7 @@ impl Task for Work {
 
     fn timed(&self) -> bool {
         match self {
-            Work::Codegen { .. } | Work::Harris => true,
+            Work::Codegen { .. } | Work::Harris | Work::Steps { .. } => true,
             Work::SweepPoint { timed, .. } => *timed,
             _ => false,
         }
@@ -116,6 +122,7 @@ impl Task for Work {
             }
             Work::Codegen { .. } => codegen::inputs()?,
             Work::Harris => harris::inputs()?,
+            Work::Steps { guide } => steps::inputs(guide)?,
             Work::Shine { test } => shine::inputs(shine::test(test)?),
             Work::Auto { target, .. } => auto::target(target)?.inputs(),
             Work::SweepPoint { sweep, point, .. } => sweep::load(sweep)?.inputs(point)?,
@@ -136,6 +143,7 @@ impl Task for Work {
             Work::Unguided { goals } => Outcome::Unguided(matmul::run_unguided(goals, caps)?),
             Work::Codegen { size } => Outcome::Codegen(codegen::run_child(*size, caps)?),
             Work::Harris => Outcome::Harris(harris::run_child(caps)?),
+            Work::Steps { guide } => Outcome::Steps(steps::run_child(guide, caps)?),
             Work::Shine { test } => Outcome::Shine(shine::run_child(test, caps)?),
             Work::Auto { target, written } => {
                 Outcome::Auto(auto::run_child(target, *written, caps)?)
@@ -166,6 +174,17 @@ impl Task for Work {
                 .join(", "),
             Outcome::Codegen(rows) => format!("{} rows", rows.len()),
             Outcome::Harris(rows) => format!("{} rows", rows.len()),
+            Outcome::Steps(rows) => {
+                let slow = rows
+                    .iter()
+                    .filter(|r| r.ratio_vs_scalar().is_some_and(|x| x < 1.0 / 1.2));
+                let failed = rows.iter().filter(|r| r.error.is_some()).count();
+                format!(
+                    "{} rows, {} more than 1.2x slower than their scalar lowering, {failed} failed",
+                    rows.len(),
+                    slow.count()
+                )
+            }
             Outcome::Shine(rows) => {
                 let found = rows.iter().filter(|r| r.found).count();
                 format!("{found} of {} goals found", rows.len())

@@ -2,8 +2,9 @@
 //! `results/`: Table 2 (lambda-calculus encodings, [`table2`]) and the matrix
 //! multiplication case study's Tables 3, 4, 5 and Figure 16 ([`matmul`], [`plot`]), the
 //! generated C's performance ([`codegen`]), the Harris corner detector beside Halide and
-//! OpenCV ([`harris`]), the Rise project's own tests ([`shine`]), and the guides found
-//! automatically beside the written ones ([`auto`]).
+//! OpenCV ([`harris`]), every guide step's C beside its scalar lowering ([`steps`]), the
+//! Rise project's own tests ([`shine`]), and the guides found automatically beside the
+//! written ones ([`auto`]).
 //!
 //! Each row runs in its own child process of `sketchlog` ([`child`]) under a memory cap
 //! (`RLIMIT_AS`, set by the child) and a time limit, so a row that runs out of memory is recorded as such and
@@ -21,6 +22,7 @@ pub mod plot;
 pub mod reproduce;
 pub mod scale;
 pub mod shine;
+pub mod steps;
 pub mod sweep;
 pub mod table2;
 

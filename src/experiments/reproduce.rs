@@ -3,7 +3,7 @@
 //! the store (atomically) as each job finishes, with a progress line per job.
 
 use super::jobs::{Job, Outcome, Store, Work};
-use super::{auto, codegen, harris, matmul, shine, table2};
+use super::{auto, codegen, harris, matmul, shine, steps, table2};
 use crate::cluster::child::Caps;
 use crate::cluster::Cluster;
 use crate::egraph::encoding::{Binding, Substitution};
@@ -11,8 +11,8 @@ use crate::error::{Error, Result};
 use std::path::PathBuf;
 
 /// The tables `reproduce` knows, in the order they are listed.
-pub const TABLES: [&str; 9] = [
-    "table2", "table3", "table4", "table5", "fig16", "codegen", "harris", "shine", "auto",
+pub const TABLES: [&str; 10] = [
+    "table2", "table3", "table4", "table5", "fig16", "codegen", "harris", "steps", "shine", "auto",
 ];
 
 /// Settings of one `reproduce` run.
@@ -94,6 +94,16 @@ impl Settings {
                 }
                 "codegen" => add(Work::Codegen { size: self.size }, codegen::CAPS)?,
                 "harris" => add(Work::Harris, codegen::CAPS)?,
+                "steps" => {
+                    for (guide, _) in steps::GUIDES {
+                        add(
+                            Work::Steps {
+                                guide: guide.into(),
+                            },
+                            codegen::CAPS,
+                        )?;
+                    }
+                }
                 "auto" => {
                     for t in auto::targets() {
                         for written in [false, true] {
@@ -160,6 +170,13 @@ impl Settings {
                         _ => vec![],
                     });
                     matmul::write_csv(&dir.join("auto.csv"), &auto::COLUMNS, &rows)?
+                }
+                "steps" => {
+                    let rows = cells(&outcomes, |o| match o {
+                        Outcome::Steps(rows) => rows.iter().map(|r| r.fields()).collect(),
+                        _ => vec![],
+                    });
+                    matmul::write_csv(&dir.join("steps.csv"), &steps::COLUMNS, &rows)?
                 }
                 "harris" => {
                     let rows = cells(&outcomes, |o| match o {

@@ -274,6 +274,8 @@ fn primitive(prim: Prim, nats: &[Option<i64>], mut args: Vec<Abs>, depth: u32) -
             let step = apply(apply(op, acc.clone(), depth)?, acc.clone(), depth)?;
             join(acc, step)
         }
+        // An array of one row, each element computed by `f` from its index.
+        Generate => scalar(apply(last?, Abs::Const, depth)?),
         // Arithmetic and pairs of one row's values; anything else that takes an image
         // (indexing, generating, reordering rows) is refused.
         _ => {
@@ -380,6 +382,16 @@ mod tests {
             s.map(|s| (s.dim, s.halo)),
             Some((0, 2)),
             "a line buffer of three rows"
+        );
+        let s = stencil(
+            "nfun n m => fun (a : (n+2).m.f32) => \
+             map (reduceSeq (fun acc y => map (fun z => add (fst z) (snd z)) (zip acc y)) \
+             (generate (fun i => 0.0))) (slide<3, 1> a)",
+        );
+        assert_eq!(
+            s.map(|s| (s.dim, s.halo)),
+            Some((0, 2)),
+            "three rows summed into a row generated as zeros"
         );
         let s = stencil("nfun n m => fun (a : (n+2).m.f32) => drop<2> a");
         assert_eq!(

@@ -114,6 +114,10 @@ pub struct Emitter {
     /// The arrays this code declares, [`ALIGN`]-byte aligned (buffers and accumulators):
     /// a vector access at a multiple of its width into one of them is aligned.
     aligned: std::collections::HashSet<String>,
+    /// Short buffers (at most [`MAX_UNROLLED`] floats) written float by float. A vector load
+    /// just after such stores waits for them to reach the cache (the stores cannot be
+    /// forwarded to it), so whole-vector statements read them float by float instead.
+    lanewise: std::collections::HashSet<String>,
     /// Every assignment emitted: what it writes and reads (for in-place accumulators).
     accesses: Vec<Access>,
     lowering: Lowering,
@@ -577,16 +581,20 @@ impl Emitter {
     /// Stores `v` (of type `ty`) into a new buffer ([`Emitter::allocate`]) and returns a
     /// view of the buffer.
     fn materialise(&mut self, v: Val, ty: &Type) -> Result<Val> {
-        let dest = self.allocate(ty)?;
+        let (name, dest) = self.allocate(ty)?;
+        // Until a whole-vector statement writes it ([`Emitter::write_whole`]).
+        if shape_of(ty, self)?.1 <= MAX_UNROLLED {
+            self.lanewise.insert(name);
+        }
         self.write(v, dest.clone())?;
         Ok(dest)
     }
 
-    /// A new buffer for a value of type `ty`, as a view. Arrays of up to 64K floats live on
+    /// A new buffer for a value of type `ty`: its name and a view of it. Arrays of up to 64K floats live on
     /// the stack of the current block (so each thread of a parallel loop has its own);
     /// larger ones are file-level buffers allocated once, one per thread inside a parallel
     /// loop.
-    fn allocate(&mut self, ty: &Type) -> Result<Val> {
+    fn allocate(&mut self, ty: &Type) -> Result<(String, Val)> {
         let (shape, floats) = shape_of(ty, self)?;
         let name = self.fresh("buf");
         if floats == 1 && shape.is_empty() {
@@ -604,7 +612,8 @@ impl Emitter {
             self.buffers.push((name.clone(), floats));
             self.aligned.insert(name.clone());
         }
-        Ok(buffer_view(&name, &shape, floats == 1 && shape.is_empty()))
+        let view = buffer_view(&name, &shape, floats == 1 && shape.is_empty());
+        Ok((name, view))
     }
 
     /// Emits the code that stores `v` into the destination `dest` (a view whose scalars are
@@ -822,6 +831,7 @@ fn signature(program: &Rc<Term>, sizes: &[i64], lowering: Lowering) -> Result<Si
         widths: Default::default(),
         aligned_widths: Default::default(),
         aligned: Default::default(),
+        lanewise: Default::default(),
         accesses: vec![],
         lowering,
         ranges: Default::default(),

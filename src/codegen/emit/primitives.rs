@@ -252,7 +252,7 @@ impl Emitter {
                         Ok(Scalar::load(array.clone(), i.clone()))
                     }));
                 }
-                let dest = self.allocate(ty.uncurry().1)?;
+                let dest = self.allocate(ty.uncurry().1)?.1;
                 for (k, a) in args.into_iter().enumerate() {
                     let d = self.get(&dest, &Ix::constant(k as i64))?;
                     self.write(a, d)?;

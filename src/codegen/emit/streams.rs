@@ -63,7 +63,9 @@ impl Emitter {
                 let (sz, element) = window_of(&ty)?;
                 let sz = self.nat(&sz)?;
                 let source = self.open_stream(args[1].clone())?;
-                let ring = self.allocate(&crate::rise::types::arr(Nat::cst(sz), element))?;
+                let ring = self
+                    .allocate(&crate::rise::types::arr(Nat::cst(sz), element))?
+                    .1;
                 let (f, shift) = (args[0].clone(), prim == RotateValues);
                 self.emit_loop(sz - 1, None, |em, k| {
                     let y = em.next_value(&source, &f, k)?;

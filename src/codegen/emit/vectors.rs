@@ -55,6 +55,7 @@ impl Emitter {
                 });
                 self.streams += usize::from(streamed);
             }
+            self.lanewise.remove(&**array);
             Some(Access::new(&d, &x).with_lane(&lane))
         });
         let Some(access) = access else {
@@ -115,6 +116,7 @@ impl Emitter {
                 }
                 Some((x.to_string(), false))
             }
+            Scalar::Load { array, .. } if self.lanewise.contains(&**array) => None,
             Scalar::Load { array, ix } => {
                 let base = ix.unit_stride_base(lane)?.add(&Ix::constant(offset));
                 Some((format!("({})", self.vector_ref(array, &base, width)), true))

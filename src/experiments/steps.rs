@@ -1,0 +1,185 @@
+//! `reproduce steps`: every step of every guide in `programs/` and `programs/shine/`, as
+//! code generation meets it. Each step's program is lowered (`codegen::sequential`),
+//! compiled in both lowerings, checked against the interpreter and timed beside its scalar
+//! lowering (plain loops, no vector types), interleaved, at two sizes (`results/steps.csv`).
+//! A step whose C is slower than its own scalar lowering shows it in `ratio_vs_scalar`
+//! (below 1).
+
+use super::codegen::{join_sizes, report_rows, rows_child};
+use crate::codegen::run::{check, compile, COptions, Expected};
+use crate::error::{Error, Result};
+use std::path::PathBuf;
+
+/// Every guide whose steps are programs over arrays, and the two sizes each of its
+/// program's sizes takes (small, large). Matrix products at 128 and 512; matrix-vector
+/// products, stencils and images at 256^2 and 2048^2 (Harris's width a multiple of 16).
+pub const GUIDES: [(&str, [i64; 2]); 18] = [
+    ("array-packing", [128, 512]),
+    ("baseline", [128, 512]),
+    ("blocking", [128, 512]),
+    ("cache-blocks", [128, 512]),
+    ("kernel", [128, 512]),
+    ("loop-perm", [128, 512]),
+    ("parallel", [128, 512]),
+    ("parallel-packed", [128, 512]),
+    ("vectorization", [128, 512]),
+    ("mv-blocking", [256, 2048]),
+    ("mv-kernel", [256, 2048]),
+    ("mv-parallel", [256, 2048]),
+    ("harris-parallel", [256, 2048]),
+    ("harris-strips", [256, 2048]),
+    ("harris-fused", [256, 2048]),
+    ("harris-separated", [256, 2048]),
+    ("harris-line-buffered", [256, 2048]),
+    ("shine/separable-lanes", [256, 2048]),
+];
+
+/// Guides whose programs have no C: they take functions as parameters (Table 2's `fission`,
+/// the Rise project's reorderings, polymorphic in their element types too).
+pub const NOT_COMPILED: [&str; 3] = ["fission", "shine/reorder3d-321", "shine/reorder4d-4321"];
+
+pub const COLUMNS: [&str; 9] = [
+    "guide",
+    "step",
+    "sizes",
+    "threads",
+    "median_ms",
+    "scalar_ms",
+    "ratio_vs_scalar",
+    "max_rel_error",
+    "error",
+];
+
+/// The threads every step runs on (its parallel loops as such).
+const THREADS: usize = 2;
+
+/// A row: one step at one size. `error` says why a step has no times (its C could not be
+/// generated or compiled, or did not agree with the interpreter).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct Row {
+    pub guide: String,
+    pub step: String,
+    pub sizes: Vec<i64>,
+    pub median_ms: Option<f64>,
+    pub scalar_ms: Option<f64>,
+    pub max_rel_error: Option<f64>,
+    pub error: Option<String>,
+}
+
+impl Row {
+    /// The scalar lowering's time over the step's (below 1: the step is slower).
+    pub fn ratio_vs_scalar(&self) -> Option<f64> {
+        self.scalar_ms.zip(self.median_ms).map(|(s, m)| s / m)
+    }
+
+    /// Its cells, in the order of [`COLUMNS`].
+    pub fn fields(&self) -> Vec<String> {
+        let ms = |x: Option<f64>| super::cell(x, |v| format!("{v:.3}"));
+        vec![
+            self.guide.clone(),
+            self.step.clone(),
+            join_sizes(&self.sizes),
+            THREADS.to_string(),
+            ms(self.median_ms),
+            ms(self.scalar_ms),
+            super::cell(self.ratio_vs_scalar(), |r| format!("{r:.2}")),
+            super::cell(self.max_rel_error, |e| format!("{e:.2e}")),
+            self.error.clone().unwrap_or_default(),
+        ]
+    }
+}
+
+/// The guide file of a name in [`GUIDES`].
+pub fn guide_file(name: &str) -> PathBuf {
+    super::input(format!("programs/{name}.guide"))
+}
+
+/// The files a guide's rows depend on.
+pub fn inputs(name: &str) -> Result<Vec<PathBuf>> {
+    Ok(crate::guide::parse::load_guide(&guide_file(name))?.inputs)
+}
+
+/// The small and large sizes of a guide in [`GUIDES`].
+fn sizes_of(name: &str) -> Result<[i64; 2]> {
+    GUIDES
+        .iter()
+        .find(|(g, _)| *g == name)
+        .map(|(_, s)| *s)
+        .ok_or_else(|| Error::bad_input(format!("no guide `{name}` in the steps table")))
+}
+
+/// The child process of one guide's rows: the guide run once, every step at both its sizes
+/// ([`GUIDES`]), 5 interleaved rounds of up to 5 timed runs each; reports the rows.
+pub fn row_main(name: &str) -> Result<()> {
+    report_rows(rows(name, sizes_of(name)?, 5, 5)?);
+    Ok(())
+}
+
+/// Runs [`row_main`] in a child process under `caps`; its rows.
+pub fn run_child(name: &str, caps: crate::cluster::child::Caps) -> Result<Vec<Row>> {
+    rows_child(&["steps-row".into(), name.into()], caps, "steps")
+}
+
+/// Every step of the guide `name` (in `programs/`) with each of its program's sizes at
+/// each of `sizes`: `rounds` interleaved rounds (the step, then its scalar lowering) of at
+/// most `runs` runs, fewer for a slow step (a round about a second).
+pub fn rows(name: &str, sizes: [i64; 2], rounds: usize, runs: usize) -> Result<Vec<Row>> {
+    let guide = crate::guide::parse::load_guide(&guide_file(name))?;
+    let reports = crate::guide::run(&guide, |_, _| {}, |_, _| {})?;
+    crate::guide::check_found(&reports)?;
+    let mut rows = vec![];
+    for report in &reports {
+        let program = crate::codegen::sequential(report.term.as_ref().expect("found"));
+        for size in sizes {
+            let sizes = crate::codegen::sizes_of(&program, size);
+            eprintln!("{name} {} at {sizes:?} ...", report.sketch);
+            let mut row = Row {
+                guide: name.to_string(),
+                step: report.sketch.clone(),
+                sizes,
+                median_ms: None,
+                scalar_ms: None,
+                max_rel_error: None,
+                error: None,
+            };
+            if let Err(e) = time_step(&program, &mut row, rounds, runs) {
+                row.error = Some(e.message.replace(['\n', ','], " "));
+            }
+            eprintln!("  {}", row.fields().join(","));
+            rows.push(row);
+        }
+    }
+    Ok(rows)
+}
+
+/// Compiles, checks and times one step in both lowerings, filling `row`'s figures.
+fn time_step(
+    program: &std::rc::Rc<crate::rise::term::Term>,
+    row: &mut Row,
+    rounds: usize,
+    runs: usize,
+) -> Result<()> {
+    let opts = COptions {
+        threads: THREADS,
+        runs: 1,
+        ..COptions::default()
+    };
+    let exe = compile(program, &row.sizes, &opts)?;
+    let scalar = compile(program, &row.sizes, &opts.scalar())?;
+    let expected = Expected::of(&exe, program)?;
+    let checked = check(&exe, &expected, &opts)?;
+    check(&scalar, &expected, &opts)?;
+    row.max_rel_error = Some(checked.max_rel_error);
+    let timed = COptions {
+        runs: ((1000.0 / checked.median_ms) as usize).clamp(1, runs.max(1)),
+        ..opts
+    };
+    let (mut times, mut scalar_times) = (vec![], vec![]);
+    for _ in 0..rounds.max(1) {
+        times.extend(exe.run(&expected.inputs, &timed)?.1);
+        scalar_times.extend(scalar.run(&expected.inputs, &timed)?.1);
+    }
+    row.median_ms = Some(super::median(&times));
+    row.scalar_ms = Some(super::median(&scalar_times));
+    Ok(())
+}
