@@ -129,6 +129,38 @@ def harris_summary():
     """The Harris table's best guided version at both image sizes."""
     return harris(None, ("separated",))
 
+def step_ratio(r):
+    return float(r["scalar_ms"]) / float(r["median_ms"])
+
+def steps():
+    """results/steps.csv, a row per guide: its steps, rows, the slowest step against its scalar
+    lowering and the median ratio."""
+    by_guide = {}
+    for r in rows("steps.csv"):
+        by_guide.setdefault(r["guide"], []).append(r)
+    out = []
+    for guide, rs in by_guide.items():
+        timed = sorted((r for r in rs if r["median_ms"]), key=step_ratio)
+        worst = timed[0]
+        ratios = [step_ratio(r) for r in timed]
+        failed = len(rs) - len(timed)
+        out.append(
+            f"| {guide} | {len({r['step'] for r in rs})} | {len(rs)}{f' ({failed} failed)' if failed else ''} "
+            f"| {step_ratio(worst):.2f}x ({worst['step']}, {worst['sizes']}) "
+            f"| {ratios[len(ratios) // 2]:.2f}x |")
+    return "\n".join(out)
+
+def steps_line():
+    """One sentence on results/steps.csv for the README."""
+    rs = rows("steps.csv")
+    timed = sorted((r for r in rs if r["median_ms"]), key=step_ratio)
+    worst = timed[0]
+    guides = len({r["guide"] for r in rs})
+    return (f"Every step of the {guides} guides with C, at two sizes ({len(rs)} rows, "
+            f"{len(rs) - len(timed)} failed; `reproduce steps`): the slowest at "
+            f"{step_ratio(worst):.2f}x its scalar lowering ({worst['guide']} `{worst['step']}`, "
+            f"{worst['sizes']}), the median at {step_ratio(timed[len(timed) // 2]):.2f}x.")
+
 def sweep():
     def cell(x):
         return x if x else "-"
@@ -220,7 +252,7 @@ def machine():
     return "\n".join(out)
 
 FILLS = [("table2", table2), ("table2-exact", table2_exact), ("table4", table4), ("table3", table3), ("table5", table5),
-         ("codegen", codegen), ("codegen-summary", codegen_summary), ("harris", harris), ("harris-summary", harris_summary), ("sweep", sweep), ("shine", shine),
+         ("codegen", codegen), ("codegen-summary", codegen_summary), ("harris", harris), ("harris-summary", harris_summary), ("steps", steps), ("steps-line", steps_line), ("sweep", sweep), ("shine", shine),
          ("shine-summary", shine_summary), ("egglog-peer", egglog_peer), ("auto", auto),
          ("machine", machine)]
 
