@@ -664,7 +664,11 @@ fn harris_with_separated_sums_in_vectors_agrees_with_the_interpreter() {
         .filter(|l| l.trim_start().starts_with("f32x") && l.contains(" acc"))
         .count();
     assert!(accumulators >= 3, "three sums in vector registers:\n{c}");
-    assert_eq!(c.matches("omp parallel").count(), 1, "the strips alone on threads:\n{c}");
+    assert_eq!(
+        c.matches("omp parallel").count(),
+        1,
+        "the strips alone on threads:\n{c}"
+    );
     for sizes in [[16, 16], [48, 32]] {
         agrees_in_both_lowerings(&separated, sizes);
     }

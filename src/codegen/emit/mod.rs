@@ -590,10 +590,10 @@ impl Emitter {
         Ok(dest)
     }
 
-    /// A new buffer for a value of type `ty`: its name and a view of it. Arrays of up to 64K floats live on
-    /// the stack of the current block (so each thread of a parallel loop has its own);
-    /// larger ones are file-level buffers allocated once, one per thread inside a parallel
-    /// loop.
+    /// A new buffer for a value of type `ty`: its name and a view of it. Arrays of up to 64K
+    /// floats live on the stack of the current block (so each thread of a parallel loop has
+    /// its own); larger ones are file-level buffers allocated once, one per thread inside a
+    /// parallel loop.
     fn allocate(&mut self, ty: &Type) -> Result<(String, Val)> {
         let (shape, floats) = shape_of(ty, self)?;
         let name = self.fresh("buf");
