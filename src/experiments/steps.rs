@@ -6,7 +6,7 @@
 //! (below 1).
 
 use super::codegen::{join_sizes, report_rows, rows_child};
-use crate::codegen::run::{check, compile, COptions, Expected};
+use crate::codegen::run::{compile, COptions, Expected};
 use crate::error::{Error, Result};
 use std::path::PathBuf;
 
@@ -121,8 +121,9 @@ pub fn run_child(name: &str, caps: crate::cluster::child::Caps) -> Result<Vec<Ro
 }
 
 /// Every step of the guide `name` (in `programs/`) with each of its program's sizes at
-/// each of `sizes`: `rounds` interleaved rounds (the step, then its scalar lowering) of at
-/// most `runs` runs, fewer for a slow step (a round about a second).
+/// each of `sizes`: `rounds` interleaved rounds (the step, then its scalar lowering, and the
+/// reference GEMM for a matrix product) of at most `runs` runs, fewer for a slow step (a
+/// round about a second).
 pub fn rows(name: &str, sizes: [i64; 2], rounds: usize, runs: usize) -> Result<Vec<Row>> {
     let guide = crate::guide::parse::load_guide(&guide_file(name))?;
     let reports = crate::guide::run(&guide, |_, _| {}, |_, _| {})?;
@@ -152,7 +153,8 @@ pub fn rows(name: &str, sizes: [i64; 2], rounds: usize, runs: usize) -> Result<V
     Ok(rows)
 }
 
-/// Compiles, checks and times one step in both lowerings, filling `row`'s figures.
+/// Compiles, checks and times one step in both lowerings ([`super::codegen::measure`]),
+/// filling `row`'s figures.
 fn time_step(
     program: &std::rc::Rc<crate::rise::term::Term>,
     row: &mut Row,
@@ -161,25 +163,15 @@ fn time_step(
 ) -> Result<()> {
     let opts = COptions {
         threads: THREADS,
-        runs: 1,
+        runs,
         ..COptions::default()
     };
     let exe = compile(program, &row.sizes, &opts)?;
     let scalar = compile(program, &row.sizes, &opts.scalar())?;
     let expected = Expected::of(&exe, program)?;
-    let checked = check(&exe, &expected, &opts)?;
-    check(&scalar, &expected, &opts)?;
-    row.max_rel_error = Some(checked.max_rel_error);
-    let timed = COptions {
-        runs: ((1000.0 / checked.median_ms) as usize).clamp(1, runs.max(1)),
-        ..opts
-    };
-    let (mut times, mut scalar_times) = (vec![], vec![]);
-    for _ in 0..rounds.max(1) {
-        times.extend(exe.run(&expected.inputs, &timed)?.1);
-        scalar_times.extend(scalar.run(&expected.inputs, &timed)?.1);
-    }
-    row.median_ms = Some(super::median(&times));
-    row.scalar_ms = Some(super::median(&scalar_times));
+    let measured = super::codegen::measure(&exe, Some(&scalar), &expected, &opts, rounds)?;
+    row.max_rel_error = Some(measured.check.max_rel_error);
+    row.median_ms = Some(measured.median_ms());
+    row.scalar_ms = measured.scalar_median_ms();
     Ok(())
 }
