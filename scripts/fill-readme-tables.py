@@ -129,8 +129,11 @@ def harris_summary():
     """The Harris table's best guided version at both image sizes."""
     return harris(None, ("separated",))
 
-def step_ratio(r):
-    return float(r["scalar_ms"]) / float(r["median_ms"])
+def ratio_spread(rs):
+    """Rows of results/steps.csv: the slowest against its scalar lowering, the median ratio
+    and how many failed (no ratio)."""
+    timed = sorted((r for r in rs if r["ratio_vs_scalar"]), key=lambda r: float(r["ratio_vs_scalar"]))
+    return timed[0], timed[len(timed) // 2]["ratio_vs_scalar"], len(rs) - len(timed)
 
 def steps():
     """results/steps.csv, a row per guide: its steps, rows, the slowest step against its scalar
@@ -140,26 +143,21 @@ def steps():
         by_guide.setdefault(r["guide"], []).append(r)
     out = []
     for guide, rs in by_guide.items():
-        timed = sorted((r for r in rs if r["median_ms"]), key=step_ratio)
-        worst = timed[0]
-        ratios = [step_ratio(r) for r in timed]
-        failed = len(rs) - len(timed)
+        worst, median, failed = ratio_spread(rs)
         out.append(
             f"| {guide} | {len({r['step'] for r in rs})} | {len(rs)}{f' ({failed} failed)' if failed else ''} "
-            f"| {step_ratio(worst):.2f}x ({worst['step']}, {worst['sizes']}) "
-            f"| {ratios[len(ratios) // 2]:.2f}x |")
+            f"| {worst['ratio_vs_scalar']}x ({worst['step']}, {worst['sizes']}) | {median}x |")
     return "\n".join(out)
 
 def steps_line():
     """One sentence on results/steps.csv for the README."""
     rs = rows("steps.csv")
-    timed = sorted((r for r in rs if r["median_ms"]), key=step_ratio)
-    worst = timed[0]
+    worst, median, failed = ratio_spread(rs)
     guides = len({r["guide"] for r in rs})
     return (f"Every step of the {guides} guides with C, at two sizes ({len(rs)} rows, "
-            f"{len(rs) - len(timed)} failed; `reproduce steps`): the slowest at "
-            f"{step_ratio(worst):.2f}x its scalar lowering ({worst['guide']} `{worst['step']}`, "
-            f"{worst['sizes']}), the median at {step_ratio(timed[len(timed) // 2]):.2f}x.")
+            f"{failed} failed; `reproduce steps`): the slowest at "
+            f"{worst['ratio_vs_scalar']}x its scalar lowering ({worst['guide']} `{worst['step']}`, "
+            f"{worst['sizes']}), the median at {median}x.")
 
 def sweep():
     def cell(x):
