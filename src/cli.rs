@@ -8,6 +8,7 @@ use crate::egraph::encoding::{Binding, Encoding, Substitution};
 use crate::egraph::serialize::Dump;
 use crate::egraph::{self, encode, extract};
 use crate::error::{Error, Result};
+use crate::files::Outputs;
 use crate::guide::{self, report};
 use crate::limits;
 use crate::rise::{self, debruijn, infer, print};
@@ -377,7 +378,7 @@ fn run_steps(guide: &guide::Guide, stats: Option<&Path>) -> Result<()> {
     use std::io::IsTerminal;
     let mut log = report::StatsLog::default();
     if let Some(path) = stats {
-        crate::error::check_writable(path)?;
+        crate::files::check_writable(path)?;
         log.write(path)?;
     }
     let lines = !std::io::stderr().is_terminal();
@@ -449,14 +450,32 @@ fn check(args: &CheckArgs) -> Result<()> {
         (None, Some(goal)) => guide::Target::Goal(goal),
         (None, None) => unreachable!("clap requires --sketch or --goal"),
     };
-    let g = guide::Guide::check(
-        &args.program,
-        target,
-        &args.rules,
-        (cost.clone(), limits.limits(), limits.filter()),
-        &|spec| Some(crate::error::argument_span(&line, spec)),
-    )?;
-    let mut g = g;
+    let (g, mut reads) = crate::files::recording(|| {
+        guide::Guide::check(
+            &args.program,
+            target,
+            &args.rules,
+            (cost.clone(), limits.limits(), limits.filter()),
+            &|spec| Some(crate::error::argument_span(&line, spec)),
+        )
+    });
+    let mut g = g?;
+    // Every file the targets and rules name, the ones read later for several targets too.
+    let specs = [&args.program]
+        .into_iter()
+        .chain(&args.sketch)
+        .chain(&args.goal);
+    reads.extend(specs.map(|s| PathBuf::from(guide::file_of(s))));
+    let rules = args.rules.iter().map(|r| crate::rules::split_spec(r).0);
+    reads.extend(rules.map(PathBuf::from).chain(args.weights.clone()));
+    let mut outputs = Outputs::default();
+    if let Some(path) = &args.stats {
+        outputs.add(path, &path.display().to_string());
+    }
+    if let Some(d) = &dump {
+        outputs.add(&d.path, &d.path.display().to_string());
+    }
+    outputs.check(&reads, true)?;
     g.steps[0].normal_form = limits.normal_form;
     if args.explain.is_some() && limits.normal_form != egraph::normal::NormalForm::Benf {
         return at_argument(
@@ -518,7 +537,7 @@ fn check_many(args: &CheckArgs, g: guide::Guide, cost: guide::Cost) -> Result<()
     }
     let mut log = report::StatsLog::default();
     if let Some(path) = &args.stats {
-        crate::error::check_writable(path)?;
+        crate::files::check_writable(path)?;
     }
     let mut found = vec![false; targets.len()];
     let outcome = search_each(
@@ -568,6 +587,13 @@ fn check_many(args: &CheckArgs, g: guide::Guide, cost: guide::Cost) -> Result<()
     }
 }
 
+/// The one file `path` a command writes, named on the command line as it is.
+fn written_by(path: &Path) -> Outputs {
+    let mut outputs = Outputs::default();
+    outputs.add(path, &path.display().to_string());
+    outputs
+}
+
 /// Locates an error without a position at command-line argument `spec`.
 fn at_argument<T>(spec: &str, r: Result<T>) -> Result<T> {
     r.map_err(|e| {
@@ -587,9 +613,13 @@ fn typecheck(path: &Path) -> Result<()> {
 }
 
 fn show(spec: &str, dump: Option<Dump>) -> Result<()> {
+    let (def, reads) = crate::files::recording(|| rise::load_def_ref(spec, Path::new("")));
     let rise::LoadedDef {
         name, term, names, ..
-    } = at_argument(spec, rise::load_def_ref(spec, Path::new("")))?;
+    } = at_argument(spec, def)?;
+    if let Some(d) = &dump {
+        written_by(&d.path).check(&reads, true)?;
+    }
     let mut eg = egraph::rise_egraph()?;
     let root = encode::load_term(&mut eg, &term)?;
     if let Some(dump) = dump {
@@ -872,15 +902,21 @@ fn dispatch(cli: Cli) -> Result<()> {
                     "limits and filters on the command line are for `--auto`: a guide file sets its own (`limits`, `filter`)",
                 ));
             }
-            if let Some(path) = &stats {
-                crate::error::check_writable(path)?;
-            }
             let dump = dump.dump()?;
-            let mut g = guide::parse::load_guide(&file)?;
+            let (g, reads) = crate::files::recording(|| guide::parse::load_guide(&file));
+            let mut g = g?;
+            let mut outputs = Outputs::default();
+            if let Some(path) = &stats {
+                outputs.add(path, &path.display().to_string());
+            }
             for (i, step) in g.steps.iter_mut().enumerate() {
                 step.dump = dump.as_ref().map(|d| d.for_step(i));
                 step.explain = explain.map(explain_budget);
+                if let (Some(step_dump), Some(d)) = (&step.dump, &dump) {
+                    outputs.add(&step_dump.path, &d.path.display().to_string());
+                }
             }
+            outputs.check(&reads, true)?;
             println!(
                 "guide {}: {} steps on {}",
                 file.display(),
@@ -956,16 +992,32 @@ struct AutoArgs {
     /// Extract with weights from a cost file (default: AST size).
     #[arg(long, requires = "on")]
     weights: Option<PathBuf>,
-    /// Write the guide here (`FOUND.guide`), its checkpoints beside it (`FOUND.sketch`,
-    /// `FOUND.rise`).
+    /// Write the guide here (`FOUND.guide`), its checkpoints beside it
+    /// (`FOUND.checkpoints.sketch` or `FOUND.checkpoints.rise`). None of them may be a file the
+    /// command reads, nor, without `--force`, a file that exists.
     #[arg(short, long, requires = "on")]
     output: Option<PathBuf>,
+    /// Replace the files `-o` names if they exist.
+    #[arg(long, requires = "on")]
+    force: bool,
+    /// The whole search's time in seconds: no trial runs past it (each trial's own limit is
+    /// `--time-s`).
+    #[arg(long, default_value = "600", value_parser = limits::parse_seconds)]
+    total_time: Duration,
     /// Each step's limits and filters, as for `check`; `--enodes` is the largest cap.
     #[command(flatten)]
     limits: LimitArgs,
     /// Set when a limit or filter flag was given (they apply with `--auto` only).
     #[arg(skip)]
     limits_given: bool,
+}
+
+impl AutoArgs {
+    /// The `-o` argument as the command line has it (where a refused output is located).
+    fn output_arg(&self) -> String {
+        let out = self.output.as_deref().unwrap_or(Path::new(""));
+        out.display().to_string()
+    }
 }
 
 /// `--dump-egraph`: where to write the final e-graph.
@@ -1077,7 +1129,9 @@ fn parse_command_line() -> Cli {
 }
 
 /// `guide --auto`: finds the steps, printing each as it is found, and writes the guide;
-/// exit 1 (nothing written) when the target is not reached.
+/// exit 1 (nothing written) when the target is not reached. The files it will write are
+/// checked before the search against every file it reads, and are never an existing file
+/// unless `--force`.
 fn auto_guide(program: &str, args: &AutoArgs) -> Result<()> {
     use guide::auto;
     let target =
@@ -1094,28 +1148,44 @@ fn auto_guide(program: &str, args: &AutoArgs) -> Result<()> {
         ));
     };
     let out = args.output.as_deref().expect("clap requires --output");
-    crate::error::check_writable(out)?;
-    let settings = auto::Settings {
-        cost: cost_of(args.weights.as_deref())?,
-        limits: args.limits.limits(),
-        filter: args.limits.filter(),
-        normal_form: args.limits.normal_form,
-    };
-    let def = at_argument(program, rise::load_def_ref(program, Path::new("")))?;
     let spec = match target {
         guide::Target::Sketch(s) | guide::Target::Goal(s) => s,
     };
-    let checkpoints = at_argument(spec, auto::checkpoints(target, &def, &settings.limits))?;
-    let mut candidates = vec![];
-    for spec in &args.rules {
-        candidates.extend(at_argument(spec, auto::candidates(spec))?);
+    let (loaded, reads) = crate::files::recording(|| -> Result<_> {
+        let cost = cost_of(args.weights.as_deref())?;
+        let def = at_argument(program, rise::load_def_ref(program, Path::new("")))?;
+        let limits = args.limits.limits();
+        let checkpoints = at_argument(spec, auto::checkpoints(target, &def, &limits))?;
+        let mut candidates = vec![];
+        for spec in &args.rules {
+            candidates.extend(at_argument(spec, auto::candidates(spec))?);
+        }
+        Ok((cost, def, checkpoints, candidates))
+    });
+    let (cost, def, checkpoints, candidates) = loaded?;
+    let (sketch_file, rise_file) = auto::write::checkpoint_files(out);
+    let named_by = args.output_arg();
+    let mut outputs = Outputs::default();
+    outputs.add(out, &named_by);
+    match target {
+        guide::Target::Sketch(_) => outputs.add(sketch_file, &named_by),
+        guide::Target::Goal(_) => outputs.add(rise_file, &named_by),
     }
+    outputs.check(&reads, args.force)?;
+    let settings = auto::Settings {
+        cost,
+        limits: args.limits.limits(),
+        filter: args.limits.filter(),
+        normal_form: args.limits.normal_form,
+        total: args.total_time,
+    };
     let names: Vec<&str> = checkpoints.iter().map(|c| c.name.as_str()).collect();
     println!(
-        "guide --auto: {} checkpoints ({}), {} rule sets",
+        "guide --auto: {} checkpoints ({}), {} rule sets, at most {} s in all",
         checkpoints.len(),
         names.join(", "),
-        candidates.len()
+        candidates.len(),
+        settings.total.as_secs_f64()
     );
     let t0 = std::time::Instant::now();
     let (steps, missed) = auto::find(&def.term, &checkpoints, &candidates, &settings, |e| {
@@ -1148,8 +1218,15 @@ fn auto_guide(program: &str, args: &AutoArgs) -> Result<()> {
     })?;
     let seconds = t0.elapsed().as_secs_f64();
     if let Some(stop) = missed {
+        let why = match t0.elapsed() >= settings.total {
+            true => format!(
+                "the total time, {} s, ran out",
+                settings.total.as_secs_f64()
+            ),
+            false => format!("its last trial: {stop}"),
+        };
         return Err(Error::check_failed(format!(
-            "`{spec}` not reached (its last trial: {stop}): {} of {} checkpoints found before it, {seconds:.2} s",
+            "`{spec}` not reached ({why}): {} of {} checkpoints found before it, {seconds:.2} s",
             steps.len(),
             checkpoints.len() - 1
         )));
@@ -1181,10 +1258,12 @@ fn codegen(
     lowering: crate::codegen::emit::Lowering,
     out: Option<&Path>,
 ) -> Result<()> {
+    let (named, reads) = crate::files::recording(|| crate::codegen::read_program(program));
+    let named = at_argument(program, named)?;
     if let Some(path) = out {
-        crate::error::check_writable(path)?;
+        written_by(path).check(&reads, true)?;
     }
-    let p = at_argument(program, crate::codegen::load_program(program))?;
+    let p = at_argument(program, named.lowered())?;
     let sizes = if sizes.is_empty() {
         crate::codegen::sizes_of(&p, 1024)
     } else {
@@ -1192,7 +1271,7 @@ fn codegen(
     };
     let c = crate::codegen::emit::lowered_c("rise_program", &p, &sizes, lowering)?.c;
     match out {
-        Some(path) => crate::error::write_atomically(path, c.as_bytes()),
+        Some(path) => crate::files::write_atomically(path, c.as_bytes()),
         None => {
             print!("{c}");
             Ok(())

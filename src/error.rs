@@ -123,6 +123,9 @@ pub struct Error {
     /// The offending source line with carets under the input ([`Span::snippet`]), shown by
     /// the alternate form of `Display`.
     pub snippet: Option<String>,
+    /// A file that could not be read, named only by its path: [`Error::or_at`] moves it to
+    /// the line (or argument) that names the file.
+    pub unread: bool,
 }
 
 impl Error {
@@ -132,6 +135,7 @@ impl Error {
             location: Some(span.to_string()),
             message: message.into(),
             snippet: Some(span.snippet()),
+            unread: false,
         }
     }
 
@@ -141,6 +145,7 @@ impl Error {
             location: None,
             message: message.into(),
             snippet: None,
+            unread: false,
         }
     }
 
@@ -151,6 +156,7 @@ impl Error {
             location: Some(path.display().to_string()),
             message: format!("cannot read: {err}"),
             snippet: None,
+            unread: true,
         }
     }
 
@@ -161,6 +167,7 @@ impl Error {
             location: Some(path.display().to_string()),
             message: format!("cannot write: {err}"),
             snippet: None,
+            unread: false,
         }
     }
 
@@ -171,11 +178,19 @@ impl Error {
             location: None,
             message: format!("internal: {}", message.into()),
             snippet: None,
+            unread: false,
         }
     }
 
-    /// The same error, located at `span` unless it already has a location.
+    /// The same error, located at `span` unless it already has a location; a file that
+    /// could not be read is reported where `span` names it.
     pub fn or_at(mut self, span: &Span) -> Error {
+        if self.unread {
+            let file = self.location.take().unwrap_or_default();
+            let reason = self.message.strip_prefix("cannot read: ").unwrap_or("");
+            self.message = format!("cannot read `{file}`: {reason}");
+            self.unread = false;
+        }
         if self.location.is_none() {
             self.location = Some(span.to_string());
             self.snippet = Some(span.snippet());
@@ -190,6 +205,7 @@ impl Error {
             location: None,
             message: message.into(),
             snippet: None,
+            unread: false,
         }
     }
 
@@ -291,69 +307,6 @@ pub fn lines_at(text: &str) -> impl Iterator<Item = (usize, &str)> {
     })
 }
 
-/// Texts that stand in for files in [`read_source`]: a sweep point's instantiated templates
-/// (see [`crate::experiments::sweep`]), keyed by their lexically normalised paths.
-static OVERLAY: std::sync::Mutex<Vec<(std::path::PathBuf, String)>> =
-    std::sync::Mutex::new(Vec::new());
-
-/// `path` with `.` and `dir/..` components removed, without consulting the file system.
-pub fn normalise_path(path: &std::path::Path) -> std::path::PathBuf {
-    use std::path::Component;
-    let mut out = std::path::PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir
-                if matches!(out.components().next_back(), Some(Component::Normal(_))) =>
-            {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
-}
-
-/// Makes [`read_source`] read `text` for `path` from now on (in this process).
-pub fn overlay(path: &std::path::Path, text: String) {
-    let path = normalise_path(path);
-    let mut files = OVERLAY.lock().expect("not poisoned");
-    files.retain(|(p, _)| *p != path);
-    files.push((path, text));
-}
-
-/// Reads a file (or its [`overlay`]) into a [`Source`], or fails with a located error.
-pub fn read_source(path: &std::path::Path) -> Result<Arc<Source>> {
-    let key = normalise_path(path);
-    let overlaid = OVERLAY.lock().expect("not poisoned");
-    let text = match overlaid.iter().find(|(p, _)| *p == key) {
-        Some((_, text)) => text.clone(),
-        None => std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?,
-    };
-    Ok(Source::new(path.display().to_string(), text))
-}
-
-/// The temporary file beside `path` that [`write_atomically`] renames into place: hidden,
-/// named after the file and this process, so two writers never share one.
-fn temporary(path: &std::path::Path) -> std::path::PathBuf {
-    let name = path
-        .file_name()
-        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-    path.with_file_name(format!(".{name}.{}.tmp", std::process::id()))
-}
-
-/// Refuses a directory, makes `path`'s directory if missing, and returns the temporary file
-/// to write before renaming it to `path`.
-fn prepare_to_write(path: &std::path::Path) -> Result<std::path::PathBuf> {
-    if path.is_dir() {
-        return Err(Error::write(path, "it is a directory"));
-    }
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| Error::write(path, e))?;
-    }
-    Ok(temporary(path))
-}
-
 /// The message of a caught panic (a `String` or `&str` payload), or nothing.
 pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     payload
@@ -361,45 +314,6 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         .cloned()
         .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
         .unwrap_or_default()
-}
-
-/// Writes `contents` to `path` atomically (temporary file, then rename): a reader, or a run
-/// killed half-way, sees the old file or the new one, never a part.
-pub fn write_atomically(path: &std::path::Path, contents: &[u8]) -> Result<()> {
-    write_atomically_with(path, |tmp| std::fs::write(tmp, contents))
-}
-
-/// [`write_atomically`] for a writer that takes a path (another program, say): `write`
-/// writes the temporary file, which is then renamed to `path`.
-pub fn write_atomically_with(
-    path: &std::path::Path,
-    write: impl FnOnce(&std::path::Path) -> std::io::Result<()>,
-) -> Result<()> {
-    let tmp = prepare_to_write(path)?;
-    let written = write(&tmp).and_then(|()| std::fs::rename(&tmp, path));
-    written.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        Error::write(path, e)
-    })
-}
-
-/// Checks, before any work, that `path` can be written: not a directory, in a directory that
-/// exists or can be made, where a file can be created. Leaves nothing behind.
-pub fn check_writable(path: &std::path::Path) -> Result<()> {
-    let tmp = prepare_to_write(path)?;
-    std::fs::write(&tmp, b"").map_err(|e| Error::write(path, e))?;
-    std::fs::remove_file(&tmp).map_err(|e| Error::write(path, e))
-}
-
-/// Checks, before any work, that files can be written in directory `dir` (made if missing).
-pub fn check_writable_dir(dir: &std::path::Path) -> Result<()> {
-    if dir.exists() && !dir.is_dir() {
-        return Err(Error::write(dir, "it is not a directory"));
-    }
-    check_writable(&dir.join("results")).map_err(|e| Error {
-        location: Some(dir.display().to_string()),
-        ..e
-    })
 }
 
 #[cfg(test)]

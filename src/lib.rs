@@ -6,8 +6,9 @@
 //! [`guide`] (sketch-guided search, `--explain`) -> [`codegen`] (OpenMP C) ->
 //! [`experiments`] (the paper's tables, sweeps) on [`cluster`] (rows as jobs on a timely
 //! dataflow, kept and reused) -> [`runner`] (`sketchlog run`: egglog's command line with
-//! sketchlog's commands) -> [`cli`]. Around them: [`error`] (located errors), [`limits`]
-//! (input limits), [`fuzz`].
+//! sketchlog's commands) -> [`cli`]. Around them: [`error`] (located errors), [`files`]
+//! (reading and writing files, no output over an input), [`limits`] (input limits),
+//! [`fuzz`].
 //!
 //! # A search, from program to C
 //!
@@ -78,6 +79,7 @@ pub mod codegen;
 pub mod egraph;
 pub mod error;
 pub mod experiments;
+pub mod files;
 pub mod fuzz;
 pub mod guide;
 pub mod limits;

@@ -55,7 +55,7 @@ fn loop_permutation_is_found_from_its_final_sketch_alone() {
     for set in ["mm.rules:split;", "mm.rules:reorder;", "mm.rules:lower;"] {
         assert!(said.contains(set), "{set}: {said}");
     }
-    let sketches = std::fs::read_to_string(dir.path().join("found.sketch")).unwrap();
+    let sketches = std::fs::read_to_string(dir.path().join("found.checkpoints.sketch")).unwrap();
     assert!(sketches.contains("sketch lower2-split = "), "{sketches}");
 }
 
@@ -74,7 +74,7 @@ fn the_4d_reorder_is_found_from_its_goal_alone() {
         "cnf",
     ];
     found_and_rerun(&args, dir.path(), 6);
-    let goals = std::fs::read_to_string(dir.path().join("found.rise")).unwrap();
+    let goals = std::fs::read_to_string(dir.path().join("found.checkpoints.rise")).unwrap();
     assert!(goals.contains("def reorder4d-4321-outer5 = "), "{goals}");
 }
 
@@ -130,7 +130,7 @@ fn auto_guide_errors() {
     assert_eq!(out.status.code(), Some(1), "{said}{err}");
     assert!(err.contains("not reached"), "{err}");
     assert!(said.contains("skipped"), "{said}");
-    assert!(!guide.exists() && !dir.path().join("found.sketch").exists());
+    assert!(!guide.exists() && !dir.path().join("found.checkpoints.sketch").exists());
 }
 
 /// `step auto` in a written guide: the steps before the next written one are found, each
@@ -178,4 +178,109 @@ fn a_written_guide_may_leave_steps_to_auto() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("vectorization.guide:3:6:"), "{err}");
+}
+
+/// `guide --auto -o` beside its own inputs: the checkpoints go to `FOUND.checkpoints.*`, an
+/// output that is an input is refused before any search, and an existing file is replaced
+/// only with `--force`. The inputs stay byte for byte as they were.
+#[test]
+fn auto_guide_never_writes_over_its_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for file in ["fission.sketch", "fission.rise", "shine/reorder.rise"] {
+        let name = std::path::Path::new(file).file_name().unwrap();
+        std::fs::copy(std::path::Path::new("programs").join(file), d.join(name)).unwrap();
+    }
+    let inputs = ["fission.sketch", "fission.rise", "reorder.rise"];
+    let before: Vec<Vec<u8>> = inputs
+        .iter()
+        .map(|f| std::fs::read(d.join(f)).unwrap())
+        .collect();
+    let rules = std::fs::canonicalize("rules").unwrap();
+    let table2 = format!("{}/table2.rules:fission", rules.display());
+    let reorder = format!("{}/shine.rules:reorder-cnf", rules.display());
+    let sketch = ["fission.rise:start", "--sketch", "fission.sketch:two-maps"];
+    let goal = [
+        "reorder.rise:reorder3d",
+        "--goal",
+        "reorder.rise:reorder3d-321",
+        "--normal-form",
+        "cnf",
+    ];
+    let run = |target: &[&str], rules: &str, out: &str, force: bool| {
+        let mut c = common::sketchlog(&["guide", "--auto"]);
+        c.args(target)
+            .args(["--rules", rules, "-o", out])
+            .current_dir(d);
+        if force {
+            c.arg("--force");
+        }
+        let out = c.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        (out.status.code(), err)
+    };
+    // Outputs over the inputs: the guide itself, or a checkpoint file the guide would name.
+    for (target, rules, out, input) in [
+        (&sketch[..], &table2, "fission.sketch", "fission.sketch"),
+        (&goal[..], &reorder, "reorder.rise", "reorder.rise"),
+        (&sketch[..], &table2, "fission.rise", "fission.rise"),
+    ] {
+        let (code, err) = run(target, rules, out, true);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(err.contains("which this command reads"), "{err}");
+        assert!(err.contains(&format!("`{input}`")), "{err}");
+        assert!(!err.contains("guide found"), "{err}");
+    }
+    // Beside the inputs: written, then refused as existing, then replaced with --force.
+    for (target, rules, out, checkpoints) in [
+        (
+            &sketch[..],
+            &table2,
+            "fission.guide",
+            "fission.checkpoints.sketch",
+        ),
+        (
+            &goal[..],
+            &reorder,
+            "reorder.guide",
+            "reorder.checkpoints.rise",
+        ),
+        // A guide named like a sketch file is not written over by its checkpoints.
+        (
+            &sketch[..],
+            &table2,
+            "found.sketch",
+            "found.checkpoints.sketch",
+        ),
+    ] {
+        let (code, err) = run(target, rules, out, false);
+        assert_eq!(code, Some(0), "{err}");
+        assert!(d.join(checkpoints).exists(), "{checkpoints}");
+        let (code, err) = run(target, rules, out, false);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(err.contains("exists: give `--force`"), "{err}");
+        let (code, err) = run(target, rules, out, true);
+        assert_eq!(code, Some(0), "{err}");
+        let rerun = common::sketchlog(&["guide", out])
+            .current_dir(d)
+            .output()
+            .unwrap();
+        assert!(
+            rerun.status.success(),
+            "{}",
+            String::from_utf8_lossy(&rerun.stderr)
+        );
+    }
+    for (file, bytes) in inputs.iter().zip(&before) {
+        assert_eq!(
+            &std::fs::read(d.join(file)).unwrap(),
+            bytes,
+            "{file} changed"
+        );
+    }
+    let out = common::sketchlog(&["typecheck", "reorder.rise"])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
 }

@@ -336,3 +336,114 @@ fn rules_written_lists_the_rule_sets_and_rules_as_in_the_file() {
          rule map-fission = map (fun x => f gx) => fun y => map f (map (fun x => gx) y) where x notin f\n"
     );
 }
+
+/// Every command that writes files refuses, before any work, an output that is one of its
+/// inputs or another of its outputs; the input is left byte for byte as it was.
+#[test]
+fn no_command_writes_over_its_input_or_one_file_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let copy = |from: &str, to: &str| {
+        std::fs::copy(from, d.join(to)).unwrap();
+        d.join(to).display().to_string()
+    };
+    let rise = copy("programs/fission.rise", "fission.rise");
+    let sketch = copy("programs/fission.sketch", "fission.sketch");
+    let mv = copy("programs/mv.rise", "mv.rise");
+    // A program of one definition, named without `:NAME`, in a file a dump could be.
+    let one_json = copy("programs/double.rise", "one.json");
+    let egg = std::fs::canonicalize("programs/double.egg").unwrap();
+    let egg = copy(egg.to_str().unwrap(), "double.egg");
+    copy("programs/double.rise", "double.rise");
+    let guide = d.join("fission.guide").display().to_string();
+    let root = std::env::current_dir().unwrap();
+    std::fs::write(
+        &guide,
+        format!(
+            "program {rise}:start\nsketches {sketch}\nrules {}\nstep two-maps\n  rules fission\n",
+            root.join("rules/table2.rules").display()
+        ),
+    )
+    .unwrap();
+    let at = |f: &str| d.join(f).display().to_string();
+    let (start, two_maps) = (format!("{rise}:start"), format!("{sketch}:two-maps"));
+    let check = [
+        "check",
+        &start,
+        "--sketch",
+        &two_maps,
+        "--rules",
+        "rules/table2.rules:fission",
+    ];
+    let with = |base: &[&str], more: &[&str]| -> Vec<String> {
+        base.iter().chain(more).map(|s| s.to_string()).collect()
+    };
+    let (json, step1) = (at("x.json"), at("x.step1.json"));
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            with(&check, &["--stats", &rise]),
+            "which this command reads",
+        ),
+        (
+            with(&check, &["--stats", &sketch]),
+            "which this command reads",
+        ),
+        (
+            with(&check, &["--stats", &json, "--dump-egraph", &json]),
+            "written twice",
+        ),
+        (
+            with(&["guide", &guide], &["--stats", &guide]),
+            "which this command reads",
+        ),
+        (
+            with(&["guide", &guide], &["--stats", &sketch]),
+            "which this command reads",
+        ),
+        (
+            with(
+                &["guide", &guide],
+                &["--dump-egraph", &json, "--stats", &step1],
+            ),
+            "written twice",
+        ),
+        (
+            with(&["codegen", &format!("{mv}:mv")], &["-o", &mv]),
+            "which this command reads",
+        ),
+        (
+            with(&["codegen", &guide], &["-o", &rise]),
+            "which this command reads",
+        ),
+        (
+            with(&["show", &one_json], &["--dump-egraph", &one_json]),
+            "which this command reads",
+        ),
+        (
+            with(&["run", &egg], &["--save-report", &egg]),
+            "which this command reads",
+        ),
+        (
+            with(
+                &["run", &egg],
+                &["--to-json", "--save-report", &at("double.json")],
+            ),
+            "written twice",
+        ),
+    ];
+    let inputs = [&rise, &sketch, &mv, &one_json, &egg, &guide];
+    let before: Vec<Vec<u8>> = inputs.iter().map(|f| std::fs::read(f).unwrap()).collect();
+    for (args, needle) in &cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = common::output(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(err.starts_with("command line:1:"), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?} worked before refusing");
+    }
+    for (file, bytes) in inputs.iter().zip(&before) {
+        assert_eq!(&std::fs::read(file).unwrap(), bytes, "{file} changed");
+    }
+    assert!(!std::path::Path::new(&json).exists() && !std::path::Path::new(&step1).exists());
+}

@@ -886,7 +886,7 @@ fn a_size_hole_inside_a_size_is_a_located_error() {
         "mixed.sketch",
         "sketch s = contains(add(?, ?) :: vec[?t, ?w*n])\n",
     );
-    let src = sketchlog::error::read_source(Path::new(&file)).unwrap();
+    let src = sketchlog::files::read_source(Path::new(&file)).unwrap();
     let decl = sketchlog::sketch::parse::parse_sketch_file(&src)
         .unwrap()
         .get("s")

@@ -267,7 +267,7 @@ fn two_step_guide_reaches_the_fission_goal() {
 
 #[test]
 fn sketch_sizes_count_written_operators() {
-    let src = sketchlog::error::read_source(std::path::Path::new("programs/mm.sketch")).unwrap();
+    let src = sketchlog::files::read_source(std::path::Path::new("programs/mm.sketch")).unwrap();
     let file = sketchlog::sketch::parse::parse_sketch_file(&src).unwrap();
     let sizes: HashSet<(String, usize)> = file
         .sketches

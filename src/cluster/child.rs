@@ -5,7 +5,7 @@
 //! A child reports to its parent in JSON lines of typed reports ([`report`], [`reports`]).
 //! A child never outlives its parent: it asks the kernel for SIGKILL when the parent dies
 //! (`PR_SET_PDEATHSIG`), so killing `reproduce`, even with SIGKILL, leaves no orphan behind
-//! (the rows it finished are already on disk; see [`crate::error::write_atomically`]).
+//! (the rows it finished are already on disk; see [`crate::files::write_atomically`]).
 
 use crate::egraph::saturate::StopReason;
 use crate::error::{Error, Result};

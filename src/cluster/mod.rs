@@ -15,7 +15,8 @@ pub mod schedule;
 pub mod store;
 pub mod writer;
 
-use crate::error::{read_source, word_lines, Error, Result};
+use crate::error::{word_lines, Error, Result};
+use crate::files::read_source;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -39,7 +40,7 @@ pub fn run_jobs<T: job::Task>(
     if !cluster.writes() {
         return schedule::run::<T, _>(&cluster, vec![], vec![], |_| {});
     }
-    crate::error::check_writable_dir(dir)?;
+    crate::files::check_writable_dir(dir)?;
     let path = dir.join(store::STORE_FILE);
     let mut store = store::Store::<T>::open(&path)?;
     // Estimates for dispatch: the task's last wall time (even if stale, or run again by

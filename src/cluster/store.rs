@@ -3,7 +3,8 @@
 //! views of it; a rerun reads it and runs only the jobs whose key it does not hold.
 
 use super::job::{Job, Task};
-use crate::error::{lines_at, read_source, write_atomically, Error, Result, Span};
+use crate::error::{lines_at, Error, Result, Span};
+use crate::files::{read_source, write_atomically};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 

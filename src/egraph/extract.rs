@@ -139,7 +139,7 @@ impl Weighted {
     pub const MAX: u64 = 1_000_000_000;
 
     pub fn load(path: &std::path::Path) -> Result<Weighted> {
-        let src = crate::error::read_source(path)?;
+        let src = crate::files::read_source(path)?;
         let mut w = Weighted {
             weights: HashMap::default(),
             default: 1,

@@ -71,17 +71,17 @@ impl Serialization {
     pub fn write_json(&self, path: &Path) -> Result<()> {
         let json = serde_json::to_vec_pretty(&self.data)
             .map_err(|e| Error::internal(format!("serializing the e-graph as JSON: {e}")))?;
-        crate::error::write_atomically(path, &json)
+        crate::files::write_atomically(path, &json)
     }
 
     /// Writes the picture as Graphviz DOT.
     pub fn write_dot(&self, path: &Path) -> Result<()> {
-        crate::error::write_atomically(path, self.picture.to_dot().as_bytes())
+        crate::files::write_atomically(path, self.picture.to_dot().as_bytes())
     }
 
     /// Renders the picture as SVG with Graphviz's `dot`.
     pub fn write_svg(&self, path: &Path) -> Result<()> {
-        crate::error::write_atomically_with(path, |tmp| self.picture.to_svg_file(tmp)).map_err(
+        crate::files::write_atomically_with(path, |tmp| self.picture.to_svg_file(tmp)).map_err(
             |e| Error {
                 message: format!(
                     "{} (rendering SVG needs Graphviz's `dot` on the PATH)",
@@ -137,7 +137,7 @@ impl Dump {
     /// A dump to `path`, checked before any work: a known format, a writable place.
     pub fn new(path: &Path, max_enodes: usize) -> Result<Dump> {
         Format::of(path)?;
-        crate::error::check_writable(path)?;
+        crate::files::check_writable(path)?;
         Ok(Dump {
             path: path.to_path_buf(),
             max_enodes,

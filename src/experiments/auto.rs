@@ -249,6 +249,7 @@ fn settings(t: &Target) -> auto::Settings {
         limits: t.limits.clone(),
         filter: t.filter.clone(),
         normal_form: t.normal_form,
+        total: auto::TOTAL_TIME,
     }
 }
 

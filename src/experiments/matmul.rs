@@ -11,7 +11,8 @@
 
 use crate::cluster::child::{self, Caps, End};
 use crate::egraph::saturate::{resident_mb, IterationStats, Limits, StopReason};
-use crate::error::{write_atomically, Error, Result};
+use crate::error::{Error, Result};
+use crate::files::write_atomically;
 use crate::guide::{self, parse::load_guide, Guide, Step};
 use std::path::Path;
 use std::time::Duration;

@@ -210,7 +210,7 @@ fn cells(
 /// `DIR/machine.txt` which machine and build made each table's rows.
 pub fn reproduce(settings: &Settings, cluster: Option<Cluster>) -> Result<()> {
     let jobs = settings.jobs()?;
-    crate::error::check_writable_dir(&settings.dir)?;
+    crate::files::check_writable_dir(&settings.dir)?;
     record_machine(&settings.dir.join("machine.txt"), &settings.tables)?;
     let settings = settings.clone();
     let (dir, fresh) = (settings.dir.clone(), settings.fresh);
@@ -237,5 +237,5 @@ fn record_machine(path: &std::path::Path, tables: &[String]) -> Result<()> {
             .map(|t| format!("{t}: {machine}; build {build}")),
     );
     lines.sort();
-    crate::error::write_atomically(path, (lines.join("\n") + "\n").as_bytes())
+    crate::files::write_atomically(path, (lines.join("\n") + "\n").as_bytes())
 }

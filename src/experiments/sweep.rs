@@ -13,14 +13,15 @@
 //! ```
 //!
 //! Paths are relative to the sweep file. An instantiated template is read in place of the
-//! file of its name without `.in` ([`crate::error::overlay`]), so templates and the files
+//! file of its name without `.in` ([`crate::files::overlay`]), so templates and the files
 //! they name keep their usual relative paths. A point whose guide fails (a sketch not found,
 //! a limit, an error) is a row that says so.
 
 use super::jobs::{Job, Outcome, Store, Work};
 use crate::cluster::child::{self, Caps, End};
 use crate::egraph::saturate::StopReason;
-use crate::error::{read_source, Error, Result, Source, Span};
+use crate::error::{Error, Result, Source, Span};
+use crate::files::read_source;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -140,7 +141,7 @@ impl Sweep {
         for template in &self.templates {
             let src = read_source(template)?;
             let text = substitute(&src, point, &self.params)?;
-            crate::error::overlay(&template.with_extension(""), text);
+            crate::files::overlay(&template.with_extension(""), text);
         }
         Ok(())
     }
@@ -157,7 +158,7 @@ impl Sweep {
         let instantiated: Vec<PathBuf> = self
             .templates
             .iter()
-            .map(|t| crate::error::normalise_path(&t.with_extension("")))
+            .map(|t| crate::files::normalise_path(&t.with_extension("")))
             .collect();
         let Ok(guide) = crate::guide::parse::load_guide(&self.guide) else {
             return Ok(files);
@@ -166,7 +167,7 @@ impl Sweep {
             guide
                 .inputs
                 .into_iter()
-                .filter(|f| !instantiated.contains(&crate::error::normalise_path(f))),
+                .filter(|f| !instantiated.contains(&crate::files::normalise_path(f))),
         );
         Ok(files)
     }

@@ -455,6 +455,7 @@ pub fn run(
                 limits: step.limits.clone(),
                 filter: step.filter.clone(),
                 normal_form: step.normal_form,
+                total: auto::TOTAL_TIME,
             };
             let checkpoints = auto::checkpoints_before(&step.sketch);
             let (found, _) = auto::find(&term, &checkpoints, candidates, &settings, |_| {})?;

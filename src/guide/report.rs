@@ -181,7 +181,7 @@ impl StatsLog {
         let bytes = w
             .into_inner()
             .map_err(|e| crate::error::Error::bad_input(format!("csv: {e}")))?;
-        crate::error::write_atomically(path, &bytes)
+        crate::files::write_atomically(path, &bytes)
     }
 }
 

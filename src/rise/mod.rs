@@ -16,7 +16,8 @@ pub mod syntax;
 pub mod term;
 pub mod types;
 
-use crate::error::{read_source, Result};
+use crate::error::Result;
+use crate::files::read_source;
 use std::path::Path;
 use std::rc::Rc;
 

@@ -17,7 +17,8 @@ pub mod compile;
 pub mod install;
 mod rhs;
 
-use crate::error::{read_source, Error, Result};
+use crate::error::{Error, Result};
+use crate::files::read_source;
 use crate::rise::parse::parse_rule_file;
 use crate::rise::syntax::{Expr, ExprKind, RuleDecl, RuleFile};
 use std::collections::BTreeSet;

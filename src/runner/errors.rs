@@ -36,6 +36,7 @@ pub fn from_egglog(e: egglog::Error, file: &str) -> Error {
             location: location.or_else(|| Some(file.to_string())),
             message,
             snippet: None,
+            unread: false,
         };
     }
     // egglog prints spans as lines `In L:C-C of FILE: quoted source`; the location says it.
@@ -54,6 +55,7 @@ pub fn from_egglog(e: egglog::Error, file: &str) -> Error {
         location: Some(location.unwrap_or_else(|| file.to_string())),
         message: rest.join(" ").trim().to_string(),
         snippet: None,
+        unread: false,
     }
 }
 

@@ -3,7 +3,8 @@
 //! or through others, recursed until the stack overflowed. A cycle is a located error at the
 //! include that closes it.
 
-use crate::error::{read_source, Error, Result, Source, Span};
+use crate::error::{Error, Result, Source, Span};
+use crate::files::read_source;
 use std::path::PathBuf;
 use std::sync::Arc;
 

@@ -152,6 +152,7 @@ impl EggFlags {
 /// egglog's warnings are printed as its binary prints them.
 pub fn run(files: &[PathBuf], flags: &EggFlags, out: &mut dyn Write) -> Result<()> {
     StderrLog::install();
+    outputs(files, flags).check(files, true)?;
     run_quietly(files, flags, out)
 }
 
@@ -162,7 +163,7 @@ fn run_quietly(files: &[PathBuf], flags: &EggFlags, out: &mut dyn Write) -> Resu
         repl(&mut eg, flags, std::io::stdin().lock(), out)?;
     }
     for file in files {
-        let src = crate::error::read_source(file)?;
+        let src = crate::files::read_source(file)?;
         let ran = check_input(&mut eg, &src, flags)
             .and_then(|()| run_text(&mut eg, Some(&src.name), &src.text, flags.mode, out));
         if flags.mode == RunMode::Interactive {
@@ -175,7 +176,7 @@ fn run_quietly(files: &[PathBuf], flags: &EggFlags, out: &mut dyn Write) -> Resu
     if let Some(path) = &flags.save_report {
         let report = serde_json::to_vec(eg.get_overall_run_report())
             .map_err(|e| Error::internal(format!("serializing the run report: {e}")))?;
-        crate::error::write_atomically(path, &report)?;
+        crate::files::write_atomically(path, &report)?;
     }
     Ok(())
 }
@@ -224,10 +225,46 @@ pub fn run_files(
     run_quietly(files, &flags, out)
 }
 
-/// Writes the serialized e-graph after running `program`, beside it as egglog's binary
-/// writes it (`NAME.json`, or `NAME-split.json` with split primitive outputs).
+/// The files a run writes: the serialized e-graph beside each file (`--to-json`, `--to-dot`,
+/// `--to-svg`) and the run report (`--save-report`), each with the flag that asks for it.
+pub fn outputs(files: &[PathBuf], flags: &EggFlags) -> crate::files::Outputs {
+    let mut outputs = crate::files::Outputs::default();
+    for file in files {
+        for (path, flag) in serialized(file, flags) {
+            outputs.add(path, flag);
+        }
+    }
+    if let Some(path) = &flags.save_report {
+        outputs.add(path, &path.display().to_string());
+    }
+    outputs
+}
+
+/// Where the serialized e-graph after running `program` goes, beside it as egglog's binary
+/// writes it (`NAME.json`, or `NAME-split.json` with split primitive outputs), with the flag
+/// that asks for each.
+fn serialized(program: &Path, flags: &EggFlags) -> Vec<(PathBuf, &'static str)> {
+    let base = if flags.serialize_split_primitive_outputs {
+        let stem = program.file_stem().unwrap_or_default().to_string_lossy();
+        program.with_file_name(format!("{stem}-split"))
+    } else {
+        program.to_path_buf()
+    };
+    [
+        (flags.to_dot, "dot", "--to-dot"),
+        (flags.to_svg, "svg", "--to-svg"),
+        (flags.to_json, "json", "--to-json"),
+    ]
+    .into_iter()
+    .filter(|(on, _, _)| *on)
+    .map(|(_, ext, flag)| (base.with_extension(ext), flag))
+    .collect()
+}
+
+/// Writes the serialized e-graph after running `program` ([`serialized`]).
 fn write_serialized(eg: &EGraph, program: &Path, flags: &EggFlags) -> Result<()> {
-    if !(flags.to_json || flags.to_dot || flags.to_svg) {
+    let paths = serialized(program, flags);
+    if paths.is_empty() {
         return Ok(());
     }
     let options = serialize::Options {
@@ -240,22 +277,9 @@ fn write_serialized(eg: &EGraph, program: &Path, flags: &EggFlags) -> Result<()>
     if let Some(omitted) = &serialization.omitted {
         eprintln!("warning: {omitted}");
     }
-    let base = if flags.serialize_split_primitive_outputs {
-        let stem = program.file_stem().unwrap_or_default().to_string_lossy();
-        program.with_file_name(format!("{stem}-split"))
-    } else {
-        program.to_path_buf()
-    };
-    if flags.to_dot {
-        serialization.write_dot(&base.with_extension("dot"))?;
-    }
-    if flags.to_svg {
-        serialization.write_svg(&base.with_extension("svg"))?;
-    }
-    if flags.to_json {
-        serialization.write_json(&base.with_extension("json"))?;
-    }
-    Ok(())
+    paths
+        .iter()
+        .try_for_each(|(path, _)| serialization.write(path))
 }
 
 /// The checks every input passes before egglog sees it, from a file or typed into the REPL:

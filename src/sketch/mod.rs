@@ -270,7 +270,7 @@ pub fn load(spec: &str, sizes: &[String]) -> Result<SketchDecl> {
     let (file, name) = spec.rsplit_once(':').ok_or_else(|| {
         Error::bad_input(format!("`{spec}` names no sketch: write FILE.sketch:NAME"))
     })?;
-    let src = crate::error::read_source(std::path::Path::new(file))?;
+    let src = crate::files::read_source(std::path::Path::new(file))?;
     let decl = parse::parse_sketch_file(&src)?.get(name)?.clone();
     decl.resolve(sizes)
 }

@@ -27,7 +27,8 @@ use crate::egraph::filter::Filter;
 use crate::egraph::normal::NormalForm;
 use crate::egraph::saturate::normalise;
 use crate::egraph::saturate::{Limits, StopReason};
-use crate::error::{read_source, Error, Result};
+use crate::error::{Error, Result};
+use crate::files::read_source;
 use crate::rise::infer::elaborate_def;
 use crate::rise::syntax::{Def, RuleDecl};
 use crate::rise::term::Term;
@@ -113,14 +114,20 @@ impl Candidate {
     }
 }
 
-/// How each step searches: as `check` does, with `limits.enodes` the largest cap.
+/// How each step searches: as `check` does, with `limits.enodes` the largest cap; and how
+/// long the whole search may take (`total`: every trial stops by then, and the search with
+/// it).
 #[derive(Clone, Debug)]
 pub struct Settings {
     pub cost: Cost,
     pub limits: Limits,
     pub filter: Filter,
     pub normal_form: NormalForm,
+    pub total: std::time::Duration,
 }
+
+/// The whole search's time when none is given (`guide --auto --total-time`).
+pub const TOTAL_TIME: std::time::Duration = std::time::Duration::from_secs(600);
 
 impl Settings {
     /// The e-node caps candidates are tried at: 10,000, tenfold up to `limits.enodes`.
@@ -158,7 +165,8 @@ pub enum Event<'a> {
 }
 
 /// The steps found from `start` through `checkpoints` (the last one the target), and, when
-/// the target was not reached, why its last trial stopped.
+/// the target was not reached, why its last trial stopped (`time-limit` when the total time
+/// ran out: the search stops there, skipping no further checkpoint).
 pub fn find(
     start: &Rc<Term>,
     checkpoints: &[Checkpoint],
@@ -166,6 +174,7 @@ pub fn find(
     settings: &Settings,
     mut on: impl FnMut(Event),
 ) -> Result<(Vec<Found>, Option<StopReason>)> {
+    let deadline = Instant::now() + settings.total;
     let mut term = start.clone();
     let mut steps = vec![];
     for (i, checkpoint) in checkpoints.iter().enumerate() {
@@ -176,7 +185,7 @@ pub fn find(
             }
         }
         let t0 = Instant::now();
-        match reach(&term, checkpoint, candidates, settings)? {
+        match reach(&term, checkpoint, candidates, settings, deadline)? {
             (Ok((candidate, report)), trials) => {
                 let found = Found {
                     checkpoint: i,
@@ -191,7 +200,7 @@ pub fn find(
             }
             (Err(stop), trials) => {
                 on(Event::Skipped(i, trials, t0.elapsed().as_secs_f64()));
-                if i + 1 == checkpoints.len() {
+                if i + 1 == checkpoints.len() || Instant::now() >= deadline {
                     return Ok((steps, Some(stop)));
                 }
             }
@@ -222,12 +231,13 @@ fn combinations(candidates: &[Candidate]) -> Vec<Vec<Candidate>> {
 type Reached = std::result::Result<(Candidate, StepReport), StopReason>;
 
 /// The smallest search reaching `checkpoint` from `term`, with its rules (or why the last
-/// trial stopped), and the number of trials made.
+/// trial stopped), and the number of trials made; no trial runs past `deadline`.
 fn reach(
     term: &Rc<Term>,
     checkpoint: &Checkpoint,
     candidates: &[Candidate],
     settings: &Settings,
+    deadline: Instant,
 ) -> Result<(Reached, usize)> {
     let mut trials = 0;
     let mut last_stop = StopReason::Saturated;
@@ -240,7 +250,13 @@ fn reach(
                 let bound = best
                     .as_ref()
                     .map_or(cap, |(_, r)| cap.min(r.outcome.size().0));
-                let report = search(term, &step(checkpoint, c, settings, bound), |_| {})?;
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Ok((best.ok_or(StopReason::TimeLimit), trials));
+                }
+                let mut step = step(checkpoint, c, settings, bound);
+                step.limits.time = step.limits.time.min(left);
+                let report = search(term, &step, |_| {})?;
                 trials += 1;
                 last_stop = report.outcome.stop;
                 match report.outcome.stop {

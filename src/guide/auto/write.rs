@@ -1,12 +1,14 @@
 //! Writes a found guide as files a user reads, keeps, edits and re-runs with `sketchlog
-//! guide`: `FOUND.guide`, beside it `FOUND.sketch` with the checkpoints' sketches and
-//! `FOUND.rise` with the checkpoints' goals (after a copy of the goal's own file, whose
-//! definitions they may use). Paths in them are relative to the guide. Each file is written
-//! whole or not at all.
+//! guide`: `FOUND.guide`, beside it `FOUND.checkpoints.sketch` with the checkpoints'
+//! sketches and `FOUND.checkpoints.rise` with the checkpoints' goals (after a copy of the
+//! goal's own file, whose definitions they may use). Paths in them are relative to the
+//! guide. Each file is written whole or not at all; the caller checks first that none is an
+//! input ([`crate::files::Outputs`]).
 
 use super::{Aim, Checkpoint, Found, SetRef, Settings};
 use crate::egraph::normal::NormalForm;
-use crate::error::{write_atomically, Error, Result};
+use crate::error::Result;
+use crate::files::write_atomically;
 use crate::rise::print::print_expr;
 use std::fmt::Write;
 use std::path::{Component, Path, PathBuf};
@@ -25,8 +27,17 @@ pub struct Source<'a> {
     pub command: &'a str,
 }
 
-/// Writes the guide of `steps` to `out` and its sketch or goal file beside it; returns the
-/// files written.
+/// The checkpoint files written beside guide `out`: its sketches and its goals
+/// (`FOUND.checkpoints.sketch`, `FOUND.checkpoints.rise`), named so that neither can be the
+/// guide itself.
+pub fn checkpoint_files(out: &Path) -> (PathBuf, PathBuf) {
+    let stem = out.file_stem().unwrap_or_default().to_string_lossy();
+    let named = |ext: &str| out.with_file_name(format!("{stem}.checkpoints.{ext}"));
+    (named("sketch"), named("rise"))
+}
+
+/// Writes the guide of `steps` to `out` and its sketch or goal file beside it
+/// ([`checkpoint_files`]); returns the files written.
 pub fn write(
     out: &Path,
     from: &Source,
@@ -54,8 +65,7 @@ pub fn write(
         rel(Path::new(program_file)).display(),
         name.map_or(String::new(), |n| format!(":{n}"))
     );
-    let sketch_file = out.with_extension("sketch");
-    let rise_file = out.with_extension("rise");
+    let (sketch_file, rise_file) = checkpoint_files(out);
     let used: Vec<&Checkpoint> = steps.iter().map(|s| &checkpoints[s.checkpoint]).collect();
     let any_sketch = used.iter().any(|c| matches!(c.aim, Aim::Sketch { .. }));
     if any_sketch {
@@ -143,9 +153,11 @@ pub fn write(
         let goal_file = from
             .goal_file
             .expect("goal checkpoints come from a goal file");
-        let original = std::fs::read_to_string(goal_file).map_err(|e| Error::io(goal_file, e))?;
-        let text =
-            format!("{original}\n// Checkpoints found by `sketchlog guide --auto`.\n{goals}");
+        let original = crate::files::read_source(goal_file)?;
+        let text = format!(
+            "{}\n// Checkpoints found by `sketchlog guide --auto`.\n{goals}",
+            original.text
+        );
         write_atomically(&rise_file, text.as_bytes())?;
         written.push(rise_file);
     }
