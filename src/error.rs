@@ -184,16 +184,23 @@ impl Error {
 
     /// The same error, located at `span` unless it already has a location; a file that
     /// could not be read is reported where `span` names it.
-    pub fn or_at(mut self, span: &Span) -> Error {
+    pub fn or_at(self, span: &Span) -> Error {
+        let mut e = self.unlocated_if_unread();
+        if e.location.is_none() {
+            e.location = Some(span.to_string());
+            e.snippet = Some(span.snippet());
+        }
+        e
+    }
+
+    /// A file that could not be read, with its name moved from the location into the
+    /// message, for the caller to locate where the file is named; any other error as it is.
+    pub fn unlocated_if_unread(mut self) -> Error {
         if self.unread {
             let file = self.location.take().unwrap_or_default();
             let reason = self.message.strip_prefix("cannot read: ").unwrap_or("");
             self.message = format!("cannot read `{file}`: {reason}");
             self.unread = false;
-        }
-        if self.location.is_none() {
-            self.location = Some(span.to_string());
-            self.snippet = Some(span.snippet());
         }
         self
     }

@@ -765,8 +765,12 @@ fn arguments_and_standard_input_are_located() {
         stderr.contains("'e.xyz' for '--dump-egraph") && stderr.contains(".json"),
         "{stderr}"
     );
-    let (_, stderr) = with_stdin(&["run"], b"(datatype E (N i64))\n(let \xff x)\n");
-    assert!(stderr.contains("standard input, line 2"), "{stderr}");
+    let (code, stderr) = with_stdin(&["run"], b"(datatype E (N i64))\n(let \xff x)\n");
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.starts_with("<stdin>:2:6: error: invalid UTF-8"),
+        "{stderr}"
+    );
 }
 
 /// Run-time errors of generated code and of the interpreter point at the primitive whose
@@ -898,4 +902,173 @@ fn a_size_hole_inside_a_size_is_a_located_error() {
         e.message.contains("a size hole stands for a whole size"),
         "{e}"
     );
+}
+
+/// A panic inside egglog during a REPL entry is reported as egglog's failure, the e-graph is
+/// put back as it was before the entry, and the session goes on.
+#[test]
+fn the_repl_survives_a_panic_inside_egglog() {
+    use sketchlog::runner::{repl, EggFlags};
+    /// A command that panics inside egglog's command loop, as an egglog bug would.
+    struct Panics;
+    impl egglog::UserDefinedCommand for Panics {
+        fn update(
+            &self,
+            _: &mut egglog::EGraph,
+            _: &[egglog::ast::Expr],
+        ) -> Result<Vec<egglog::CommandOutput>, egglog::Error> {
+            panic!("no entry found for key")
+        }
+    }
+    let flags = EggFlags::plain();
+    let mut eg = flags.egraph();
+    eg.add_command("explode".into(), std::sync::Arc::new(Panics))
+        .unwrap();
+    let input =
+        "(datatype E (A) (B E))\n(let $a (A))\n(union $a (B $a)) (explode)\n(extract (B $a))\n";
+    let mut out = vec![];
+    repl(&mut eg, &flags, input.as_bytes(), &mut out).unwrap();
+    // The entry after the panic ran, and the union before it in the same entry was undone.
+    assert_eq!(String::from_utf8(out).unwrap(), "(B (A))\n");
+    let undone = eg.parse_and_run_program(None, "(check (= $a (B $a)))");
+    assert!(undone.is_err(), "the panicking entry's union was kept");
+}
+
+/// Bytes that are not UTF-8, in every kind of file, are reported at their line and column.
+#[test]
+fn invalid_utf8_in_any_file_is_located_at_its_first_bad_byte() {
+    let dir = scratch("utf8");
+    let bad = |name: &str, text: &str| {
+        let mut bytes = text.as_bytes().to_vec();
+        let at = text.find('@').unwrap();
+        bytes[at] = 0xFE;
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path.display().to_string()
+    };
+    let rise = bad(
+        "p.rise",
+        "def f = nfun n => fun (x : n.f32) =>\n  map (fun y => @ y) x\n",
+    );
+    expect_error(
+        &["typecheck", &rise],
+        &format!("{rise}:2:17"),
+        "invalid UTF-8",
+    );
+    let sketch = bad("s.sketch", "sketch s = contains(@)\n");
+    let args = [
+        "check",
+        "programs/mv.rise:mv",
+        "--sketch",
+        &format!("{sketch}:s"),
+        "--rules",
+        "rules/mm.rules:baseline",
+    ];
+    expect_error(&args, &format!("{sketch}:1:21"), "invalid UTF-8");
+    let egg = bad("e.egg", "(datatype E (N i64))\n\n   @\n");
+    expect_error(&["run", &egg], &format!("{egg}:3:4"), "invalid UTF-8");
+    let guide = bad("g.guide", "program p.rise:f\n// @\n");
+    expect_error(&["guide", &guide], &format!("{guide}:2:4"), "invalid UTF-8");
+}
+
+/// A file named inside another one (a guide, a `.egg` program) that cannot be read is
+/// reported at the line that names it.
+#[test]
+fn a_missing_file_is_reported_where_it_is_named() {
+    let dir = scratch("missing");
+    let guide = write(&dir, "g.guide", "// a guide\nprogram  missing.rise:f\n");
+    expect_error(
+        &["guide", &guide],
+        &format!("{guide}:2:10"),
+        "cannot read `",
+    );
+    let guide = write(
+        &dir,
+        "h.guide",
+        &format!(
+            "program {}/programs/mv.rise:mv\nsketches nowhere.sketch\n",
+            env!("CARGO_MANIFEST_DIR")
+        ),
+    );
+    expect_error(
+        &["guide", &guide],
+        &format!("{guide}:2:10"),
+        "nowhere.sketch",
+    );
+    let egg = write(
+        &dir,
+        "m.egg",
+        "(datatype E (N i64))\n(rise-load $p \"gone.rise\" \"f\")\n",
+    );
+    expect_error(&["run", &egg], &format!("{egg}:2:"), "cannot read `");
+    let egg = write(&dir, "n.egg", "(guide \"gone.guide\")\n");
+    expect_error(&["run", &egg], &format!("{egg}:1:"), "gone.guide");
+}
+
+/// A user's globals, sorts, functions and rule sets named like the Rise schema's: a global
+/// named like one of the schema's rule variables cannot clash (they are in the schema's
+/// namespace), and a declared name the schema needs is a located error at the Rise command;
+/// the e-graph is left as it was and the REPL goes on.
+#[test]
+fn user_names_never_break_the_rise_schema() {
+    let double = format!("{}/programs/double.rise", env!("CARGO_MANIFEST_DIR"));
+    let load = format!("(rise-load $r \"{double}\" \"double\")\n(rise-extract $r)\n");
+    let schema = sketchlog::egraph::schema_text();
+    // Every variable of the schema's rules, as a global.
+    let mut globals: Vec<String> = vec![];
+    for word in schema.split(|c: char| c.is_whitespace() || c == '(' || c == ')') {
+        if let Some(v) = word.strip_prefix(sketchlog::egraph::schema::NAMESPACE) {
+            for name in [v.to_string(), word.to_string()] {
+                if !globals.contains(&name) {
+                    globals.push(name);
+                }
+            }
+        }
+    }
+    assert!(globals.len() > 10, "{globals:?}");
+    for name in &globals {
+        let program = format!("(let ${name} 1)\n{load}");
+        let (code, stderr) = with_stdin(&["run"], program.as_bytes());
+        assert_eq!(code, Some(0), "{name}: {stderr}");
+        let prefixed = name.starts_with(sketchlog::egraph::schema::NAMESPACE);
+        assert_eq!(stderr.contains("error"), prefixed, "{name}: {stderr}");
+        if prefixed {
+            assert!(
+                stderr.contains("<stdin>:2:") && stderr.contains("Rise schema"),
+                "{stderr}"
+            );
+        }
+    }
+    let names = sketchlog::egraph::schema_names();
+    for must in [
+        "Expr", "Type", "Nat", "App", "TF32", "NNum", "ty", "free", "nfree",
+    ] {
+        assert!(names.iter().any(|n| n == must), "{must}: {names:?}");
+    }
+    for name in &names {
+        let declare = format!("(relation {name} (i64))\n");
+        let program = format!("{declare}{load}(relation ok (i64))\n(ok 1)\n(print-function ok)\n");
+        let (code, stderr) = with_stdin(&["run"], program.as_bytes());
+        assert_eq!(code, Some(0), "{name}: {stderr}");
+        assert!(!stderr.contains("internal"), "{name}: {stderr}");
+        if !stderr.contains(&format!("`{name}`")) {
+            // A name egglog itself refuses to declare (a built-in sort's).
+            assert!(stderr.starts_with("<stdin>:1:"), "{name}: {stderr}");
+        }
+        let dir = scratch("schema-names");
+        let file = write(&dir, "user.egg", &program);
+        let out = common::output(&["run", &file]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        assert!(err.starts_with(&format!("{file}:")), "{name}: {err}");
+    }
+    for ruleset in ["rise-types", "rise-free"] {
+        let program = format!("(ruleset {ruleset})\n{load}");
+        let (code, stderr) = with_stdin(&["run"], program.as_bytes());
+        assert_eq!(code, Some(0), "{stderr}");
+        assert!(
+            stderr.contains("Rise schema") && !stderr.contains("internal"),
+            "{stderr}"
+        );
+    }
 }

@@ -39,7 +39,65 @@ pub fn schema_text() -> String {
 pub fn add_schema(eg: &mut EGraph) -> Result<()> {
     eg.parse_and_run_program(Some("rise schema".into()), &schema_text())
         .map(|_| ())
-        .map_err(|e| Error::internal(format!("loading the Rise schema: {e}")))
+        .map_err(|e| Error::internal(format!("loading the Rise schema: {e}")))?;
+    eg.extension_state_or_default::<SchemaAdded>();
+    Ok(())
+}
+
+/// Marks an e-graph that has the Rise schema ([`add_schema`]).
+#[derive(Clone, Default)]
+struct SchemaAdded;
+
+/// Adds the Rise schema to a user's e-graph (a `.egg` program's) unless it has it. A name the
+/// program declared that the schema declares too, or any other clash, is bad input naming
+/// the name, and leaves the e-graph as it was. The schema's own rule variables are in its
+/// namespace ([`schema::NAMESPACE`]), so a user's globals do not clash with them.
+pub fn ensure_schema(eg: &mut EGraph) -> Result<()> {
+    if eg.extension_state::<SchemaAdded>().is_some() {
+        return Ok(());
+    }
+    let taken = schema_names()
+        .into_iter()
+        .find(|n| eg.get_sort_by_name(n).is_some() || eg.get_function(n).is_some());
+    if let Some(name) = taken {
+        return Err(Error::bad_input(format!(
+            "the Rise schema declares `{name}`, which this program has declared already: \
+             rename it (`sketchlog schema` prints the schema's names)"
+        )));
+    }
+    let mut with = eg.clone();
+    add_schema(&mut with).map_err(|e| {
+        Error::bad_input(format!(
+            "the Rise schema cannot be added to this e-graph: {}",
+            e.message
+                .trim_start_matches("internal: loading the Rise schema: ")
+        ))
+    })?;
+    *eg = with;
+    Ok(())
+}
+
+/// The sorts, constructors, functions and relations the Rise schema declares.
+pub fn schema_names() -> Vec<String> {
+    use egglog::ast::Command;
+    let commands = EGraph::default()
+        .parse_program(None, &schema_text())
+        .expect("the schema parses");
+    let mut names = vec![];
+    for c in commands {
+        match c {
+            Command::Datatype { name, variants, .. } => {
+                names.push(name);
+                names.extend(variants.into_iter().map(|v| v.name));
+            }
+            Command::Sort { name, .. }
+            | Command::Function { name, .. }
+            | Command::Constructor { name, .. }
+            | Command::Relation { name, .. } => names.push(name),
+            _ => {}
+        }
+    }
+    names
 }
 
 /// Adds the analyses of an encoding's own constructors (`schema::family_rules`: explicit

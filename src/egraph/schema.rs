@@ -298,18 +298,22 @@ pub fn family_rules(family: Family) -> String {
     type_rules(family) + free
 }
 
+/// The prefix of the schema's own rule variables: a user's global (`$e`) cannot be named like
+/// one of them by accident (egglog refuses a rule variable named like a global).
+pub const NAMESPACE: &str = "rise.";
+
 /// The `rise-types` rules of a family's constructors: each sets its class's `ty` from the
 /// e-node's type field.
 fn type_rules(family: Family) -> String {
     let mut out = String::new();
-    // Variables named apart from the globals (`$x0`) a user's program may have defined
-    // before a Rise command adds the schema.
+    // Variables in the schema's namespace, apart from the globals (`$e`, `$x0`) a user's
+    // program may have defined before a Rise command adds the schema.
     for c in Con::ALL.into_iter().filter(|c| c.family() == family) {
         let vars: Vec<String> = (0..c.fields().len())
-            .map(|i| format!("ty-arg{i}"))
+            .map(|i| format!("{NAMESPACE}arg{i}"))
             .collect();
         out += &format!(
-            "(rule ((= e ({} {}))) ((set (ty e) ty-arg{})) :ruleset rise-types :name \"ty-{}\")\n",
+            "(rule ((= {NAMESPACE}e ({} {}))) ((set (ty {NAMESPACE}e) {NAMESPACE}arg{})) :ruleset rise-types :name \"ty-{}\")\n",
             c.name(),
             vars.join(" "),
             c.type_field(),

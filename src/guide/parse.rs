@@ -141,7 +141,7 @@ impl GuideParser {
                     [w] if w.text == "ast-size" => Cost::AstSize,
                     [w, file] if w.text == "weights" => {
                         let path = input(&self.dir, &mut self.inputs, &file.text);
-                        Cost::Weighted(Weighted::load(&path)?)
+                        Cost::Weighted(Weighted::load(&path).map_err(|e| e.or_at(&file.span))?)
                     }
                     _ => return Err(Error::at(&key.span, "expected `cost ast-size` or `cost weights FILE`")),
                 }
@@ -212,8 +212,9 @@ impl GuideParser {
                 self.program = Some((w.text.to_string(), def.term, def.names));
             }
             "sketches" => {
-                let path = input(&self.dir, &mut self.inputs, &one()?.text);
-                let src = read_source(&path)?;
+                let w = one()?;
+                let path = input(&self.dir, &mut self.inputs, &w.text);
+                let src = read_source(&path).map_err(|e| e.or_at(&w.span))?;
                 self.sketches = Some(crate::sketch::parse::parse_sketch_file(&src)?);
             }
             "rules"
@@ -222,8 +223,10 @@ impl GuideParser {
                     && ws.len() == 2
                     && ws[1].text.ends_with(".rules") =>
             {
-                let path = input(&self.dir, &mut self.inputs, &one()?.text);
-                self.rules = Some((path.clone(), crate::rules::load_rule_file(&path)?));
+                let w = one()?;
+                let path = input(&self.dir, &mut self.inputs, &w.text);
+                let file = crate::rules::load_rule_file(&path).map_err(|e| e.or_at(&w.span))?;
+                self.rules = Some((path.clone(), file));
             }
             _ => return Ok(false),
         }

@@ -38,14 +38,6 @@ fn string_arg(args: &[Expr], i: usize, cmd: &str) -> std::result::Result<String,
     }
 }
 
-/// Adds the Rise schema unless the e-graph already has it.
-fn ensure_schema(eg: &mut EGraph) -> Result<()> {
-    if eg.get_sort_by_name("Expr").is_none() {
-        egraph::add_schema(eg)?;
-    }
-    Ok(())
-}
-
 /// Prints a term as an egglog expression over the schema's constructors.
 pub fn to_sexpr(t: &Term) -> String {
     use crate::egraph::schema::{Arg, Con};
@@ -135,7 +127,7 @@ fn rise_load(eg: &mut EGraph, args: &[Expr]) -> CommandResult {
     let file = in_dir(&base_dir(args), &string_arg(args, 1, "rise-load")?);
     let def = string_arg(args, 2, "rise-load")?;
     let term = rise::load_def(Path::new(&file), &def).map_err(|e| to_egglog(e, args))?;
-    ensure_schema(eg).map_err(|e| to_egglog(e, args))?;
+    egraph::ensure_schema(eg).map_err(|e| to_egglog(e, args))?;
     encode::load_term(eg, &term).map_err(|e| to_egglog(e, args))?;
     eg.parse_and_run_program(None, &format!("(let {name} {})", to_sexpr(&term)))?;
     Ok(vec![])

@@ -115,12 +115,14 @@ fn printed_span(line: &str, file: &str) -> Option<String> {
 }
 
 /// Wraps a sketchlog error for returning from an egglog command (its kind survives); an
-/// error without a location is located at the command's first argument.
-pub(super) fn to_egglog(mut e: Error, args: &[Expr]) -> egglog::Error {
+/// error without a location, or a file that could not be read, is located at the command's
+/// first argument.
+pub(super) fn to_egglog(e: Error, args: &[Expr]) -> egglog::Error {
+    let mut e = e.unlocated_if_unread();
     if e.location.is_none() {
         e.location = args
             .first()
-            .and_then(|a| span_location(&a.span(), "<input>"));
+            .and_then(|a| span_location(&a.span(), "<stdin>"));
     }
     let tag = match e.kind {
         ErrorKind::CheckFailed | ErrorKind::Limit(_) => "sketchlog-check",

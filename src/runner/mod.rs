@@ -356,8 +356,9 @@ fn run_text(
         Err(panic) => {
             return Err(Error {
                 kind: crate::error::ErrorKind::Internal,
+                location: Some(name.to_string()),
                 ..Error::bad_input(format!(
-                    "{name}: egglog 3.0.0 panicked running this input ({}): a bug in egglog, worth reporting upstream with the input",
+                    "egglog 3.0.0 panicked running this input ({}): a bug in egglog, worth reporting upstream with the input",
                     crate::error::panic_message(&*panic)
                 ))
             })
@@ -399,18 +400,38 @@ pub fn repl(
     }
     prompt(out)?;
     let mut buffer = String::new();
-    for (n, line) in input.lines().enumerate() {
+    let mut first_line = 1;
+    for (n, line) in input.split(b'\n').enumerate() {
         let line =
             line.map_err(|e| Error::bad_input(format!("standard input, line {}: {e}", n + 1)))?;
-        buffer.push_str(&line);
+        // A line that is not UTF-8 is reported at its first bad byte and left out; the
+        // session goes on.
+        let line = match crate::files::utf8("<stdin>", line) {
+            Ok(line) => line,
+            Err(e) => {
+                let column = e.location.as_deref().and_then(|l| l.rsplit(':').next());
+                eprintln!(
+                    "<stdin>:{}:{}: error: {}",
+                    n + 1,
+                    column.unwrap_or("1"),
+                    e.message
+                );
+                continue;
+            }
+        };
+        let line = line.strip_suffix('\r').unwrap_or(&line);
+        if buffer.is_empty() {
+            first_line = n + 1;
+        }
+        buffer.push_str(line);
         buffer.push('\n');
         if crate::limits::egg_input_complete(&buffer) {
-            repl_command(eg, flags, &std::mem::take(&mut buffer), out)?;
+            repl_command(eg, flags, (&std::mem::take(&mut buffer), first_line), out)?;
             prompt(out)?;
         }
     }
     if !buffer.is_empty() {
-        repl_command(eg, flags, &buffer, out)?;
+        repl_command(eg, flags, (&buffer, first_line), out)?;
     }
     Ok(())
 }
@@ -426,26 +447,36 @@ const DECLARATIONS: &[&str] = &[
     "(include",
 ];
 
-/// Runs one REPL entry: an error is reported and the REPL goes on. An entry passes the
-/// checks a file passes.
-fn repl_command(eg: &mut EGraph, flags: &EggFlags, text: &str, out: &mut dyn Write) -> Result<()> {
+/// Runs one REPL entry, `text` from line `first_line` of standard input: an error is
+/// reported (at its line of standard input) and the REPL goes on. An entry passes the checks
+/// a file passes.
+fn repl_command(
+    eg: &mut EGraph,
+    flags: &EggFlags,
+    (text, first_line): (&str, usize),
+    out: &mut dyn Write,
+) -> Result<()> {
     let mode = flags.mode;
-    // A declaration that fails can leave egglog's tables half made, and a later command on
-    // them panics inside egglog; a file stops at its first error and never gets there. So
-    // an entry that declares runs on a copy of the e-graph, kept only if it succeeds.
-    let declares = DECLARATIONS.iter().any(|d| text.contains(d));
-    let saved = declares.then(|| eg.clone());
+    // Every entry runs with a copy of the e-graph kept, put back when egglog panics (its
+    // tables cannot be trusted after that) or when a declaration fails (it can leave
+    // egglog's tables half made, and a later command on them panics inside egglog; a file
+    // stops at its first error and never gets there). Other failures keep what the entry did
+    // before it failed, as egglog's REPL does.
+    let saved = eg.clone();
     let ran = check_input(eg, &Source::new("<stdin>", text), flags)
         .and_then(|()| run_text(eg, None, text, mode, out));
-    if let (Err(_), Some(saved)) = (&ran, saved) {
-        *eg = saved;
-    }
-    // After a panic inside egglog its e-graph cannot be trusted: the REPL ends.
-    if matches!(&ran, Err(e) if e.kind == crate::error::ErrorKind::Internal) {
-        return ran;
-    }
     if let Err(e) = &ran {
-        eprintln!("{e}");
+        let e = &on_input_line(e.clone(), first_line);
+        let declares = DECLARATIONS.iter().any(|d| text.contains(d));
+        if declares || e.kind == crate::error::ErrorKind::Internal {
+            *eg = saved;
+        }
+        match e.kind {
+            crate::error::ErrorKind::Internal => {
+                eprintln!("{e}; the e-graph is as it was before this entry")
+            }
+            _ => eprintln!("{e}"),
+        }
     }
     if mode == RunMode::Interactive {
         let status = if ran.is_ok() { "(done)" } else { "(error)" };
@@ -453,4 +484,18 @@ fn repl_command(eg: &mut EGraph, flags: &EggFlags, text: &str, out: &mut dyn Wri
         out.flush().map_err(writing)?;
     }
     Ok(())
+}
+
+/// An error located in a REPL entry (`<stdin>:L:C`, counted from the entry's first line),
+/// located on standard input's own lines instead.
+fn on_input_line(mut e: Error, first_line: usize) -> Error {
+    let shifted = e.location.as_deref().and_then(|l| {
+        let (line, column) = l.strip_prefix("<stdin>:")?.split_once(':')?;
+        let line: usize = line.parse().ok()?;
+        Some(format!("<stdin>:{}:{column}", line + first_line - 1))
+    });
+    if let Some(location) = shifted {
+        e.location = Some(location);
+    }
+    e
 }
