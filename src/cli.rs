@@ -39,8 +39,8 @@ pub struct JobArgs {
     fresh: bool,
     /// Worker threads in this process, each running one job at a time (default: as many
     /// as the cores and the available memory at the largest memory cap allow; timed jobs
-    /// always run alone).
-    #[arg(long, value_parser = limits::positive)]
+    /// always run alone). At most 4 per core of this host, and 256.
+    #[arg(long, value_parser = limits::workers)]
     workers: Option<usize>,
     /// Several processes (machines): a file of `host:port` lines, one per process, the
     /// same on every machine; start the same command on each with its `--process`.

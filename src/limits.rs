@@ -124,6 +124,23 @@ pub fn threads_or_all(text: &str) -> std::result::Result<usize, String> {
     at_most(parse_at_least(text, 0usize)?, MAX_THREADS, text)
 }
 
+/// The most job workers one process runs per core of its host: each runs one child process
+/// at a time, and more than a few per core only queue for the cores.
+pub const WORKERS_PER_CORE: usize = 4;
+
+/// The most job workers one process runs, whatever its host (timely starts a thread for
+/// each, and each reserves a child's memory cap).
+pub const MAX_WORKERS: usize = 256;
+
+/// A clap value parser for `--workers`: from 1 to [`WORKERS_PER_CORE`] times this host's
+/// cores, and at most [`MAX_WORKERS`].
+pub fn workers(text: &str) -> std::result::Result<usize, String> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let max = (cores * WORKERS_PER_CORE).min(MAX_WORKERS);
+    at_most(parse_at_least(text, 1usize)?, max, text)
+        .map_err(|e| format!("{e} ({WORKERS_PER_CORE} per core on this host, {cores} cores)"))
+}
+
 /// A clap value parser for a count of runs or rounds: from 1 to [`MAX_RUNS`].
 pub fn runs(text: &str) -> std::result::Result<usize, String> {
     at_most(parse_at_least(text, 1usize)?, MAX_RUNS, text)

@@ -1072,3 +1072,127 @@ fn user_names_never_break_the_rise_schema() {
         );
     }
 }
+
+/// `--workers` is bounded by this host's cores before anything is allocated.
+#[test]
+fn workers_are_bounded_by_the_host() {
+    let out = common::output(&["reproduce", "table5", "--workers", "100000"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("'--workers") && err.contains("per core"),
+        "{err}"
+    );
+}
+
+/// Under an inherited hard limit on the address space (as `prlimit --as` sets), jobs run
+/// under it (their caps clamped to it, which is said) instead of failing to start.
+#[test]
+fn jobs_run_under_an_inherited_address_space_limit() {
+    use std::os::unix::process::CommandExt;
+    let dir = scratch("rlimit");
+    let out_dir = dir.display().to_string();
+    let args = [
+        "reproduce",
+        "table4",
+        "--goals",
+        "baseline",
+        "--dir",
+        &out_dir,
+    ];
+    let mut command = common::sketchlog(&args);
+    // SAFETY: setrlimit is async-signal-safe and takes plain data.
+    unsafe {
+        command.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 4 << 30,
+                rlim_max: 4 << 30,
+            };
+            match libc::setrlimit(libc::RLIMIT_AS, &limit) {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            }
+        });
+    }
+    let out = command.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("inherited address-space limit, 4096 MB"),
+        "{err}"
+    );
+    let table = std::fs::read_to_string(dir.join("table4.csv")).unwrap();
+    assert!(table.contains("\nbaseline,0,true,"), "{table}");
+}
+
+/// A code generation error inside a value built by elaboration (a composition, a pair
+/// stored between loops) is located at the written term around it.
+#[test]
+fn code_generation_errors_are_located_through_built_terms() {
+    let dir = scratch("codegen-located");
+    let file = write(
+        &dir,
+        "pairs.rise",
+        "def k = nfun n => fun (x : n.f32) =>\n  mapSeq (fun p => fst p) ((mapSeq (mapFst (fun y => y))) (zip x x))\n",
+    );
+    expect_error(
+        &["codegen", &format!("{file}:k"), "--sizes", "8"],
+        &format!("{file}:2:3"),
+        "storing a value of type (f32, f32)",
+    );
+}
+
+/// A usage error of one of sketchlog's `.egg` commands is located at the command, in a file
+/// and on standard input.
+#[test]
+fn egg_command_usage_errors_are_located_at_the_command() {
+    let dir = scratch("egg-usage");
+    let text = "(datatype E (N i64))\n(rise-extract)\n";
+    let file = write(&dir, "usage.egg", text);
+    expect_error(
+        &["run", &file],
+        &format!("{file}:2:1"),
+        "usage: (rise-extract expr)",
+    );
+    let (code, stderr) = with_stdin(&["run"], format!("{text}(rise-load)\n").as_bytes());
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains("<stdin>:2:1: error: usage: (rise-extract"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("<stdin>:3:1: error: usage: (rise-load"),
+        "{stderr}"
+    );
+}
+
+/// `guide --auto --total-time` bounds the whole search, however many trials its steps make:
+/// no trial runs past it.
+#[test]
+fn the_automatic_search_stops_at_its_total_time() {
+    let dir = scratch("total-time");
+    let out = common::output(&[
+        "guide",
+        "--auto",
+        "programs/matmul.rise:mm",
+        "--sketch",
+        "programs/mm.sketch:lower5",
+        "--rules",
+        "rules/mm.rules",
+        "--total-time",
+        "0.2",
+        "-o",
+        &dir.join("f.guide").display().to_string(),
+    ]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{said}{err}");
+    assert!(said.contains("at most 0.2 s in all"), "{said}");
+    // Between iterations the search reports the budget; inside one, the watchdog stops it.
+    assert!(
+        err.contains("the total time, 0.2 s, ran out")
+            || err.contains("stopped inside an iteration by the time-limit"),
+        "{err}"
+    );
+    assert!(!dir.join("f.guide").exists());
+}

@@ -103,16 +103,49 @@ fn die_with_parent_and_cap(parent: libc::pid_t, bytes: u64) -> std::io::Result<(
     Ok(())
 }
 
-/// Runs `sketchlog ARGS..` under `caps`. The address-space cap is the memory cap plus the
-/// worker thread's reserved stack ([`crate::limits::STACK_BYTES`]), so that the heap gets
-/// the whole cap.
-pub fn run(args: &[String], caps: Caps) -> Result<ChildRun> {
-    use std::os::unix::process::CommandExt;
-    let started = Instant::now();
-    let bytes = caps
+/// The hard limit on this process's address space that its children inherit, in bytes
+/// (`None`: unlimited). A child cannot raise its own limit above it.
+fn inherited_address_space() -> Option<u64> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the limit into the struct it is given.
+    let ok = unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut limit) } == 0;
+    (ok && limit.rlim_max != libc::RLIM_INFINITY).then_some(limit.rlim_max)
+}
+
+/// A child's address-space cap: the memory cap plus the main thread's reserved stack
+/// ([`crate::limits::STACK_BYTES`]), so that the heap gets the whole cap; clamped to the
+/// limit this process inherited (said once on standard error).
+fn address_space_cap(caps: Caps) -> u64 {
+    let wanted = caps
         .memory_mb
         .saturating_mul(1 << 20)
         .saturating_add(crate::limits::STACK_BYTES as u64);
+    match inherited_address_space() {
+        Some(hard) if hard < wanted => {
+            static SAID: std::sync::Once = std::sync::Once::new();
+            SAID.call_once(|| {
+                eprintln!(
+                    "note: jobs run under the inherited address-space limit, {} MB, below their cap of {} MB plus {} MB of stack",
+                    hard >> 20,
+                    caps.memory_mb,
+                    crate::limits::STACK_BYTES >> 20
+                )
+            });
+            hard
+        }
+        _ => wanted,
+    }
+}
+
+/// Runs `sketchlog ARGS..` under `caps` ([`address_space_cap`]). A cap the system refuses
+/// to set is bad input, located at `--memory-mb`.
+pub fn run(args: &[String], caps: Caps) -> Result<ChildRun> {
+    use std::os::unix::process::CommandExt;
+    let started = Instant::now();
+    let bytes = address_space_cap(caps);
     // SAFETY: getpid has no preconditions.
     let parent = unsafe { libc::getpid() };
     let mut command = Command::new(own_exe()?);
@@ -124,9 +157,16 @@ pub fn run(args: &[String], caps: Caps) -> Result<ChildRun> {
     unsafe {
         command.pre_exec(move || die_with_parent_and_cap(parent, bytes));
     }
-    let mut child = command
-        .spawn()
-        .map_err(|e| Error::internal(format!("starting a child process: {e}")))?;
+    let mut child = command.spawn().map_err(|e| match e.raw_os_error() {
+        Some(libc::EPERM | libc::EINVAL) => Error {
+            location: Some("--memory-mb".into()),
+            ..Error::bad_input(format!(
+                "a job's memory cap ({} MB of address space) cannot be set: {e}",
+                bytes >> 20
+            ))
+        },
+        _ => Error::internal(format!("starting a child process: {e}")),
+    })?;
     // Read both pipes while it runs, so a chatty child never blocks on a full pipe.
     let mut out_pipe = child.stdout.take().expect("piped");
     let mut err_pipe = child.stderr.take().expect("piped");

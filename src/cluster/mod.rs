@@ -91,7 +91,7 @@ fn plan<T: job::Task>(
     store: &Path,
     workers: usize,
 ) -> String {
-    let (mut shared, mut alone, mut unmeasured, mut to_run) = (0.0, 0.0, 0, 0);
+    let (mut shared, mut alone, mut unmeasured, mut to_run) = (vec![], 0.0, 0, 0);
     for (job, (seconds, measured)) in jobs.iter().zip(estimates) {
         if finished.contains(&job.key) {
             continue;
@@ -100,7 +100,7 @@ fn plan<T: job::Task>(
         unmeasured += usize::from(!measured);
         match job.task.timed() {
             true => alone += seconds,
-            false => shared += seconds,
+            false => shared.push(*seconds),
         }
     }
     let reused = jobs.len() - to_run;
@@ -110,7 +110,7 @@ fn plan<T: job::Task>(
         store.display()
     );
     if to_run > 0 {
-        let secs = (shared / workers.max(1) as f64 + alone).round() as u64;
+        let secs = (spread(&shared, workers) + alone).round() as u64;
         let (bound, from) = match unmeasured {
             0 => ("about", "their last recorded times"),
             _ => ("at most", "their time caps where no time is recorded"),
@@ -118,6 +118,13 @@ fn plan<T: job::Task>(
         line += &format!(" on {workers} workers: {bound} {} by {from}", minutes(secs));
     }
     line
+}
+
+/// The wall time of jobs of `seconds` each spread over `workers`: their sum over the
+/// workers, and never less than the longest.
+fn spread(seconds: &[f64], workers: usize) -> f64 {
+    let longest = seconds.iter().copied().fold(0.0, f64::max);
+    (seconds.iter().sum::<f64>() / workers.max(1) as f64).max(longest)
 }
 
 /// `secs` as minutes and seconds: `3m05s`.

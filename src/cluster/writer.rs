@@ -95,7 +95,7 @@ impl<T: Task> Writer<T> {
         }
     }
 
-    /// The time left: the jobs left's estimates over the workers; an upper bound ("at
+    /// The time left: the jobs left's estimates spread over the workers; an upper bound ("at
     /// most") while some of them are only their time caps.
     fn eta(&self) -> String {
         let left: Vec<(f64, bool)> = (0..self.jobs.len())
@@ -105,8 +105,8 @@ impl<T: Task> Writer<T> {
         if left.is_empty() {
             return String::new();
         }
-        let total: f64 = left.iter().map(|(s, _)| s).sum();
-        let secs = (total / self.workers.max(1) as f64).round() as u64;
+        let seconds: Vec<f64> = left.iter().map(|(s, _)| *s).collect();
+        let secs = super::spread(&seconds, self.workers).round() as u64;
         let bound = if left.iter().all(|(_, measured)| *measured) {
             ""
         } else {

@@ -349,10 +349,10 @@ fn run_text(
     // A panic inside egglog is egglog's error on this input, not sketchlog's: reported as
     // such (exit 3), with the input it ran.
     let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        eg.parse_and_run_program(file.map(str::to_string), text)
+        run_commands(eg, file, text, name)
     }));
     let outputs: Vec<CommandOutput> = match ran {
-        Ok(outputs) => outputs.map_err(|e| from_egglog(e, name))?,
+        Ok(outputs) => outputs?,
         Err(panic) => {
             return Err(Error {
                 kind: crate::error::ErrorKind::Internal,
@@ -371,6 +371,38 @@ fn run_text(
         .iter()
         .try_for_each(|o| write!(out, "{o}"))
         .map_err(writing)
+}
+
+/// Parses and runs a program's commands one by one, as egglog would run them all: an error of
+/// one of sketchlog's commands that names no place (a usage error, say) is located at the
+/// command.
+fn run_commands(
+    eg: &mut EGraph,
+    file: Option<&str>,
+    text: &str,
+    name: &str,
+) -> Result<Vec<CommandOutput>> {
+    let commands = eg
+        .parse_program(file.map(str::to_string), text)
+        .map_err(|e| from_egglog(e, name))?;
+    let mut outputs = vec![];
+    for command in commands {
+        let at = match &command {
+            egglog::ast::Command::UserDefined(span, ..) => errors::span_location(span, name),
+            _ => None,
+        };
+        let ran = eg
+            .run_program(vec![command])
+            .map_err(|e| from_egglog(e, name));
+        outputs.extend(ran.map_err(|e| match (&e.location, at) {
+            (Some(only_file), Some(at)) if only_file == name => Error {
+                location: Some(at),
+                ..e
+            },
+            _ => e,
+        })?);
+    }
+    Ok(outputs)
 }
 
 fn writing(e: std::io::Error) -> Error {

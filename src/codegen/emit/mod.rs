@@ -898,7 +898,9 @@ pub fn lowered_c(
     em.stream_output =
         lowering == Lowering::Vector && 4 * out_floats >= preamble::STREAMED_OUTPUT_BYTES;
     let v = em.eval(&body, &env)?;
-    em.write(v, buffer_view(OUTPUT, &out_shape, false))?;
+    // Values are computed where they are written: an error there is the body's.
+    let written = em.write(v, buffer_view(OUTPUT, &out_shape, false));
+    written.map_err(|e| em.in_context(e, &body))?;
     let mut body = format!("{}{}", em.prologue, em.body);
     let mut c = preamble::includes(!em.buffers.is_empty() || !em.thread_buffers.is_empty());
     c.push_str(&preamble::vector_types(&em.widths, &em.aligned_widths));
@@ -917,15 +919,17 @@ pub fn lowered_c(
 
 impl Error {
     /// Names the subterm where a code generation error happened (the innermost one), of type
-    /// `ty` as shown, and locates it where its head was written.
+    /// `ty` as shown, and locates it where the innermost enclosing subterm that was written
+    /// in a file was (a term built by elaboration or lowering, a composition's, say, has no
+    /// place of its own).
     fn or_context(mut self, t: &Term, ty: &str) -> Error {
+        let mut head = t;
+        let mut args = 0;
+        while let Node::App(f, _) | Node::NatApp(f, _) = &head.node {
+            head = f;
+            args += 1;
+        }
         if !self.message.contains(" in `") {
-            let mut head = t;
-            let mut args = 0;
-            while let Node::App(f, _) | Node::NatApp(f, _) = &head.node {
-                head = f;
-                args += 1;
-            }
             let name = match &head.node {
                 Node::Prim(p) => p.name().to_string(),
                 Node::Lam(_) => "fun ...".into(),
@@ -936,10 +940,10 @@ impl Error {
                 "{} in `{name}` applied to {args} argument(s), of type {ty}",
                 self.message
             );
-            if let (None, Some(span)) = (&self.location, head.span.as_ref().or(t.span.as_ref())) {
-                self.location = Some(span.to_string());
-                self.snippet = Some(span.snippet());
-            }
+        }
+        if let (None, Some(span)) = (&self.location, head.span.as_ref().or(t.span.as_ref())) {
+            self.location = Some(span.to_string());
+            self.snippet = Some(span.snippet());
         }
         self
     }
