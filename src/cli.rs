@@ -47,7 +47,7 @@ pub struct JobArgs {
     #[arg(long)]
     hostfile: Option<PathBuf>,
     /// This process's index in the hostfile (process 0 writes the files).
-    #[arg(long, default_value_t = 0, requires = "hostfile")]
+    #[arg(long, default_value_t = 0, requires = "hostfile", value_parser = limits::process)]
     process: usize,
 }
 
@@ -100,7 +100,7 @@ enum Command {
         memory_mb: Option<u64>,
         /// Time limit per row, in seconds (table2: 240; unguided rows: 200, or 7200 with
         /// `--paper-caps`).
-        #[arg(long)]
+        #[arg(long, value_parser = limits::whole_seconds)]
         time_s: Option<u64>,
         /// The paper's caps for the unguided rows (60 GB, 2 hours each): a run for several
         /// machines (`--hostfile`), hours long.
@@ -128,10 +128,10 @@ enum Command {
         /// Which benchmark: `table2` or `scale`.
         table: String,
         /// table2: runs per goal.
-        #[arg(long, default_value_t = 5, value_parser = limits::positive)]
+        #[arg(long, default_value_t = 5, value_parser = limits::runs)]
         runs: usize,
         /// scale: stop at this many e-nodes (the iteration that would pass them is cut).
-        #[arg(long, default_value_t = 2_000_000, value_parser = limits::positive)]
+        #[arg(long, default_value_t = 2_000_000, value_parser = limits::enodes)]
         enodes: usize,
         /// scale: time limit in seconds.
         #[arg(long, default_value = "600", value_parser = limits::parse_seconds)]
@@ -148,7 +148,7 @@ enum Command {
         substitution: Substitution,
         #[arg(long, value_enum, default_value_t = Binding::DeBruijn)]
         binding: Binding,
-        #[arg(long, default_value_t = 240)]
+        #[arg(long, default_value_t = 240, value_parser = limits::whole_seconds)]
         time_s: u64,
     },
     /// One goal of the matmul case study, guided, or unguided goals that share one search
@@ -162,7 +162,7 @@ enum Command {
         unguided: bool,
         #[arg(long, default_value_t = 8000, value_parser = limits::memory_mb)]
         memory_mb: u64,
-        #[arg(long, default_value_t = 600)]
+        #[arg(long, default_value_t = 600, value_parser = limits::whole_seconds)]
         time_s: u64,
     },
     /// Run a guide over a grid of parameters (`FILE.sweep`: templates with `{NAME}`
@@ -186,7 +186,7 @@ enum Command {
     #[command(hide = true)]
     ShineRow {
         test: String,
-        #[arg(long, default_value_t = 120)]
+        #[arg(long, default_value_t = 120, value_parser = limits::whole_seconds)]
         time_s: u64,
     },
     /// One target of the automatic guides' table (run by `reproduce auto` in a child
@@ -314,11 +314,11 @@ enum Command {
 /// Limits and filters of a search, as flags.
 #[derive(clap::Args)]
 struct LimitArgs {
-    #[arg(long, default_value_t = 30)]
+    #[arg(long, default_value_t = 30, value_parser = limits::iterations)]
     iterations: usize,
     /// E-node cap: the iteration that would pass it fires only the matches that fit, and
     /// the search stops there.
-    #[arg(long, default_value_t = 1_000_000, value_parser = limits::positive)]
+    #[arg(long, default_value_t = 1_000_000, value_parser = limits::enodes)]
     enodes: usize,
     /// Time limit in seconds.
     #[arg(long, default_value = "60", value_parser = limits::parse_seconds, allow_hyphen_values = true)]
@@ -327,7 +327,7 @@ struct LimitArgs {
     #[arg(long, value_parser = limits::memory_mb)]
     memory_mb: Option<u64>,
     /// Filter: array nesting depth of every new e-node's type at most this.
-    #[arg(long)]
+    #[arg(long, value_parser = limits::depth)]
     array_depth: Option<usize>,
     /// Filter: keep e-nodes through which a term of at most this size passes (at most
     /// 1,000,000).
@@ -1029,7 +1029,7 @@ struct DumpArgs {
     #[arg(long, value_parser = dump_path)]
     dump_egraph: Option<PathBuf>,
     /// At most this many e-nodes of each constructor in the dump.
-    #[arg(long, default_value_t = 10_000, value_parser = crate::limits::positive)]
+    #[arg(long, default_value_t = 10_000, value_parser = crate::limits::enodes)]
     dump_max_enodes: usize,
 }
 

@@ -94,11 +94,6 @@ where
     Ok(n)
 }
 
-/// A clap value parser for a count of at least 1.
-pub fn positive(text: &str) -> std::result::Result<usize, String> {
-    parse_at_least(text, 1usize)
-}
-
 /// A clap value parser for the term-size filter's bound: from 1 to [`MAX_TERM_NODES`] (a
 /// bound past the largest term sketchlog reads filters nothing, and the filter keeps a
 /// bucket per size up to it).
@@ -179,9 +174,62 @@ pub fn tolerance(text: &str) -> std::result::Result<f64, String> {
     Ok(x)
 }
 
-/// A clap value parser for a memory cap in MB (at least 1).
+/// The largest memory cap, in MB (a petabyte).
+pub const MAX_MEMORY_MB: u64 = 1 << 30;
+
+/// A clap value parser for a memory cap in MB: from 1 to [`MAX_MEMORY_MB`].
 pub fn memory_mb(text: &str) -> std::result::Result<u64, String> {
-    parse_at_least(text, 1u64)
+    let mb = parse_at_least(text, 1u64)?;
+    match mb <= MAX_MEMORY_MB {
+        true => Ok(mb),
+        false => Err(format!("`{text}` is above the maximum, {MAX_MEMORY_MB}")),
+    }
+}
+
+/// The most iterations a search takes.
+pub const MAX_ITERATIONS: usize = 1_000_000;
+
+/// The largest e-node cap: ten billion, past any machine's memory (an e-node takes about 100
+/// bytes).
+pub const MAX_ENODES: usize = 10_000_000_000;
+
+/// The most processes of a cluster (a hostfile's lines).
+pub const MAX_PROCESSES: usize = 65_536;
+
+/// The most of anything serialized per function (`run --max-functions`, ...).
+pub const MAX_SERIALIZED: usize = 1_000_000;
+
+/// A clap value parser for an iteration count: from 0 to [`MAX_ITERATIONS`].
+pub fn iterations(text: &str) -> std::result::Result<usize, String> {
+    at_most(parse_at_least(text, 0usize)?, MAX_ITERATIONS, text)
+}
+
+/// A clap value parser for an e-node cap: from 1 to [`MAX_ENODES`].
+pub fn enodes(text: &str) -> std::result::Result<usize, String> {
+    at_most(parse_at_least(text, 1usize)?, MAX_ENODES, text)
+}
+
+/// A clap value parser for an array nesting depth: from 0 to [`MAX_NESTING`].
+pub fn depth(text: &str) -> std::result::Result<usize, String> {
+    at_most(parse_at_least(text, 0usize)?, MAX_NESTING, text)
+}
+
+/// A clap value parser for a process index: from 0 to [`MAX_PROCESSES`] - 1.
+pub fn process(text: &str) -> std::result::Result<usize, String> {
+    at_most(parse_at_least(text, 0usize)?, MAX_PROCESSES - 1, text)
+}
+
+/// A clap value parser for how much of an e-graph is serialized: from 0 to
+/// [`MAX_SERIALIZED`].
+pub fn serialized(text: &str) -> std::result::Result<usize, String> {
+    at_most(parse_at_least(text, 0usize)?, MAX_SERIALIZED, text)
+}
+
+/// A clap value parser for a whole number of seconds: from 0 to about 31 years.
+pub fn whole_seconds(text: &str) -> std::result::Result<u64, String> {
+    parse_seconds(text)?;
+    text.parse()
+        .map_err(|_| format!("`{text}` is not a whole number of seconds"))
 }
 
 /// The brackets of a `.egg` program outside strings and comments (skipped as egglog's lexer
@@ -281,9 +329,18 @@ mod tests {
     }
 
     #[test]
-    fn counts_have_a_minimum() {
-        assert!(positive("0").is_err());
-        assert!(positive("-3").is_err());
-        assert_eq!(positive("3"), Ok(3));
+    fn counts_have_a_minimum_and_a_maximum() {
+        assert!(enodes("0").is_err());
+        assert!(enodes("-3").is_err());
+        assert_eq!(enodes("3"), Ok(3));
+        assert_eq!(enodes(&MAX_ENODES.to_string()), Ok(MAX_ENODES));
+        assert!(enodes(&(MAX_ENODES + 1).to_string()).is_err());
+        assert!(iterations(&(MAX_ITERATIONS + 1).to_string()).is_err());
+        assert!(depth("1001").is_err());
+        assert!(memory_mb(&(MAX_MEMORY_MB + 1).to_string()).is_err());
+        assert_eq!(whole_seconds("7"), Ok(7));
+        assert!(whole_seconds("1e10").is_err() && whole_seconds("0.5").is_err());
+        assert!(serialized("1000001").is_err());
+        assert!(process("65536").is_err());
     }
 }

@@ -82,11 +82,6 @@ fn number<T>(
     parse(&w.text).map_err(|e| Error::at(&w.span, e))
 }
 
-/// A count of at least 0.
-fn count(text: &str) -> std::result::Result<usize, String> {
-    crate::limits::parse_at_least(text, 0)
-}
-
 /// The path of `file` (relative to the guide's `dir`), recorded among the guide's `inputs`.
 fn input(dir: &Path, inputs: &mut Vec<PathBuf>, file: &str) -> PathBuf {
     let path = dir.join(file);
@@ -110,8 +105,8 @@ impl GuideParser {
                 while let Some(w) = it.next() {
                     let l = &mut settings.limits;
                     match w.text.as_str() {
-                        "iterations" => l.iterations = number(it.next(), w, count)?,
-                        "enodes" => l.enodes = number(it.next(), w, limits::positive)?,
+                        "iterations" => l.iterations = number(it.next(), w, limits::iterations)?,
+                        "enodes" => l.enodes = number(it.next(), w, limits::enodes)?,
                         "time" => l.time = number(it.next(), w, limits::parse_seconds)?,
                         "memory" => l.memory_mb = Some(number(it.next(), w, limits::memory_mb)?),
                         _ => return Err(Error::at(&w.span, format!("unknown limit `{}` (iterations, enodes, time, memory)", w.text))),
@@ -123,7 +118,7 @@ impl GuideParser {
                 while let Some(w) = it.next() {
                     let f = &mut settings.filter;
                     match w.text.as_str() {
-                        "array-depth" => f.array_depth = Some(number(it.next(), w, count)?),
+                        "array-depth" => f.array_depth = Some(number(it.next(), w, limits::depth)?),
                         "ast-size" | "ast-size-class" => {
                             f.ast_size = Some(number(it.next(), w, limits::ast_size)?);
                             f.ast_size_scope = match w.text.as_str() {

@@ -54,13 +54,13 @@ pub struct EggFlags {
     #[arg(long)]
     pub serialize_split_primitive_outputs: bool,
     /// Maximum number of functions to serialize.
-    #[arg(long, default_value_t = 40)]
+    #[arg(long, default_value_t = 40, value_parser = crate::limits::serialized)]
     pub max_functions: usize,
     /// Maximum number of calls per function to serialize.
-    #[arg(long, default_value_t = 40)]
+    #[arg(long, default_value_t = 40, value_parser = crate::limits::serialized)]
     pub max_calls_per_function: usize,
     /// Number of times to inline leaves into their parents.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = crate::limits::serialized)]
     pub serialize_n_inline_leaves: usize,
     /// Threads for parallel execution (0: as many as the machine has; at most 1024).
     #[arg(short = 'j', long, default_value_t = 1, value_parser = crate::limits::threads_or_all)]
