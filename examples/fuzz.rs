@@ -8,7 +8,8 @@
 //!
 //! Prints, per kind of input, how many were accepted, rejected with a located error, or
 //! failed (abort, internal error or panic, hang, unlocated error, compiled C that disagrees
-//! with the interpreter), and exits 1 on any failure. An in-process hang is reported by a
+//! with the interpreter, a command that changed a file it read), and exits 1 on any
+//! failure. An in-process hang is reported by a
 //! watchdog (60 s on one input), an in-process stack overflow by the process aborting:
 //! `--replay N` runs input N alone and prints it. Command-line inputs run the binary, which
 //! is timed out and judged by its exit.
@@ -78,12 +79,12 @@ fn main() {
             });
             let _ = std::fs::remove_dir_all(&dir);
             println!(
-                "| input | inputs | accepted | rejected (located) | aborts | internal errors | hangs | unlocated errors | C wrong |"
+                "| input | inputs | accepted | rejected (located) | aborts | internal errors | hangs | unlocated errors | C wrong | inputs overwritten |"
             );
-            println!("|---|---|---|---|---|---|---|---|---|");
+            println!("|---|---|---|---|---|---|---|---|---|---|");
             for (kind, c) in &counts {
                 println!(
-                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                     kind.name(),
                     c.inputs,
                     c.accepted,
@@ -92,7 +93,8 @@ fn main() {
                     c.internal,
                     c.hangs,
                     c.unlocated,
-                    c.wrong
+                    c.wrong,
+                    c.overwritten
                 );
             }
             println!(

@@ -41,6 +41,11 @@ pub fn recording<T>(f: impl FnOnce() -> T) -> (T, Vec<PathBuf>) {
     (out, unique)
 }
 
+/// The files read so far in the innermost [`recording`] on this thread.
+pub fn read_so_far() -> Vec<PathBuf> {
+    READS.with(|r| r.borrow().last().cloned().unwrap_or_default())
+}
+
 fn note_read(path: &Path) {
     READS.with(|r| {
         if let Some(frame) = r.borrow_mut().last_mut() {

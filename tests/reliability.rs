@@ -541,10 +541,16 @@ fn fuzz_smoke() {
         })
         .unwrap();
     let (counts, failures) = worker.join().unwrap();
+    use sketchlog::fuzz::Kind;
     let inputs: u64 = counts.values().map(|c| c.inputs).sum();
     assert_eq!(inputs, 10_000);
+    assert_eq!(counts.len(), 13, "every kind of input: {counts:?}");
+    // Files naming missing files and files that are not UTF-8 are never accepted.
+    let always_refused = [Kind::Missing, Kind::Utf8];
     assert!(
-        counts.values().all(|c| c.accepted > 0 && c.located > 0),
+        counts
+            .iter()
+            .all(|(k, c)| c.located > 0 && (c.accepted > 0) != always_refused.contains(k)),
         "{counts:?}"
     );
     assert!(failures.is_empty(), "{failures:?}");

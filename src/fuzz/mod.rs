@@ -11,6 +11,7 @@
 //! a seed is generated on its own, so any failure can be replayed. `examples/fuzz.rs` is the
 //! command line; `tests/reliability.rs` has a smoke run.
 
+pub mod paths;
 pub mod process;
 
 use crate::error::{Error, ErrorKind, Result, Source};
@@ -36,6 +37,12 @@ pub enum Kind {
     Repl,
     /// A low-level program through `bench-c`: C compiled, run and validated.
     LowLevel,
+    /// A command whose outputs may be its inputs, which must survive byte for byte.
+    Outputs,
+    /// A guide or `.egg` program naming a file that does not exist.
+    Missing,
+    /// A file with a byte that is not UTF-8.
+    Utf8,
 }
 
 /// The kinds of file the project has, which mutation starts from.
@@ -57,8 +64,10 @@ impl Kind {
             Kind::Guide => "guide",
             Kind::Cost => "cost",
             Kind::Egg | Kind::Includes | Kind::Repl => "egg",
-            Kind::Flags => "command line",
+            Kind::Flags | Kind::Outputs => "command line",
             Kind::LowLevel => "rise (C)",
+            Kind::Missing => "guide or egg",
+            Kind::Utf8 => "any",
         }
     }
 
@@ -69,19 +78,26 @@ impl Kind {
             Kind::Flags => "command lines",
             Kind::Repl => "REPL sessions",
             Kind::LowLevel => "low-level programs (bench-c)",
+            Kind::Outputs => "outputs over inputs",
+            Kind::Missing => "missing named files",
+            Kind::Utf8 => "invalid UTF-8",
             k => k.extension(),
         }
     }
 
     /// The kind of input `n`: in every 400, one low-level program (a C compile each), eight
-    /// command lines, four REPL sessions and four include graphs; the rest files of each kind
-    /// in turn.
+    /// command lines, four REPL sessions, four include graphs, three commands whose outputs
+    /// may be their inputs, twelve files naming missing files and twenty files with bytes
+    /// that are not UTF-8; the rest files of each kind in turn.
     fn of(n: u64) -> Kind {
         match n % 400 {
             0 => Kind::LowLevel,
             1..=8 => Kind::Flags,
             9..=12 => Kind::Repl,
             13..=16 => Kind::Includes,
+            17..=19 => Kind::Outputs,
+            20..=31 => Kind::Missing,
+            32..=51 => Kind::Utf8,
             k => FILE_KINDS[(k % FILE_KINDS.len() as u64) as usize],
         }
     }
@@ -95,6 +111,14 @@ pub struct Input {
     pub text: String,
     pub args: Vec<String>,
     pub files: Vec<(String, String)>,
+    /// Files (of `files`) whose bytes the command must leave as they were.
+    pub sentinels: Vec<String>,
+    /// Where the first file gets a byte that is not UTF-8 (a byte offset in its text).
+    pub bad_byte: Option<usize>,
+    /// Where the error must be: `file:line:column`, or a `file:line:` prefix.
+    pub expect_at: Option<String>,
+    /// The address-space limit (bytes) the command inherits, as `prlimit --as` sets it.
+    pub address_space: Option<u64>,
 }
 
 impl Input {
@@ -104,7 +128,20 @@ impl Input {
             text,
             args: vec![],
             files: vec![],
+            sentinels: vec![],
+            bad_byte: None,
+            expect_at: None,
+            address_space: None,
         }
+    }
+
+    /// The bytes of file `i` of `files` as written (with the bad byte, if any).
+    fn bytes(&self, i: usize) -> Vec<u8> {
+        let mut bytes = self.files[i].1.as_bytes().to_vec();
+        if let (0, Some(at)) = (i, self.bad_byte) {
+            bytes.insert(at, 0xFF);
+        }
+        bytes
     }
 }
 
@@ -112,6 +149,12 @@ impl std::fmt::Display for Input {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         for (name, text) in &self.files {
             writeln!(f, "--- {name}:\n{text}")?;
+        }
+        if let Some(at) = self.bad_byte {
+            writeln!(f, "--- byte 0xFF inserted at offset {at} of the first file")?;
+        }
+        if let Some(bytes) = self.address_space {
+            writeln!(f, "--- under an address-space limit of {} MB", bytes >> 20)?;
         }
         if !self.args.is_empty() {
             writeln!(f, "--- sketchlog {}", self.args.join(" "))?;
@@ -242,6 +285,8 @@ pub struct Corpus {
     files: Vec<(Kind, String)>,
     /// Where generated guides point for programs, sketches and rules.
     root: PathBuf,
+    /// The names the Rise schema declares, its rule sets and its rule variables.
+    schema_names: Vec<String>,
 }
 
 impl Corpus {
@@ -269,9 +314,24 @@ impl Corpus {
                 files.push((*kind, text));
             }
         }
+        let mut schema_names = crate::egraph::schema_names();
+        schema_names.extend(["rise-types", "rise-free"].map(String::from));
+        let text = crate::egraph::schema_text();
+        let variables = text
+            .split(|c: char| c.is_whitespace() || c == '(' || c == ')')
+            .filter(|w| w.starts_with(crate::egraph::schema::NAMESPACE));
+        for v in variables {
+            let bare = v.trim_start_matches(crate::egraph::schema::NAMESPACE);
+            for name in [v, bare] {
+                if !schema_names.iter().any(|n| n == name) {
+                    schema_names.push(name.to_string());
+                }
+            }
+        }
         Ok(Corpus {
             files,
             root: root.to_path_buf(),
+            schema_names,
         })
     }
 
@@ -281,8 +341,19 @@ impl Corpus {
         match Kind::of(n) {
             Kind::Flags => Input {
                 args: process::flags(&mut rng, dir),
+                address_space: (rng.below(6) == 0).then_some(4 << 30),
                 ..Input::text(Kind::Flags, String::new())
             },
+            Kind::Outputs => paths::outputs(&mut rng, &self.root, dir),
+            Kind::Missing => {
+                let guides: Vec<&String> = self.of_kind(Kind::Guide);
+                paths::missing(&mut rng, &guides, dir)
+            }
+            Kind::Utf8 => {
+                let kind = *rng.pick(&FILE_KINDS);
+                let text = self.file(kind, &mut rng);
+                paths::invalid_utf8(&mut rng, kind, text, dir)
+            }
             Kind::Repl => {
                 let text = self.file(Kind::Egg, &mut rng);
                 let (args, text) = process::repl(&mut rng, text);
@@ -311,16 +382,20 @@ impl Corpus {
         }
     }
 
-    /// A file of `kind`: generated from its grammar, or one of the project's mutated.
-    fn file(&self, kind: Kind, rng: &mut Rng) -> String {
-        let of_kind: Vec<&String> = self
-            .files
+    /// The project's files of `kind`.
+    fn of_kind(&self, kind: Kind) -> Vec<&String> {
+        self.files
             .iter()
             .filter(|(k, _)| *k == kind)
             .map(|(_, t)| t)
-            .collect();
+            .collect()
+    }
+
+    /// A file of `kind`: generated from its grammar, or one of the project's mutated.
+    fn file(&self, kind: Kind, rng: &mut Rng) -> String {
+        let of_kind = self.of_kind(kind);
         if of_kind.is_empty() || rng.below(4) == 0 {
-            return generate(kind, rng, &self.root);
+            return generate(kind, rng, self);
         }
         let base = rng.pick(&of_kind).to_string();
         let rounds = 1 + rng.below(4);
@@ -537,7 +612,8 @@ fn self_expanding(rng: &mut Rng) -> String {
 }
 
 /// A random input of `kind` from its grammar.
-fn generate(kind: Kind, rng: &mut Rng, root: &Path) -> String {
+fn generate(kind: Kind, rng: &mut Rng, corpus: &Corpus) -> String {
+    let root = &corpus.root;
     let depth = 1 + rng.below(6);
     match kind {
         Kind::Rise => {
@@ -577,6 +653,15 @@ fn generate(kind: Kind, rng: &mut Rng, root: &Path) -> String {
         _ => {
             let n = rng.below(5) + 1;
             let mut s = String::from("(datatype E (A) (B E E))\n");
+            // A name the Rise schema declares or uses, declared or bound first.
+            if rng.below(3) == 0 {
+                let name = rng.pick(&corpus.schema_names);
+                s += &match rng.below(3) {
+                    0 => format!("(relation {name} (i64))\n"),
+                    1 => format!("(let ${name} 1)\n"),
+                    _ => format!("(ruleset {name})\n"),
+                };
+            }
             for i in 0..n {
                 s += &format!("(let $x{i} (B (A) (A)))\n");
             }
@@ -612,21 +697,52 @@ pub struct Binary {
 /// Runs one input: a file in-process through what the CLI does with a file of its kind, or
 /// a command line through `binary`. `dir` is a scratch directory for the files inputs read.
 pub fn run_input(input: &Input, dir: &Path, binary: &Binary) -> Outcome {
-    for (name, text) in &input.files {
+    for (i, (name, _)) in input.files.iter().enumerate() {
         let path = dir.join(name);
-        if let Err(e) = std::fs::write(&path, text) {
+        if let Err(e) = std::fs::write(&path, input.bytes(i)) {
             return Outcome::Internal(format!("writing {}: {e}", path.display()));
         }
     }
     match input.kind {
-        Kind::Flags | Kind::Repl | Kind::LowLevel => {
+        Kind::Flags | Kind::Repl | Kind::LowLevel | Kind::Outputs => {
             let judge = match input.kind {
                 Kind::Repl => process::Judge::Session,
                 Kind::LowLevel => process::Judge::Validated,
                 _ => process::Judge::Exit,
             };
             let command = (&input.args[..], &input.text[..]);
-            process::run(&binary.path, &binary.root, dir, command, judge)
+            let ran = process::run(
+                &binary.path,
+                (&binary.root, dir),
+                command,
+                judge,
+                input.address_space,
+            );
+            match overwritten(input, dir) {
+                Some(file) => Outcome::Overwrote(format!("{file} changed ({ran:?})")),
+                None => ran,
+            }
+        }
+        Kind::Missing | Kind::Utf8 => {
+            let path = dir.join(&input.files[0].0);
+            let ran = std::panic::catch_unwind(|| paths::load(&path, dir));
+            let expected = input.expect_at.as_deref().unwrap_or("");
+            match ran {
+                Ok(Err(e)) if e.kind == ErrorKind::BadInput => match &e.location {
+                    Some(at)
+                        if at == expected
+                            || (expected.ends_with(':') && at.starts_with(expected)) =>
+                    {
+                        Outcome::Located
+                    }
+                    _ => Outcome::Unlocated(format!("want {expected}, got: {e}")),
+                },
+                Ok(Err(e)) if e.kind == ErrorKind::Internal => Outcome::Internal(e.to_string()),
+                Ok(other) => {
+                    Outcome::Unlocated(format!("want an error at {expected}, got {other:?}"))
+                }
+                Err(p) => Outcome::Internal(format!("panic: {}", crate::error::panic_message(&*p))),
+            }
         }
         kind => {
             let ran = std::panic::catch_unwind(|| match kind {
@@ -649,6 +765,15 @@ pub fn run_input(input: &Input, dir: &Path, binary: &Binary) -> Outcome {
             }
         }
     }
+}
+
+/// The first sentinel file of `input` whose bytes are no longer those it was written with.
+fn overwritten(input: &Input, dir: &Path) -> Option<String> {
+    let files = input.files.iter().enumerate();
+    let mut sentinels = files.filter(|(_, (name, _))| input.sentinels.contains(name));
+    sentinels
+        .find(|(i, (name, _))| std::fs::read(dir.join(name)).ok() != Some(input.bytes(*i)))
+        .map(|(_, (name, _))| name.clone())
 }
 
 /// Runs a file's text in-process through what the CLI does with a file of its kind.
@@ -727,11 +852,13 @@ pub struct Counts {
     pub unlocated: u64,
     /// Compiled C that disagreed with the interpreter.
     pub wrong: u64,
+    /// Commands that changed a file they read.
+    pub overwritten: u64,
 }
 
 impl Counts {
     pub fn failures(&self) -> u64 {
-        self.aborts + self.internal + self.hangs + self.unlocated + self.wrong
+        self.aborts + self.internal + self.hangs + self.unlocated + self.wrong + self.overwritten
     }
 }
 
@@ -768,6 +895,7 @@ pub fn run(
             Outcome::Hang(w) => (&mut c.hangs, Some(format!("hang: {w}"))),
             Outcome::Unlocated(w) => (&mut c.unlocated, Some(format!("unlocated error: {w}"))),
             Outcome::Wrong(w) => (&mut c.wrong, Some(format!("C disagrees: {w}"))),
+            Outcome::Overwrote(w) => (&mut c.overwritten, Some(format!("input overwritten: {w}"))),
         };
         *count += 1;
         if let Some(what) = what {

@@ -29,6 +29,8 @@ pub enum Outcome {
     Unlocated(String),
     /// The compiled C disagreed with the interpreter.
     Wrong(String),
+    /// A command changed a file it read.
+    Overwrote(String),
 }
 
 /// Command lines: a command with the files it reads, then flags with values at and past the
@@ -65,6 +67,16 @@ pub fn flags(rng: &mut Rng, dir: &Path) -> Vec<String> {
         &["typecheck", "programs/harris.rise"],
         &["rules", "rules/mm.rules:baseline"],
         &["run"],
+        &["reproduce", "table4", "--goals", "baseline"],
+        &[
+            "guide",
+            "--auto",
+            "programs/fission.rise:start",
+            "--sketch",
+            "programs/fission.sketch:two-maps",
+            "--rules",
+            "rules/table2.rules",
+        ],
     ];
     const FLAGS: &[&str] = &[
         "--iterations",
@@ -93,6 +105,10 @@ pub fn flags(rng: &mut Rng, dir: &Path) -> Vec<String> {
         "--sizes-positive",
         "--term-encoding",
         "--cflags",
+        "--workers",
+        "--total-time",
+        "--max-functions",
+        "--serialize-n-inline-leaves",
         "--nope",
     ];
     const VALUES: &[&str] = &[
@@ -128,8 +144,31 @@ pub fn flags(rng: &mut Rng, dir: &Path) -> Vec<String> {
         "interactive",
         "-O0",
         "-fno-such-flag",
+        // The upper bounds of the numeric flags, and one past each.
+        "8",
+        "9",
+        "256",
+        "257",
+        "1000",
+        "1001",
+        "1024",
+        "1025",
+        "100000",
+        "100001",
+        "1000000",
+        "1000001",
+        "10000000000",
+        "10000000001",
+        "1073741824",
+        "1073741825",
+        "4294967297",
+        "1000000000",
+        "1000000001",
     ];
     let mut args: Vec<String> = rng.pick(COMMANDS).iter().map(|s| s.to_string()).collect();
+    if args[0] == "reproduce" {
+        args.extend(["--dir".into(), dir.join("results").display().to_string()]);
+    }
     if args[0] == "run" {
         args.push(
             rng.pick(&["programs/double.egg", "programs/sketches.egg"])
@@ -142,7 +181,14 @@ pub fn flags(rng: &mut Rng, dir: &Path) -> Vec<String> {
             args.push(rng.pick(VALUES).to_string());
         }
     }
-    // Outputs go to the scratch directory.
+    // Outputs go to the scratch directory (`guide --auto` needs one).
+    if args[1] == "--auto" {
+        args.extend([
+            "-o".into(),
+            dir.join("auto.guide").display().to_string(),
+            "--force".into(),
+        ]);
+    }
     for flag in ["--stats", "--dump-egraph", "-o", "--save-report"] {
         if rng.below(12) == 0 {
             args.push(flag.to_string());
@@ -191,6 +237,12 @@ pub fn low_level(rng: &mut Rng, dir: &Path, number: u64) -> (Vec<String>, String
         "mapSeq (fun y => y) (take<{A}> x)",
         "mapSeq (fun y => y) (drop<{A}> x)",
         "reduceSeq add 0.0 (mapSeq (fun y => mul y y) x)",
+        // Values built by elaboration: compositions, pairs stored between loops.
+        "(mapSeq (fun y => y) o mapSeq (fun y => add y 1.0)) x",
+        "(mapSeq (fun y => add y 1.0) >> mapSeq (fun y => mul y y)) x",
+        "mapSeq (fun p => fst p) ((mapSeq (mapFst (fun y => y))) (zip x x))",
+        "mapSeq (fun p => snd p) (toMem (mapSeq (fun y => makePair y y) x))",
+        "mapSeq (fun q => fst (mapFst (fun y => add y 1.0) q)) (zip x x)",
     ];
     const MATRIX: &[&str] = &[
         "mapSeq (reduceSeq add 0.0) x",
@@ -240,25 +292,43 @@ pub enum Judge {
     Validated,
 }
 
-/// Runs `binary` with `args` (and `stdin`) in `root`, and judges what it did. Its standard
-/// error goes to a file in `scratch` (a pipe left unread would block it), and its standard
-/// input is written by a thread of its own (a child that does not read would block us).
+/// Runs `binary` with `args` (and `stdin`) in `root`, under an inherited address-space limit
+/// of `address_space` bytes if given, and judges what it did. Its standard error goes to a
+/// file in `scratch` (a pipe left unread would block it), and its standard input is written
+/// by a thread of its own (a child that does not read would block us).
 pub fn run(
     binary: &Path,
-    root: &Path,
-    scratch: &Path,
+    (root, scratch): (&Path, &Path),
     (args, stdin): (&[String], &str),
     judge: Judge,
+    address_space: Option<u64>,
 ) -> Outcome {
+    use std::os::unix::process::CommandExt;
     let log = scratch.join("stderr.txt");
     let started = std::fs::File::create(&log).and_then(|file| {
-        Command::new(binary)
+        let mut command = Command::new(binary);
+        command
             .args(args)
             .current_dir(root)
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
-            .stderr(file)
-            .spawn()
+            .stderr(file);
+        if let Some(bytes) = address_space {
+            // SAFETY: setrlimit is async-signal-safe and takes plain data.
+            unsafe {
+                command.pre_exec(move || {
+                    let limit = libc::rlimit {
+                        rlim_cur: bytes,
+                        rlim_max: bytes,
+                    };
+                    match libc::setrlimit(libc::RLIMIT_AS, &limit) {
+                        0 => Ok(()),
+                        _ => Err(std::io::Error::last_os_error()),
+                    }
+                });
+            }
+        }
+        command.spawn()
     });
     let mut child = match started {
         Ok(c) => c,
@@ -314,11 +384,12 @@ fn located(stderr: &str) -> bool {
         let at_file = line
             .split_once(": error:")
             .is_some_and(|(place, _)| !place.is_empty() && !place.contains(' '));
+        let at_command_line = line.starts_with("command line:");
         let at_argument = line.starts_with("error: ")
             && [" '-", " '<", " '[", " --", "argument"]
                 .iter()
                 .any(|a| line.contains(a));
-        at_file || at_argument || line.contains("standard input, line")
+        at_file || at_command_line || at_argument || line.contains("standard input, line")
     })
 }
 
@@ -330,6 +401,9 @@ mod tests {
     fn an_error_is_located_by_its_file_argument_or_input_line() {
         assert!(located("a.rise:1:2: error: nope"));
         assert!(located("<stdin>:3:1: error: nope"));
+        assert!(located(
+            "command line:1:40: error: `a.rise` would be written over"
+        ));
         assert!(located(
             "error: invalid value 'x' for '--size <SIZE>': not a number"
         ));

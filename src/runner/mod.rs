@@ -153,7 +153,9 @@ impl EggFlags {
 pub fn run(files: &[PathBuf], flags: &EggFlags, out: &mut dyn Write) -> Result<()> {
     StderrLog::install();
     outputs(files, flags).check(files, true)?;
-    run_quietly(files, flags, out)
+    // The files the programs read as they run are known only then: each output is checked
+    // again against them before it is written.
+    crate::files::recording(|| run_quietly(files, flags, out)).0
 }
 
 /// [`run`] without egglog's warnings (for the fuzzer, which runs thousands of programs).
@@ -174,6 +176,9 @@ fn run_quietly(files: &[PathBuf], flags: &EggFlags, out: &mut dyn Write) -> Resu
         write_serialized(&eg, file, flags)?;
     }
     if let Some(path) = &flags.save_report {
+        let mut report_file = crate::files::Outputs::default();
+        report_file.add(path, &path.display().to_string());
+        report_file.check(&crate::files::read_so_far(), true)?;
         let report = serde_json::to_vec(eg.get_overall_run_report())
             .map_err(|e| Error::internal(format!("serializing the run report: {e}")))?;
         crate::files::write_atomically(path, &report)?;
@@ -267,6 +272,11 @@ fn write_serialized(eg: &EGraph, program: &Path, flags: &EggFlags) -> Result<()>
     if paths.is_empty() {
         return Ok(());
     }
+    let mut outputs = crate::files::Outputs::default();
+    for (path, flag) in &paths {
+        outputs.add(path, flag);
+    }
+    outputs.check(&crate::files::read_so_far(), true)?;
     let options = serialize::Options {
         max_functions: flags.max_functions,
         max_calls_per_function: flags.max_calls_per_function,
