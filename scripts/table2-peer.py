@@ -15,7 +15,7 @@ applied are egg's: the applications that changed the e-graph. E-nodes are the ca
 e-nodes (egg's "nodes"), not its memo.
 
 egg-rise is Bastacyclop/egg-rise at 06e47b5 built against Bastacyclop/egg at 748d8ae
-(reference-implementations.md A.0). Each round runs, for each goal, egg-rise and then
+(<https://github.com/Bastacyclop/egg-rise>). Each round runs, for each goal, egg-rise and then
 `sketchlog table2-row GOAL` (extraction-based substitution, De Bruijn indices); the
 saturation time is what each program reports (egg-rise's runner total, sketchlog's
 iterations with their snapshots), the peak RSS is the whole process's, from /usr/bin/time.

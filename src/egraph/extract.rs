@@ -2,7 +2,7 @@
 //!
 //! sketchlog scans egglog's constructor tables once ([`ExprGraph::read`]) and computes
 //! best costs in Rust; egglog's built-in extractor is too slow on large e-graphs
-//! (`egglog-notes.md`). Best costs come from [`super::costs::cheapest`], so e-graphs with
+//! (it tries every term it can build, with no sharing of best costs). Best costs come from [`super::costs::cheapest`], so e-graphs with
 //! cycles are handled: a class's cost is finite only if some finite term lives in it.
 
 use super::costs::{cheapest, CostedNodes};

@@ -1,4 +1,4 @@
-//! Search filters (as the reference's `Predicate`s, reference-implementations.md B.2): which
+//! Search filters (as shine's `Predicate`s, `rise-lang/shine`, `src/main/scala/rise/eqsat/Predicate.scala`): which
 //! e-nodes a guided search keeps.
 //!
 //! - array nesting depth of a class's type at most `d`;

@@ -250,7 +250,7 @@ pub fn lines<'a>(rows: impl Iterator<Item = (&'a Work, &'a Row)>) -> Vec<Vec<Str
     .collect()
 }
 
-/// The targets of the efficient encoding (issue and `performance-anchors.md`): the reference
+/// The targets of the efficient encoding: the reference
 /// prototype's saturation time on our machines, and 10 MB.
 const TARGETS: [(&str, f64, f64); 3] = [
     ("reduction", 1.0, 10.0),

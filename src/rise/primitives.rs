@@ -1,5 +1,5 @@
 //! The Rise primitives sketchlog knows, with their polymorphic, nat-dependent types
-//! (see `reference-implementations.md` B.8).
+//! (as the Rise project's `primitives.rise` declares them, `rise-lang/shine`).
 //!
 //! A primitive's type is a *scheme*: implicit parameters (`{n}{t}`) become fresh
 //! metavariables at each use, explicit nat parameters (`(n)`) are [`Type::NatFun`] binders
