@@ -13,6 +13,7 @@ use crate::guide::{self, report};
 use crate::limits;
 use crate::rise::{self, debruijn, infer, print};
 use clap::{Args, Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -389,9 +390,9 @@ fn run_steps(guide: &guide::Guide, stats: Option<&Path>) -> Result<()> {
         |i, s| {
             let mut bar = bar.borrow_mut();
             let b = bar.get_or_insert_with(|| {
-                report::progress(&guide.steps[i].limits, &guide.steps[i].sketch.name)
+                progress(&guide.steps[i].limits, &guide.steps[i].sketch.name)
             });
-            report::tick(b, s);
+            tick(b, s);
             if lines {
                 eprintln!("{}", report::iteration_line(i, s));
             }
@@ -698,10 +699,15 @@ fn dispatch(cli: Cli) -> Result<()> {
             libc::signal(libc::SIGPIPE, libc::SIG_DFL);
         }
     }
-    // Every command that searches: limits hold inside an iteration too (`run` starts it at
-    // the first search a program asks for).
-    match cli.command {
+    // Every command that searches: limits hold inside an iteration too, by ending the
+    // process (egglog cannot be interrupted within one).
+    match &cli.command {
         Command::Check { .. } | Command::Guide { .. } | Command::Bench { .. } => {
+            egraph::saturate::start_watchdog(|_| std::process::exit(1))
+        }
+        // Files run to their end or first error; the REPL goes on after an entry's error, so
+        // a search there stops between iterations instead.
+        Command::Run { files, .. } if !files.is_empty() => {
             egraph::saturate::start_watchdog(|_| std::process::exit(1))
         }
         Command::Table2Row { .. }
@@ -1340,4 +1346,22 @@ fn bench_c(
         }
     }
     Ok(())
+}
+
+/// A progress bar over a search's iterations (drawn only on a terminal).
+fn progress(limits: &egraph::saturate::Limits, label: &str) -> ProgressBar {
+    let bar = ProgressBar::new(limits.iterations as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} iterations {msg}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    bar.set_prefix(label.to_string());
+    bar
+}
+
+/// Advances a progress bar by one iteration.
+fn tick(bar: &ProgressBar, s: &egraph::saturate::IterationStats) {
+    bar.set_position(s.iteration as u64);
+    bar.set_message(format!("{} e-nodes, {} e-classes", s.enodes, s.eclasses));
 }

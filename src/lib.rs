@@ -73,13 +73,17 @@
 //! [`codegen::run`] compiles such C with a harness, runs it and checks it against the
 //! interpreter; [`guide::run`] chains steps, each starting from the last one's term.
 
+#[cfg(feature = "cli")]
 pub mod cli;
+#[cfg(feature = "cli")]
 pub mod cluster;
 pub mod codegen;
 pub mod egraph;
 pub mod error;
+#[cfg(feature = "cli")]
 pub mod experiments;
 pub mod files;
+#[cfg(feature = "cli")]
 pub mod fuzz;
 pub mod guide;
 pub mod limits;

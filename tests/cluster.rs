@@ -69,12 +69,6 @@ fn two_processes_on_localhost_produce_the_rows_of_one() {
     );
     assert!(said.contains("3 jobs: 0 reused"), "{said}");
     let hosts = two.path().join("hosts");
-    let ports = [free_port(), free_port()];
-    std::fs::write(
-        &hosts,
-        format!("127.0.0.1:{}\n127.0.0.1:{}\n", ports[0], ports[1]),
-    )
-    .unwrap();
     let cluster = |process: &str| {
         sketchlog(&root, FAST_ROWS)
             .args(["--workers", "1", "--process", process, "--hostfile"])
@@ -86,10 +80,34 @@ fn two_processes_on_localhost_produce_the_rows_of_one() {
             .spawn()
             .unwrap()
     };
-    let second = cluster("1");
-    let first = cluster("0");
-    let said = finished(first.wait_with_output().unwrap());
-    finished(second.wait_with_output().unwrap());
+    // A port found free may be taken by another program before the cluster binds it: then
+    // the run is tried again on other ports.
+    let mut said = String::new();
+    for attempt in 1..=5 {
+        let ports = [free_port(), free_port()];
+        std::fs::write(
+            &hosts,
+            format!("127.0.0.1:{}\n127.0.0.1:{}\n", ports[0], ports[1]),
+        )
+        .unwrap();
+        let second = cluster("1");
+        let first = cluster("0");
+        let (first, second) = (
+            first.wait_with_output().unwrap(),
+            second.wait_with_output().unwrap(),
+        );
+        let errors =
+            String::from_utf8_lossy(&first.stderr) + String::from_utf8_lossy(&second.stderr);
+        if attempt < 5
+            && !(first.status.success() && second.status.success())
+            && errors.contains("in use")
+        {
+            continue;
+        }
+        finished(second);
+        said = finished(first);
+        break;
+    }
     assert!(said.contains("3 jobs to run on 2 workers"), "{said}");
     for w in ["worker 0", "worker 1"] {
         assert!(said.contains(w), "both processes ran jobs: {said}");

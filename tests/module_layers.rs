@@ -115,3 +115,38 @@ fn comments_and_doc_links_are_not_imports() {
     let names: Vec<String> = crate_paths(text).into_iter().collect();
     assert_eq!(names, ["egraph", "rise"]);
 }
+
+/// The library without its `cli` feature is the search: no module of it imports the command
+/// line, the reproduction harness, the cluster or the fuzzer (`cargo build --lib
+/// --no-default-features` builds it without their dependencies).
+#[test]
+fn the_core_imports_no_module_of_the_cli_feature() {
+    let graph = graph();
+    let harness = ["cli", "cluster", "experiments", "fuzz"];
+    for (module, uses) in &graph {
+        if harness.contains(&module.as_str()) {
+            continue;
+        }
+        let reached: Vec<&String> = uses
+            .iter()
+            .filter(|u| harness.contains(&u.as_str()))
+            .collect();
+        assert!(reached.is_empty(), "{module} imports {reached:?}");
+    }
+    let manifest =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")).unwrap();
+    for dep in [
+        "timely",
+        "differential-dataflow",
+        "gemm",
+        "plotters",
+        "indicatif",
+        "rayon",
+    ] {
+        let line = manifest
+            .lines()
+            .find(|l| l.starts_with(&format!("{dep} =")))
+            .unwrap();
+        assert!(line.contains("optional = true"), "{line}");
+    }
+}

@@ -6,6 +6,7 @@
 pub mod emit;
 pub mod index;
 pub mod preamble;
+#[cfg(feature = "cli")]
 pub mod reference;
 pub mod run;
 

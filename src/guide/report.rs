@@ -2,10 +2,9 @@
 
 use super::explain::{self, Explanation};
 use super::StepReport;
-use crate::egraph::saturate::{IterationStats, Limits};
+use crate::egraph::saturate::IterationStats;
 use crate::error::Result;
 use crate::rise::{debruijn, print};
-use indicatif::{ProgressBar, ProgressStyle};
 use std::path::Path;
 
 /// A human-readable summary of a step, with the extracted term as named Rise.
@@ -183,22 +182,4 @@ impl StatsLog {
             .map_err(|e| crate::error::Error::bad_input(format!("csv: {e}")))?;
         crate::files::write_atomically(path, &bytes)
     }
-}
-
-/// A progress bar over a search's iterations (drawn only on a terminal).
-pub fn progress(limits: &Limits, label: &str) -> ProgressBar {
-    let bar = ProgressBar::new(limits.iterations as u64);
-    bar.set_style(
-        ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} iterations {msg}")
-            .expect("valid template")
-            .progress_chars("=> "),
-    );
-    bar.set_prefix(label.to_string());
-    bar
-}
-
-/// Advances a progress bar by one iteration.
-pub fn tick(bar: &ProgressBar, s: &IterationStats) {
-    bar.set_position(s.iteration as u64);
-    bar.set_message(format!("{} e-nodes, {} e-classes", s.enodes, s.eclasses));
 }

@@ -22,6 +22,7 @@
 //! are matched in the context of the program's leading `nfun`s. A sketch becomes a query on
 //! the e-graph ([`query`]) and guides extraction ([`extract`]).
 
+#[cfg(feature = "dataflow")]
 pub mod dataflow;
 pub mod eval;
 pub mod extract;

@@ -10,6 +10,7 @@
 //! semi-naively, so each update only joins against what is new. "Found" is then a lookup:
 //! is the root e-class in the relation of the whole sketch?
 
+#[cfg(feature = "dataflow")]
 use super::dataflow::Dataflow;
 use super::eval::{Evaluator, Satisfying};
 use super::{Op, Sketch};
@@ -33,7 +34,8 @@ pub enum Engine {
     /// By egglog, semi-naively: the printed rules saturated after every iteration.
     Egglog,
     /// By differential dataflow, fed each iteration's new and changed e-nodes
-    /// ([`super::dataflow`]).
+    /// (`sketch::dataflow`, with the `dataflow` feature).
+    #[cfg(feature = "dataflow")]
     Dataflow,
 }
 
@@ -51,7 +53,8 @@ pub struct SketchQuery {
     /// With [`Engine::Scan`]: the evaluator and the result of the last update.
     evaluator: Evaluator,
     satisfying: Option<Satisfying>,
-    /// With [`Engine::Dataflow`]: the dataflow.
+    /// With `Engine::Dataflow`: the dataflow.
+    #[cfg(feature = "dataflow")]
     dataflow: Option<Dataflow>,
 }
 
@@ -80,6 +83,7 @@ impl SketchQuery {
                 eg.parse_and_run_program(None, &query.program)
                     .map_err(|e| Error::internal(format!("sketch query: {e}")))?;
             }
+            #[cfg(feature = "dataflow")]
             Engine::Dataflow => query.dataflow = Some(Dataflow::new(&query.relations, query.root)?),
             Engine::Scan => {}
         }
@@ -106,6 +110,7 @@ impl SketchQuery {
             program: c.program,
             evaluator: Evaluator::default(),
             satisfying: None,
+            #[cfg(feature = "dataflow")]
             dataflow: None,
         })
     }
@@ -115,6 +120,7 @@ impl SketchQuery {
     /// from a scan, the number of tuples of all relations; with a dataflow, the number of
     /// changes fed.
     pub fn update(&mut self, eg: &mut EGraph) -> Result<usize> {
+        #[cfg(feature = "dataflow")]
         if let Some(dataflow) = &mut self.dataflow {
             return dataflow.update(eg, &self.relations);
         }
@@ -137,6 +143,7 @@ impl SketchQuery {
 
     /// Does some term of `class` satisfy the sketch? (After [`SketchQuery::update`].)
     pub fn holds(&self, eg: &EGraph, class: Value) -> bool {
+        #[cfg(feature = "dataflow")]
         if let Some(dataflow) = &self.dataflow {
             return dataflow.holds(class);
         }
