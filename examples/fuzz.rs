@@ -59,6 +59,7 @@ fn main() {
             let binary = Binary {
                 path: binary_path(&root),
                 root,
+                deadline: fuzz::process::DEADLINE,
             };
             let dir = tempdir();
             let range = match replay {

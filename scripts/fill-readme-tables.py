@@ -112,22 +112,15 @@ def codegen():
         f"| {scalar(r)} | {r['gflops']} | {r['gbytes_s']} | {ratio(r)} | {r['compared'] or '-'} "
         f"| {r['max_rel_error'] or '-'} |" for r in rows("codegen.csv"))
 
-def harris(only=None, versions=None):
-    """results/harris.csv: each version beside its scalar lowering, Halide and OpenCV (only
-    the rows at image size `only` and of `versions`, if given)."""
+def harris():
+    """results/harris.csv: each version beside its scalar lowering, Halide and OpenCV."""
     def peer(r, name):
         ms, ratio = r[f"{name}_ms"], r[f"ratio_vs_{name}"]
         return "-" if not ms else f"{ms} ({ratio}x)"
     return "\n".join(
         f"| {r['version']} | {r['threads']} | {r['width']} x {r['height']} "
         f"| {r['median_ms']} | {r['scalar_ms']} | {peer(r, 'halide')} | {peer(r, 'opencv')} "
-        f"| {r['max_rel_error']} |" for r in rows("harris.csv")
-        if (only is None or f"{r['width']}x{r['height']}" == only)
-        and (versions is None or r["version"] in versions))
-
-def harris_summary():
-    """The Harris table's best guided version at both image sizes."""
-    return harris(None, ("separated",))
+        f"| {r['max_rel_error']} |" for r in rows("harris.csv"))
 
 def ratio_spread(rs):
     """Rows of results/steps.csv: the slowest against its scalar lowering, the median ratio
@@ -149,16 +142,6 @@ def steps():
             f"| {worst['ratio_vs_scalar']}x ({worst['step']}, {worst['sizes']}) | {median}x |")
     return "\n".join(out)
 
-def steps_line():
-    """One sentence on results/steps.csv for the README."""
-    rs = rows("steps.csv")
-    worst, median, failed = ratio_spread(rs)
-    guides = len({r["guide"] for r in rs})
-    return (f"Every step of the {guides} guides with C, at two sizes ({len(rs)} rows, "
-            f"{failed} failed; `reproduce steps`): the slowest at "
-            f"{worst['ratio_vs_scalar']}x its scalar lowering ({worst['guide']} `{worst['step']}`, "
-            f"{worst['sizes']}), the median at {median}x.")
-
 def sweep():
     def cell(x):
         return x if x else "-"
@@ -173,40 +156,12 @@ def shine():
         f"| {r['enodes'] or '-'} | {r['time_s']} | {r['peak_rss_mb'] or '-'} | {r['scala_note']} |"
         for r in rows("shine.csv"))
 
-def shine_summary():
-    """The shine port a row per Scala test file: goals the Scala suite finds and goals found
-    here (all runs of the file's tests), the largest e-graph and the longest search."""
-    suites = [("reorder", "Reorder.scala"), ("tile", "Tiling.scala"),
-              ("separable", "separableConvolution2DEqsat.scala"),
-              ("circular", "CircularBuffering.scala"), ("tvm-gemm", "TvmGemm.scala")]
-    out = []
-    for prefix, name in suites:
-        rs = [r for r in rows("shine.csv") if r["test"].startswith(prefix)]
-        scala = sum(r["scala_found"] == "true" for r in rs)
-        found = sum(r["found"] == "true" for r in rs)
-        enodes = max((int(r["enodes"]) for r in rs if r["enodes"]), default=0)
-        longest = max(float(r["time_s"]) for r in rs if r["found"] == "true")
-        out.append(f"| {name} | {len(rs)} | {scala} | {found} | {enodes} | {longest:.3f} |")
-    return "\n".join(out)
-
 def egglog_peer():
     """`sketchlog run` beside egglog's binary (scripts/egglog-peer.py)."""
     return "\n".join(
         f"| {r['program']} | {r['egglog_s']} s, {r['egglog_rss_mb']} MB "
         f"| {r['sketchlog_s']} s, {r['sketchlog_rss_mb']} MB "
         f"| {r['time_ratio_of_rounds']}x | {r['rss_ratio']}x |" for r in rows("egglog-peer.csv"))
-
-def codegen_summary():
-    """The matrix products at 1024^3, a row each: GFLOP/s and the ratio to the gemm crate on 1
-    and 2 threads."""
-    by_version = {}
-    for r in rows("codegen.csv"):
-        if r["sizes"].count("x") == 2:
-            by_version.setdefault(r["version"], {})[r["threads"]] = r
-    return "\n".join(
-        f"| {v} | {t['1']['gflops']} / {t['2']['gflops']} "
-        f"| {t['1']['ratio_vs_reference']}x / {t['2']['ratio_vs_reference']}x |"
-        for v, t in by_version.items() if "1" in t and "2" in t)
 
 def auto():
     """A row per target: the guide `guide --auto` found beside the written guide (or the
@@ -250,9 +205,8 @@ def machine():
     return "\n".join(out)
 
 FILLS = [("table2", table2), ("table2-exact", table2_exact), ("table4", table4), ("table3", table3), ("table5", table5),
-         ("codegen", codegen), ("codegen-summary", codegen_summary), ("harris", harris), ("harris-summary", harris_summary), ("steps", steps), ("steps-line", steps_line), ("sweep", sweep), ("shine", shine),
-         ("shine-summary", shine_summary), ("egglog-peer", egglog_peer), ("auto", auto),
-         ("machine", machine)]
+         ("codegen", codegen), ("harris", harris), ("steps", steps), ("sweep", sweep), ("shine", shine),
+         ("egglog-peer", egglog_peer), ("auto", auto), ("machine", machine)]
 
 for page in [pathlib.Path("README.md")] + sorted(pathlib.Path("docs/src").glob("*.md")):
     text = page.read_text()

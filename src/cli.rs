@@ -478,6 +478,7 @@ fn check(args: &CheckArgs) -> Result<()> {
     }
     outputs.check(&reads, true)?;
     g.steps[0].normal_form = limits.normal_form;
+    g.steps[0].sketch_engine = limits.sketch_engine;
     if args.explain.is_some() && limits.normal_form != egraph::normal::NormalForm::Benf {
         return at_argument(
             "--explain",
@@ -489,7 +490,6 @@ fn check(args: &CheckArgs) -> Result<()> {
     if args.sketch.len() + args.goal.len() > 1 {
         return check_many(args, g, cost);
     }
-    g.steps[0].sketch_engine = limits.sketch_engine;
     g.steps[0].dump = dump;
     g.steps[0].why = args.why;
     g.steps[0].explain = args.explain.map(explain_budget);

@@ -540,9 +540,12 @@ fn fuzz_smoke() {
             let root = std::env::current_dir().unwrap();
             let corpus = sketchlog::fuzz::Corpus::load(&root).unwrap();
             let dir = scratch("fuzz");
+            // The test build is not optimised, and CI machines differ: a hang is a run
+            // ten times past the release build's deadline.
             let binary = sketchlog::fuzz::Binary {
                 path: env!("CARGO_BIN_EXE_sketchlog").into(),
                 root,
+                deadline: 10 * sketchlog::fuzz::process::DEADLINE,
             };
             sketchlog::fuzz::run(&corpus, 2, 0..10_000, &dir, &binary, |_| {})
         })

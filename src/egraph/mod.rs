@@ -134,9 +134,48 @@ struct TypesRead(bool);
 /// Notes that egglog text about to be added to the e-graph (a rule's facts, a sketch's
 /// relations) reads `ty` if it does: from then on the driver keeps `ty` up to date.
 pub(crate) fn note_type_reads(eg: &mut EGraph, text: &str) {
-    if text.contains("(ty ") {
+    if calls(text, "ty") {
         eg.extension_state_or_default::<TypesRead>().0 = true;
     }
+}
+
+/// Whether egglog `text` applies the function `name`: an opening bracket, then `name` as a
+/// whole atom (strings and `;` comments skipped).
+fn calls(text: &str, name: &str) -> bool {
+    let mut rest = text;
+    while let Some(at) = rest.find(['(', '"', ';']) {
+        let after = &rest[at + 1..];
+        rest = match rest.as_bytes()[at] {
+            b'"' => skip_string(after),
+            b';' => after.find('\n').map_or("", |i| &after[i..]),
+            _ => {
+                let atom = after.trim_start();
+                let end = atom
+                    .find(|c: char| c.is_whitespace() || "()\";".contains(c))
+                    .unwrap_or(atom.len());
+                if &atom[..end] == name {
+                    return true;
+                }
+                after
+            }
+        };
+    }
+    false
+}
+
+/// What follows the string whose opening quote precedes `text` (a `\` escapes a character).
+fn skip_string(text: &str) -> &str {
+    let mut chars = text.char_indices();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\\' => {
+                chars.next();
+            }
+            '"' => return &text[i + 1..],
+            _ => {}
+        }
+    }
+    ""
 }
 
 /// Must the driver run the `rise-types` rules, which give new e-nodes' classes their `ty`?
@@ -164,4 +203,19 @@ pub fn rise_egraph() -> Result<EGraph> {
     let mut eg = EGraph::default();
     add_schema(&mut eg)?;
     Ok(eg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::calls;
+
+    #[test]
+    fn a_call_is_a_bracket_then_the_whole_atom_outside_strings_and_comments() {
+        assert!(calls("(rule ((= t (ty e))) ())", "ty"));
+        assert!(calls("(rule ((= t ( ty\ne))) ())", "ty"));
+        assert!(!calls("(rule ((= t (type e))) ())", "ty"));
+        assert!(!calls("(rule ((= t (Prim \"(ty \" e))) ())", "ty"));
+        assert!(!calls("; (ty e)\n(rule ((= t (f e))) ())", "ty"));
+        assert!(calls("(f \"a\\\"(\") (ty e)", "ty"));
+    }
 }

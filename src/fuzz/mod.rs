@@ -686,12 +686,13 @@ const PARSE_ONLY: &[&str] = &[
     ":file",
 ];
 
-/// The binary the command-line inputs run, and where (the repository, whose files they
-/// name).
+/// The binary the command-line inputs run, where (the repository, whose files they name),
+/// and how long one may run before it counts as a hang.
 #[derive(Clone, Debug)]
 pub struct Binary {
     pub path: PathBuf,
     pub root: PathBuf,
+    pub deadline: std::time::Duration,
 }
 
 /// Runs one input: a file in-process through what the CLI does with a file of its kind, or
@@ -711,13 +712,7 @@ pub fn run_input(input: &Input, dir: &Path, binary: &Binary) -> Outcome {
                 _ => process::Judge::Exit,
             };
             let command = (&input.args[..], &input.text[..]);
-            let ran = process::run(
-                &binary.path,
-                (&binary.root, dir),
-                command,
-                judge,
-                input.address_space,
-            );
+            let ran = process::run(binary, dir, command, judge, input.address_space);
             match overwritten(input, dir) {
                 Some(file) => Outcome::Overwrote(format!("{file} changed ({ran:?})")),
                 None => ran,

@@ -4,7 +4,8 @@
 //!
 //! Each runs as a child process with a deadline, so what an in-process run cannot survive is
 //! counted instead: an abort (a signal, or Rust's abort code), an internal error (exit 3), a
-//! hang (past [`DEADLINE`]), and an exit-2 error that names no place.
+//! hang (past the binary's deadline, [`DEADLINE`] for a release build), and an exit-2 error
+//! that names no place.
 
 use super::{Choose, Rng};
 use std::io::Write;
@@ -12,7 +13,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// How long one command may run before it counts as a hang.
+/// How long one command of a release build may run before it counts as a hang.
 pub const DEADLINE: Duration = Duration::from_secs(30);
 
 /// What became of one input, in-process or through the binary.
@@ -297,8 +298,8 @@ pub enum Judge {
 /// file in `scratch` (a pipe left unread would block it), and its standard input is written
 /// by a thread of its own (a child that does not read would block us).
 pub fn run(
-    binary: &Path,
-    (root, scratch): (&Path, &Path),
+    binary: &super::Binary,
+    scratch: &Path,
     (args, stdin): (&[String], &str),
     judge: Judge,
     address_space: Option<u64>,
@@ -306,10 +307,10 @@ pub fn run(
     use std::os::unix::process::CommandExt;
     let log = scratch.join("stderr.txt");
     let started = std::fs::File::create(&log).and_then(|file| {
-        let mut command = Command::new(binary);
+        let mut command = Command::new(&binary.path);
         command
             .args(args)
-            .current_dir(root)
+            .current_dir(&binary.root)
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(file);
@@ -332,7 +333,7 @@ pub fn run(
     });
     let mut child = match started {
         Ok(c) => c,
-        Err(e) => return Outcome::Abort(format!("could not start {}: {e}", binary.display())),
+        Err(e) => return Outcome::Abort(format!("could not start {}: {e}", binary.path.display())),
     };
     if let Some(mut input) = child.stdin.take() {
         let text = stdin.to_string();
@@ -343,10 +344,10 @@ pub fn run(
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break status,
-            Ok(None) if started.elapsed() > DEADLINE => {
+            Ok(None) if started.elapsed() > binary.deadline => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Outcome::Hang(format!("over {} s", DEADLINE.as_secs()));
+                return Outcome::Hang(format!("over {} s", binary.deadline.as_secs()));
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(2)),
             Err(e) => return Outcome::Abort(format!("waiting: {e}")),

@@ -7,10 +7,15 @@ use egglog::ast::Expr;
 
 /// Converts an egglog error from running `file` into a located sketchlog error: the
 /// position comes from the error's [`egglog::ast::Span`] where the variant carries one, else
-/// from the span egglog prints first; a span without a file name is in `file`.
+/// from the span egglog prints first; a span without a file name is in `file`. A failed
+/// `check` is a failed check (exit 1); egglog's refusal of how sketchlog called its API is
+/// internal (exit 3); every other error is the input's (exit 2).
 pub fn from_egglog(e: egglog::Error, file: &str) -> Error {
     let kind = match e {
         egglog::Error::CheckError(..) | egglog::Error::ExpectFail(_) => ErrorKind::CheckFailed,
+        egglog::Error::ApiError(_) | egglog::Error::ProofsIncompatibleApi { .. } => {
+            ErrorKind::Internal
+        }
         _ => ErrorKind::BadInput,
     };
     let span_location = error_span(&e).and_then(|s| span_location(s, file));
