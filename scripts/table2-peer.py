@@ -16,7 +16,7 @@ e-nodes (egg's "nodes"), not its memo.
 
 egg-rise is Bastacyclop/egg-rise at 06e47b5 built against Bastacyclop/egg at 748d8ae
 (<https://github.com/Bastacyclop/egg-rise>). Each round runs, for each goal, egg-rise and then
-`sketchlog table2-row GOAL` (extraction-based substitution, De Bruijn indices); the
+the row's child `sketchlog job` (extraction-based substitution, De Bruijn indices); the
 saturation time is what each program reports (egg-rise's runner total, sketchlog's
 iterations with their snapshots), the peak RSS is the whole process's, from /usr/bin/time.
 Prints the medians and their ratios as a Markdown table, and the median of the rounds' time
@@ -126,7 +126,10 @@ def egg_rise(binary, goal):
 
 
 def sketchlog(binary, goal):
-    out, rss = timed([binary, "table2-row", goal])
+    # The row `reproduce table2` runs in a child process, as it runs it (`sketchlog job`).
+    work = {"work": {"Table2": {"goal": goal, "substitution": "extraction", "binding": "debruijn"}},
+            "caps": {"memory_mb": 2000, "time": {"secs": 240, "nanos": 0}}}
+    out, rss = timed([binary, "job", json.dumps(work)])
     for line in out.splitlines():
         if line.startswith('{"Row"'):
             row = json.loads(line)["Row"]

@@ -122,9 +122,17 @@ fn names_fail_where_the_paper_says_within_a_small_cap() {
 #[test]
 fn table2_rows_find_the_papers_inputs_from_any_working_directory() {
     let elsewhere = tempfile::tempdir().unwrap();
+    use sketchlog::egraph::encoding::{Binding, Substitution};
+    use sketchlog::experiments::jobs::{child_args, Work};
+    let work = Work::Table2 {
+        goal: "reduction".into(),
+        substitution: Substitution::Extraction,
+        binding: Binding::DeBruijn,
+    };
+    let caps = sketchlog::experiments::table2::CAPS;
     let out = common::sketchlog(&[])
         .current_dir(elsewhere.path())
-        .args(["table2-row", "reduction"])
+        .args(child_args(work, caps))
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);

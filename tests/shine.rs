@@ -308,10 +308,20 @@ fn data_types_as_parameters() {
     assert_eq!(*term(&printed), *t);
 }
 
-/// `reproduce shine`'s child: one search for all of a test's goals, a row each, as found.
-/// The rows `reproduce shine`'s child reports for `test`.
+/// `reproduce shine`'s child for `test`: one search for all of the test's goals.
+fn shine_job(test: &str) -> std::process::Output {
+    let work = sketchlog::experiments::jobs::Work::Shine { test: test.into() };
+    let caps = sketchlog::cluster::child::Caps {
+        memory_mb: 4000,
+        time: std::time::Duration::from_secs(120),
+    };
+    let args = sketchlog::experiments::jobs::child_args(work, caps);
+    common::sketchlog(&[]).args(args).output().unwrap()
+}
+
+/// The rows `reproduce shine`'s child reports for `test`, a row each goal, as found.
 fn shine_rows(test: &str) -> Vec<serde_json::Value> {
-    let out = output(&["shine-row", test]);
+    let out = shine_job(test);
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{test}: {said}");
     let rows: serde_json::Value = said
@@ -330,7 +340,7 @@ fn a_test_of_the_suite_reports_a_row_per_goal() {
         assert_eq!(row["scala_found"], true, "{row}");
         assert!(row["enodes"].as_u64().unwrap() > 0, "{row}");
     }
-    let out = output(&["shine-row", "nope"]);
+    let out = shine_job("nope");
     assert_eq!(out.status.code(), Some(2));
 }
 

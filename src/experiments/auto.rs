@@ -349,11 +349,11 @@ fn unguided_row(t: &Target) -> Result<Row> {
 /// Runs a row in a child process under `caps`; a child stopped by a cap (or failing) gives a
 /// row that says so.
 pub fn run_child(name: &str, written: bool, caps: Caps) -> Result<Row> {
-    let mut args = vec!["auto-row".to_string(), name.to_string()];
-    if written {
-        args.push("--written".into());
-    }
-    let run = child::run(&args, caps)?;
+    let work = super::jobs::Work::Auto {
+        target: name.to_string(),
+        written,
+    };
+    let run = child::run(&super::jobs::child_args(work, caps), caps)?;
     if let Some(row) = child::reports::<Row>(&run.stdout).last() {
         return Ok(row);
     }

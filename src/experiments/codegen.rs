@@ -237,14 +237,14 @@ pub fn report_rows<R: serde::Serialize>(rows: Vec<R>) {
     crate::cluster::child::report(&Rows(rows));
 }
 
-/// Runs `sketchlog ARGS` in a child process under `caps`; the rows it reports. `table`
-/// names the table in an error.
+/// Runs `work` in a child process under `caps`; the rows it reports. `table` names the
+/// table in an error.
 pub fn rows_child<R: serde::de::DeserializeOwned>(
-    args: &[String],
+    work: super::jobs::Work,
     caps: crate::cluster::child::Caps,
     table: &str,
 ) -> Result<Vec<R>> {
-    let run = crate::cluster::child::run(args, caps)?;
+    let run = crate::cluster::child::run(&super::jobs::child_args(work, caps), caps)?;
     let rows = crate::cluster::child::reports::<Rows<R>>(&run.stdout).last();
     rows.map(|r| r.0).ok_or_else(|| {
         let why = match run.end {
@@ -264,8 +264,7 @@ pub fn row_main(size: i64) -> Result<()> {
 
 /// Runs [`row_main`] in a child process under `caps`; its rows.
 pub fn run_child(size: i64, caps: crate::cluster::child::Caps) -> Result<Vec<Row>> {
-    let args = ["codegen-row".to_string(), "--size".into(), size.to_string()];
-    rows_child(&args, caps, "codegen")
+    rows_child(super::jobs::Work::Codegen { size }, caps, "codegen")
 }
 
 /// A row of the codegen table ([`COLUMNS`]): one version on one thread count. Figures that

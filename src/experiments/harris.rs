@@ -96,7 +96,7 @@ pub fn row_main() -> Result<()> {
 
 /// Runs [`row_main`] in a child process under `caps`; its rows.
 pub fn run_child(caps: crate::cluster::child::Caps) -> Result<Vec<Row>> {
-    super::codegen::rows_child(&["harris-row".to_string()], caps, "harris")
+    super::codegen::rows_child(super::jobs::Work::Harris, caps, "harris")
 }
 
 /// A version compiled in both lowerings, and its error against the interpreter.

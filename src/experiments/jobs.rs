@@ -51,6 +51,43 @@ pub enum Work {
     },
 }
 
+/// What a job's child process is given: the work and its caps, as the one argument of the
+/// hidden `sketchlog job` command (JSON).
+#[derive(Serialize, Deserialize)]
+struct Child {
+    work: Work,
+    caps: Caps,
+}
+
+/// The command line of the child process that runs `work` under `caps`.
+pub fn child_args(work: Work, caps: Caps) -> Vec<String> {
+    let child = Child { work, caps };
+    let json = serde_json::to_string(&child).expect("jobs are plain data");
+    vec!["job".into(), json]
+}
+
+/// Runs a job in this process, as its child (`sketchlog job JSON`): reports what it finds as
+/// JSON lines, and its failure as one.
+pub fn child_main(json: &str) -> Result<()> {
+    let Child { work, caps } = serde_json::from_str(json)
+        .map_err(|e| crate::error::Error::bad_input(format!("a job: {e}")))?;
+    crate::cluster::child::report_failure(match &work {
+        Work::Table2 {
+            goal,
+            substitution,
+            binding,
+        } => table2::row_main(goal, Encoding::new(*substitution, *binding), caps.time),
+        Work::Guided { goal } => matmul::guided_main(goal),
+        Work::Unguided { goals } => matmul::unguided_main(goals, caps),
+        Work::Codegen { size } => codegen::row_main(*size),
+        Work::Harris => harris::row_main(),
+        Work::Steps { guide } => steps::row_main(guide),
+        Work::Shine { test } => shine::row_main(test, caps.time),
+        Work::Auto { target, written } => auto::row_main(target, *written),
+        Work::SweepPoint { sweep, point, .. } => sweep::point_main(sweep, point),
+    })
+}
+
 /// What a job produced.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum Outcome {

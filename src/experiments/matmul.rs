@@ -5,7 +5,7 @@
 //! sketch. Goals whose unguided searches grow the same e-graph (the same rules from the same
 //! program) share one search that checks each goal's sketch ([`unguided_groups`]): each
 //! goal's row is where that search found it, or where it stopped. Every search runs in a
-//! child process (`sketchlog matmul-row`) that prints a line per iteration, step and goal as
+//! child process (`sketchlog job`) that prints a line per iteration, step and goal as
 //! it goes, so a run stopped by a cap still says how far it got; the parent turns these
 //! lines into CSV files, written after every row.
 
@@ -359,29 +359,23 @@ fn read_group_reports(goals: &[String], run: &child::ChildRun) -> Vec<GoalRun> {
     runs
 }
 
-fn caps_args(caps: Caps) -> [String; 4] {
-    [
-        "--memory-mb".into(),
-        caps.memory_mb.to_string(),
-        "--time-s".into(),
-        caps.time.as_secs().to_string(),
-    ]
-}
-
 /// Runs one goal's guide in a child process under `caps`.
 pub fn run_guided(goal: &str, caps: Caps) -> Result<GoalRun> {
     guide_of(goal)?;
-    let mut args = vec!["matmul-row".to_string(), goal.to_string()];
-    args.extend(caps_args(caps));
+    let work = super::jobs::Work::Guided {
+        goal: goal.to_string(),
+    };
+    let args = super::jobs::child_args(work, caps);
     Ok(read_reports(goal, &child::run(&args, caps)?))
 }
 
 /// Runs the shared unguided search of `goals` (one of [`unguided_groups`]) in a child
 /// process under `caps`: each goal's run.
 pub fn run_unguided(goals: &[String], caps: Caps) -> Result<Vec<GoalRun>> {
-    let mut args = vec!["matmul-row".to_string(), "--unguided".into()];
-    args.extend(goals.iter().cloned());
-    args.extend(caps_args(caps));
+    let work = super::jobs::Work::Unguided {
+        goals: goals.to_vec(),
+    };
+    let args = super::jobs::child_args(work, caps);
     Ok(read_group_reports(goals, &child::run(&args, caps)?))
 }
 

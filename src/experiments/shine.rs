@@ -462,13 +462,10 @@ struct Rows(Vec<Row>);
 /// rows that say so, one per goal.
 pub fn run_child(name: &str, caps: Caps) -> Result<Vec<Row>> {
     let t = test(name)?;
-    let args = [
-        "shine-row".to_string(),
-        name.to_string(),
-        "--time-s".into(),
-        caps.time.as_secs().to_string(),
-    ];
-    let run = child::run(&args, caps)?;
+    let work = super::jobs::Work::Shine {
+        test: name.to_string(),
+    };
+    let run = child::run(&super::jobs::child_args(work, caps), caps)?;
     if let Some(rows) = child::reports::<Rows>(&run.stdout).last() {
         return Ok(rows.0);
     }

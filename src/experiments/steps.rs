@@ -117,7 +117,8 @@ pub fn row_main(name: &str) -> Result<()> {
 
 /// Runs [`row_main`] in a child process under `caps`; its rows.
 pub fn run_child(name: &str, caps: crate::cluster::child::Caps) -> Result<Vec<Row>> {
-    rows_child(&["steps-row".into(), name.into()], caps, "steps")
+    let work = super::jobs::Work::Steps { guide: name.into() };
+    rows_child(work, caps, "steps")
 }
 
 /// Every step of the guide `name` (in `programs/`) with each of its program's sizes at

@@ -298,35 +298,32 @@ impl PointRow {
     }
 }
 
-/// The point's text on the command line: `NAME=VALUE,..`.
+/// The point as a label: `NAME=VALUE,..`.
 pub fn point_arg(point: &Point) -> String {
     let pairs: Vec<String> = point.iter().map(|(n, v)| format!("{n}={v}")).collect();
     pairs.join(",")
 }
 
-/// Reads `NAME=VALUE,..` for `sweep`'s parameters.
-pub fn parse_point(sweep: &Sweep, text: &str) -> Result<Point> {
-    let point: Point = text
-        .split(',')
-        .filter_map(|pair| pair.split_once('='))
-        .map(|(n, v)| (n.to_string(), v.to_string()))
-        .collect();
-    let names = |p: &Point| p.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
-    let wanted: Vec<String> = sweep.params.iter().map(|(n, _)| n.clone()).collect();
-    if names(&point) != wanted {
+/// Checks that `point` gives a value for each of `sweep`'s parameters, in order.
+fn check_point(sweep: &Sweep, point: &Point) -> Result<()> {
+    let names: Vec<&String> = point.iter().map(|(n, _)| n).collect();
+    let wanted: Vec<&String> = sweep.params.iter().map(|(n, _)| n).collect();
+    if names != wanted {
+        let wanted: Vec<&str> = wanted.iter().map(|n| n.as_str()).collect();
         return Err(Error::bad_input(format!(
-            "point `{text}`: expected a value for each of {}",
+            "point `{}`: expected a value for each of {}",
+            point_arg(point),
             wanted.join(", ")
         )));
     }
-    Ok(point)
+    Ok(())
 }
 
 /// The child process of a point: instantiates, runs the guide, times the C; reports a row.
-pub fn point_main(sweep: &Path, point: &str) -> Result<()> {
+pub fn point_main(sweep: &Path, point: &Point) -> Result<()> {
     let sweep = load(sweep)?;
-    let point = parse_point(&sweep, point)?;
-    sweep.instantiate(&point)?;
+    check_point(&sweep, point)?;
+    sweep.instantiate(point)?;
     let guide = crate::guide::parse::load_guide(&sweep.guide)?;
     let reports = crate::guide::run(&guide, |_, _| {}, |_, _| {})?;
     let steps_found = reports.iter().filter(|r| r.outcome.found()).count();
@@ -369,13 +366,12 @@ pub fn point_main(sweep: &Path, point: &str) -> Result<()> {
 
 /// Runs a point in a child process under `caps`; a child that failed is a row that says why.
 pub fn run_child(sweep: &Path, point: &Point, caps: Caps) -> Result<PointRow> {
-    let args = [
-        "sweep-point".to_string(),
-        sweep.display().to_string(),
-        "--point".into(),
-        point_arg(point),
-    ];
-    let run = child::run(&args, caps)?;
+    let work = super::jobs::Work::SweepPoint {
+        sweep: sweep.to_path_buf(),
+        point: point.clone(),
+        timed: false,
+    };
+    let run = child::run(&super::jobs::child_args(work, caps), caps)?;
     Ok(match child::reports::<PointRow>(&run.stdout).last() {
         Some(row) => row,
         None => match run.end {

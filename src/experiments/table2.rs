@@ -156,18 +156,12 @@ impl Row {
 
 /// One row, run in a child process under `caps`.
 pub fn run_child(goal: &str, encoding: Encoding, caps: Caps) -> Result<Row> {
-    let args = [
-        "table2-row".to_string(),
-        goal.to_string(),
-        "--substitution".into(),
-        encoding.substitution.to_string(),
-        "--binding".into(),
-        encoding.binding.to_string(),
-        "--time-s".into(),
-        caps.time.as_secs().to_string(),
-    ]
-    .to_vec();
-    let run = child::run(&args, caps)?;
+    let work = super::jobs::Work::Table2 {
+        goal: goal.to_string(),
+        substitution: encoding.substitution,
+        binding: encoding.binding,
+    };
+    let run = child::run(&super::jobs::child_args(work, caps), caps)?;
     let (mut row, mut progress) = (None, None);
     for r in child::reports(&run.stdout) {
         match r {

@@ -1,0 +1,150 @@
+//! `codegen` and `bench-c`: a program's C, and the C compiled, checked against the
+//! interpreter and timed.
+
+use super::{at_argument, written_by};
+use crate::error::Result;
+use crate::limits;
+use clap::Args;
+use std::path::Path;
+
+/// `sketchlog bench-c`'s arguments.
+#[derive(Args)]
+pub(super) struct BenchCArgs {
+    /// `FILE.rise:NAME`, or `FILE.guide` for the program its guide finds.
+    program: String,
+    /// Every size of the program (a matrix multiplication: m = n = k).
+    #[arg(long, default_value_t = 1024, value_parser = limits::positive_size)]
+    size: i64,
+    /// The program's sizes one by one (instead of `--size`).
+    #[arg(long, value_delimiter = ',', value_parser = limits::positive_size, conflicts_with = "size")]
+    sizes: Vec<i64>,
+    /// OpenMP thread counts to time (each at most 1024).
+    #[arg(long, value_delimiter = ',', default_value = "1", value_parser = limits::threads)]
+    threads: Vec<usize>,
+    /// Timed runs per round, after one warm-up run (fewer for a program whose run takes
+    /// longer than 200 ms: a round of its runs takes about a second, one run at least; at
+    /// most 100,000).
+    #[arg(long, default_value_t = 5, value_parser = limits::runs)]
+    runs: usize,
+    /// Rounds, interleaved with the reference GEMM's (program, reference, program, ...);
+    /// medians over all runs (at most 100,000).
+    #[arg(long, default_value_t = 3, value_parser = limits::runs)]
+    rounds: usize,
+    /// C compiler flags after `-O3`, `CFLAGS` and OpenMP's (default `-march=native`).
+    #[arg(long, allow_hyphen_values = true)]
+    cflags: Option<String>,
+    /// The largest max relative error against the program's meaning; above it, exit 1.
+    #[arg(long, default_value_t = 1e-3, value_parser = limits::tolerance)]
+    tolerance: f64,
+}
+
+impl BenchCArgs {
+    /// Compiles, checks and times the program at each thread count.
+    pub(super) fn run(self) -> Result<()> {
+        let mut opts = crate::codegen::run::COptions {
+            runs: self.runs,
+            tolerance: self.tolerance,
+            ..Default::default()
+        };
+        if let Some(f) = &self.cflags {
+            opts.flags = f.split_whitespace().map(String::from).collect();
+        }
+        bench_c(
+            &self.program,
+            (self.size, self.sizes),
+            &self.threads,
+            self.rounds,
+            opts,
+        )
+    }
+}
+
+pub(super) fn codegen(
+    program: &str,
+    sizes: Vec<i64>,
+    lowering: crate::codegen::emit::Lowering,
+    out: Option<&Path>,
+) -> Result<()> {
+    let (named, reads) = crate::files::recording(|| crate::codegen::read_program(program));
+    let named = at_argument(program, named)?;
+    if let Some(path) = out {
+        written_by(path).check(&reads, true)?;
+    }
+    let p = at_argument(program, named.lowered())?;
+    let sizes = if sizes.is_empty() {
+        crate::codegen::sizes_of(&p, 1024)
+    } else {
+        sizes
+    };
+    let c = crate::codegen::emit::lowered_c("rise_program", &p, &sizes, lowering)?.c;
+    match out {
+        Some(path) => crate::files::write_atomically(path, c.as_bytes()),
+        None => {
+            print!("{c}");
+            Ok(())
+        }
+    }
+}
+
+fn bench_c(
+    program: &str,
+    (size, sizes): (i64, Vec<i64>),
+    threads: &[usize],
+    rounds: usize,
+    opts: crate::codegen::run::COptions,
+) -> Result<()> {
+    use crate::codegen::run::{compile, COptions};
+    let p = at_argument(program, crate::codegen::load_program(program))?;
+    let sizes = if sizes.is_empty() {
+        crate::codegen::sizes_of(&p, size)
+    } else {
+        sizes
+    };
+    let exe = compile(&p, &sizes, &opts)?;
+    let scalar = compile(&p, &sizes, &opts.scalar())?;
+    let (inputs, output) = exe.shapes();
+    let floats: i64 = inputs
+        .iter()
+        .chain([&output.to_vec()])
+        .map(|s| s.iter().product::<i64>())
+        .sum();
+    println!(
+        "{program} at sizes {sizes:?}: {:.4e} arithmetic operations, {:.1} MB of inputs and output per run",
+        exe.flops,
+        4.0 * floats as f64 / 1e6
+    );
+    let expected = crate::codegen::run::Expected::of(&exe, &p)?;
+    for &t in threads {
+        let opts = COptions {
+            threads: t,
+            ..opts.clone()
+        };
+        let m =
+            crate::experiments::codegen::measure(&exe, Some(&scalar), &expected, &opts, rounds)?;
+        let compared = match m.check.compared == m.check.output.len() {
+            true => format!("all {} output elements", m.check.compared),
+            false => format!("{} sampled output elements", m.check.compared),
+        };
+        println!(
+            "  {t} thread(s): median {:.3} ms (min {:.3}, {} runs in {rounds} rounds), {:.1} GFLOP/s, {:.1} GB/s; max relative error {:.2e} over {compared}",
+            m.median_ms(),
+            m.min_ms(),
+            m.times_ms.len(),
+            m.gflops,
+            m.gbytes,
+            m.check.max_rel_error,
+        );
+        if let Some(scalar_ms) = m.scalar_median_ms() {
+            println!(
+                "    scalar lowering (plain loops, no vector types), interleaved: median {scalar_ms:.3} ms; this program at {:.2}x its speed",
+                scalar_ms / m.median_ms()
+            );
+        }
+        if let Some((gflops, ratio)) = m.reference(&exe) {
+            println!(
+                "    reference GEMM (gemm crate) on the same inputs, interleaved: {gflops:.1} GFLOP/s; this program at {ratio:.2}x the reference"
+            );
+        }
+    }
+    Ok(())
+}

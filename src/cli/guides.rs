@@ -1,0 +1,302 @@
+//! `guide`: runs a guide file, or (`--auto`) finds one for a program from its final sketch or
+//! goal and writes it.
+
+use super::check::{run_steps, LimitArgs};
+use super::{at_argument, cost_of, explain_budget, DumpArgs, Outputs};
+use crate::error::{Error, Result};
+use crate::guide::{self, report};
+use crate::{limits, rise};
+use clap::Args;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// `sketchlog guide`'s arguments.
+#[derive(Args)]
+pub(super) struct GuideArgs {
+    /// The guide file; with `--auto`, the program `FILE.rise:NAME`.
+    file: PathBuf,
+    #[command(flatten)]
+    pub(super) auto: AutoArgs,
+    /// Per-iteration figures of every step to this CSV file.
+    #[arg(long)]
+    stats: Option<PathBuf>,
+    /// Print each step's rewrite path: every rule applied, where, and the subterm before
+    /// and after; `--explain=N` lets the path search expand N terms (default 500).
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "500",
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    explain: Option<u32>,
+    #[command(flatten)]
+    dump: DumpArgs,
+}
+
+impl GuideArgs {
+    /// Runs the guide, or finds one with `--auto`.
+    pub(super) fn run(self) -> Result<()> {
+        match self.auto.on {
+            true => self.find(),
+            false => self.run_file(),
+        }
+    }
+
+    /// `guide --auto`: refuses the flags of a run, then finds and writes the guide.
+    fn find(self) -> Result<()> {
+        let GuideArgs {
+            file,
+            auto,
+            stats,
+            explain,
+            dump,
+        } = self;
+        let unused = [
+            ("--stats", stats.is_some()),
+            ("--explain", explain.is_some()),
+            ("--dump-egraph", dump.dump_egraph.is_some()),
+        ];
+        if let Some((flag, _)) = unused.iter().find(|(_, given)| *given) {
+            return at_argument(
+                flag,
+                Err(Error::bad_input(format!(
+                    "`{flag}` is for running a guide: run the guide `--auto` writes"
+                ))),
+            );
+        }
+        auto_guide(&file.to_string_lossy(), &auto)
+    }
+
+    /// Runs the guide file, its outputs checked against what it reads before it starts.
+    fn run_file(self) -> Result<()> {
+        let GuideArgs {
+            file,
+            auto,
+            stats,
+            explain,
+            dump,
+        } = self;
+        if auto.limits_given {
+            return Err(Error::bad_input(
+                "limits and filters on the command line are for `--auto`: a guide file sets its own (`limits`, `filter`)",
+            ));
+        }
+        let dump = dump.dump()?;
+        let (g, reads) = crate::files::recording(|| guide::parse::load_guide(&file));
+        let mut g = g?;
+        let mut outputs = Outputs::default();
+        if let Some(path) = &stats {
+            outputs.add(path, &path.display().to_string());
+        }
+        for (i, step) in g.steps.iter_mut().enumerate() {
+            step.dump = dump.as_ref().map(|d| d.for_step(i));
+            step.explain = explain.map(explain_budget);
+            if let (Some(step_dump), Some(d)) = (&step.dump, &dump) {
+                outputs.add(&step_dump.path, &d.path.display().to_string());
+            }
+        }
+        outputs.check(&reads, true)?;
+        println!(
+            "guide {}: {} steps on {}",
+            file.display(),
+            g.steps.len(),
+            g.program
+        );
+        run_steps(&g, stats.as_deref())
+    }
+}
+
+/// `guide --auto`: what to find a guide for, and how each step searches.
+#[derive(clap::Args)]
+#[command(next_help_heading = "Finding a guide (--auto)")]
+pub(super) struct AutoArgs {
+    /// Find a guide: checkpoints derived from the target (a sketch relaxed towards the
+    /// program, a goal with its conjugating stages peeled), the rules of each step chosen
+    /// among the rule sets given, alone, in pairs, then all, at growing e-node caps.
+    #[arg(long = "auto", requires = "output")]
+    pub(super) on: bool,
+    /// `FILE.sketch:NAME`: the final sketch.
+    #[arg(long, requires = "on", conflicts_with = "goal")]
+    sketch: Option<String>,
+    /// `FILE.rise:NAME`: the exact goal.
+    #[arg(long, requires = "on")]
+    goal: Option<String>,
+    /// `FILE.rules[:SET]`, repeatable: a file's rule sets (or the set named) are the
+    /// candidates for each step.
+    #[arg(long, requires = "on")]
+    rules: Vec<String>,
+    /// Extract with weights from a cost file (default: AST size).
+    #[arg(long, requires = "on")]
+    weights: Option<PathBuf>,
+    /// Write the guide here (`FOUND.guide`), its checkpoints beside it
+    /// (`FOUND.checkpoints.sketch` or `FOUND.checkpoints.rise`). None of them may be a file the
+    /// command reads, nor, without `--force`, a file that exists.
+    #[arg(short, long, requires = "on")]
+    output: Option<PathBuf>,
+    /// Replace the files `-o` names if they exist.
+    #[arg(long, requires = "on")]
+    force: bool,
+    /// The whole search's time in seconds: no trial runs past it (each trial's own limit is
+    /// `--time-s`).
+    #[arg(long, default_value = "600", value_parser = limits::parse_seconds)]
+    total_time: Duration,
+    /// Each step's limits and filters, as for `check`; `--enodes` is the largest cap.
+    #[command(flatten)]
+    limits: LimitArgs,
+    /// Set when a limit or filter flag was given (they apply with `--auto` only).
+    #[arg(skip)]
+    pub(super) limits_given: bool,
+}
+
+impl AutoArgs {
+    /// The `-o` argument as the command line has it (where a refused output is located).
+    fn output_arg(&self) -> String {
+        let out = self.output.as_deref().unwrap_or(Path::new(""));
+        out.display().to_string()
+    }
+}
+
+/// What `guide --auto` searches with, every file it reads loaded; then the files it will
+/// write checked against them.
+type Loaded = (
+    guide::Cost,
+    rise::LoadedDef,
+    Vec<guide::auto::Checkpoint>,
+    Vec<guide::auto::Candidate>,
+);
+
+fn load_checked(program: &str, target: guide::Target, args: &AutoArgs) -> Result<Loaded> {
+    use guide::auto;
+    let spec = match target {
+        guide::Target::Sketch(s) | guide::Target::Goal(s) => s,
+    };
+    let (loaded, reads) = crate::files::recording(|| -> Result<_> {
+        let cost = cost_of(args.weights.as_deref())?;
+        let def = at_argument(program, rise::load_def_ref(program, Path::new("")))?;
+        let limits = args.limits.limits();
+        let checkpoints = at_argument(spec, auto::checkpoints(target, &def, &limits))?;
+        let mut candidates = vec![];
+        for spec in &args.rules {
+            candidates.extend(at_argument(spec, auto::candidates(spec))?);
+        }
+        Ok((cost, def, checkpoints, candidates))
+    });
+    let loaded = loaded?;
+    let out = args.output.as_deref().expect("clap requires --output");
+    let (sketch_file, rise_file) = auto::write::checkpoint_files(out);
+    let named_by = args.output_arg();
+    let mut outputs = Outputs::default();
+    outputs.add(out, &named_by);
+    match target {
+        guide::Target::Sketch(_) => outputs.add(sketch_file, &named_by),
+        guide::Target::Goal(_) => outputs.add(rise_file, &named_by),
+    }
+    outputs.check(&reads, args.force)?;
+    Ok(loaded)
+}
+
+/// Prints what the automatic search reports as it goes.
+fn print_event(
+    e: &guide::auto::Event,
+    checkpoints: &[guide::auto::Checkpoint],
+    names: &crate::rise::debruijn::Names,
+) {
+    use guide::auto::Event;
+    match e {
+        Event::Found(f) => {
+            let sets: Vec<String> = f.candidate.sets.iter().map(|s| s.label()).collect();
+            println!(
+                "{}\n  rules {}; found in {} trials, {:.2} s",
+                report::summary(&format!("step {}", f.checkpoint + 1), &f.report, names),
+                sets.join(" "),
+                f.trials,
+                f.seconds
+            );
+        }
+        Event::Satisfied(i) => println!(
+            "step {} `{}`: satisfied by the term so far, no step needed",
+            i + 1,
+            checkpoints[*i].name
+        ),
+        Event::Skipped(i, trials, seconds) => println!(
+            "step {} `{}`: not reached by any rule set within the caps ({trials} trials, {seconds:.2} s): skipped",
+            i + 1,
+            checkpoints[*i].name
+        ),
+    }
+}
+
+/// `guide --auto`: finds the steps, printing each as it is found, and writes the guide;
+/// exit 1 (nothing written) when the target is not reached. The files it will write are
+/// checked before the search against every file it reads, and are never an existing file
+/// unless `--force`.
+fn auto_guide(program: &str, args: &AutoArgs) -> Result<()> {
+    use guide::auto;
+    let target =
+        match (&args.sketch, &args.goal) {
+            (Some(s), _) => guide::Target::Sketch(s),
+            (None, Some(g)) => guide::Target::Goal(g),
+            (None, None) => return Err(Error::bad_input(
+                "`--auto` needs the target: `--sketch FILE.sketch:NAME` or `--goal FILE.rise:NAME`",
+            )),
+        };
+    let Some(first_rules) = args.rules.first() else {
+        return Err(Error::bad_input(
+            "`--auto` needs `--rules FILE.rules[:SET]`",
+        ));
+    };
+    let out = args.output.as_deref().expect("clap requires --output");
+    let spec = match target {
+        guide::Target::Sketch(s) | guide::Target::Goal(s) => s,
+    };
+    let (cost, def, checkpoints, candidates) = load_checked(program, target, args)?;
+    let settings = auto::Settings {
+        cost,
+        limits: args.limits.limits(),
+        filter: args.limits.filter(),
+        normal_form: args.limits.normal_form,
+        total: args.total_time,
+    };
+    let names: Vec<&str> = checkpoints.iter().map(|c| c.name.as_str()).collect();
+    println!(
+        "guide --auto: {} checkpoints ({}), {} rule sets, at most {} s in all",
+        checkpoints.len(),
+        names.join(", "),
+        candidates.len(),
+        settings.total.as_secs_f64()
+    );
+    let t0 = std::time::Instant::now();
+    let (steps, missed) = auto::find(&def.term, &checkpoints, &candidates, &settings, |e| {
+        print_event(&e, &checkpoints, &def.names)
+    })?;
+    let seconds = t0.elapsed().as_secs_f64();
+    if let Some(stop) = missed {
+        let why = match t0.elapsed() >= settings.total {
+            true => format!(
+                "the total time, {} s, ran out",
+                settings.total.as_secs_f64()
+            ),
+            false => format!("its last trial: {stop}"),
+        };
+        return Err(Error::check_failed(format!(
+            "`{spec}` not reached ({why}): {} of {} checkpoints found before it, {seconds:.2} s",
+            steps.len(),
+            checkpoints.len() - 1
+        )));
+    }
+    let rules_file = Path::new(crate::rules::split_spec(first_rules).0);
+    let line = crate::error::command_line();
+    let from = auto::write::Source {
+        program,
+        goal_file: args.goal.as_deref().map(|g| Path::new(guide::file_of(g))),
+        rules: rules_file,
+        weights: args.weights.as_deref(),
+        settings: &settings,
+        command: &line.text,
+    };
+    let written = auto::write::write(out, &from, &checkpoints, &steps)?;
+    let files: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+    println!(
+        "guide found: {} steps in {seconds:.2} s, peak RSS {:.1} MB; wrote {}",
+        steps.len(),
+        crate::egraph::saturate::resident_mb(true),
+        files.join(", ")
+    );
+    Ok(())
+}
