@@ -55,11 +55,10 @@ impl JobArgs {
 /// `sketchlog reproduce`'s arguments.
 #[derive(Args)]
 pub(super) struct ReproduceArgs {
-    /// Which: `table2`, `table3`, `table4`, `table5`, `fig16`, `codegen`, `harris`, `steps`
-    /// (every guide step's C beside its scalar lowering), `shine`, `auto` (several in one
-    /// run share their searches: fig16 reuses the rows of table3 and table4).
-    #[arg(required = true)]
-    tables: Vec<String>,
+    /// Which tables (several in one run share their searches: fig16 reuses the rows of
+    /// table3 and table4).
+    #[arg(required = true, value_enum)]
+    tables: Vec<crate::experiments::reproduce::Table>,
     #[command(flatten)]
     jobs: JobArgs,
     /// Memory cap per row, in MB (table2: 2000 as in the paper; unguided rows of table3

@@ -11,7 +11,7 @@ mod jobs;
 use crate::egraph::encoding::{Binding, Encoding, Substitution};
 use crate::egraph::serialize::Dump;
 use crate::egraph::{self, encode, extract};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::files::Outputs;
 use crate::guide;
 use crate::limits;
@@ -62,8 +62,9 @@ enum Command {
     /// printing per iteration (CSV) the rewrite step's and the check's times, microseconds
     /// per new e-node and resident bytes per e-node.
     Bench {
-        /// Which benchmark: `table2` or `scale`.
-        table: String,
+        /// Which benchmark.
+        #[arg(value_enum)]
+        table: Benchmark,
         /// table2: runs per goal.
         #[arg(long, default_value_t = 5, value_parser = limits::runs)]
         runs: usize,
@@ -326,12 +327,11 @@ fn dispatch(cli: Cli) -> Result<()> {
             enodes,
             time_s,
             sketch_engine,
-        } => match table.as_str() {
-            "scale" => crate::experiments::scale::run(enodes, time_s, sketch_engine),
-            "table2" => crate::experiments::table2::bench(crate::experiments::table2::CAPS, runs),
-            other => Err(Error::bad_input(format!(
-                "unknown benchmark `{other}` (available: table2, scale)"
-            ))),
+        } => match table {
+            Benchmark::Scale => crate::experiments::scale::run(enodes, time_s, sketch_engine),
+            Benchmark::Table2 => {
+                crate::experiments::table2::bench(crate::experiments::table2::CAPS, runs)
+            }
         },
         Command::CliReference => {
             print!("{}", cli_reference());
@@ -363,6 +363,13 @@ fn dispatch(cli: Cli) -> Result<()> {
         }
         Command::Guide(args) => args.run(),
     }
+}
+
+/// `sketchlog bench`'s benchmarks.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Benchmark {
+    Table2,
+    Scale,
 }
 
 /// `--dump-egraph`: where to write the final e-graph.

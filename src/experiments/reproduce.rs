@@ -7,18 +7,38 @@ use super::{auto, codegen, harris, matmul, shine, steps, table2};
 use crate::cluster::child::Caps;
 use crate::cluster::Cluster;
 use crate::egraph::encoding::{Binding, Substitution};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use std::path::PathBuf;
 
-/// The tables `reproduce` knows, in the order they are listed.
-pub const TABLES: [&str; 10] = [
-    "table2", "table3", "table4", "table5", "fig16", "codegen", "harris", "steps", "shine", "auto",
-];
+/// The tables `reproduce` knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Table {
+    Table2,
+    Table3,
+    Table4,
+    Table5,
+    Fig16,
+    Codegen,
+    Harris,
+    /// Every guide step's C beside its scalar lowering.
+    Steps,
+    Shine,
+    Auto,
+}
+
+impl Table {
+    /// The table's name on the command line and in `machine.txt`.
+    pub fn name(self) -> String {
+        use clap::ValueEnum;
+        let value = self.to_possible_value().expect("no table is skipped");
+        value.get_name().to_string()
+    }
+}
 
 /// Settings of one `reproduce` run.
 #[derive(Clone)]
 pub struct Settings {
-    pub tables: Vec<String>,
+    pub tables: Vec<Table>,
     pub dir: PathBuf,
     /// Table 2's rows' caps.
     pub table2: Caps,
@@ -52,9 +72,9 @@ impl Settings {
         // tables first.
         let mut unguided: Vec<String> = vec![];
         for table in &self.tables {
-            let goals: Vec<String> = match table.as_str() {
-                "table3" => self.goals.clone(),
-                "fig16" => matmul::FIG16_GOALS.map(String::from).to_vec(),
+            let goals: Vec<String> = match table {
+                Table::Table3 => self.goals.clone(),
+                Table::Fig16 => matmul::FIG16_GOALS.map(String::from).to_vec(),
                 _ => continue,
             };
             for g in goals {
@@ -70,31 +90,31 @@ impl Settings {
             Work::Unguided { goals }
         };
         for table in &self.tables {
-            match table.as_str() {
-                "table2" => {
+            match table {
+                Table::Table2 => {
                     for task in table2::tasks(self.substitution, self.binding) {
                         add(task, self.table2)?;
                     }
                 }
-                "table3" => {
+                Table::Table3 => {
                     for g in &self.goals {
                         add(group_of(g), self.unguided)?;
                     }
                 }
-                "table4" | "table5" => {
+                Table::Table4 | Table::Table5 => {
                     for g in &self.goals {
                         add(guided(g), matmul::GUIDED_CAPS)?;
                     }
                 }
-                "fig16" => {
+                Table::Fig16 => {
                     for g in matmul::FIG16_GOALS {
                         add(group_of(g), self.unguided)?;
                         add(guided(g), matmul::GUIDED_CAPS)?;
                     }
                 }
-                "codegen" => add(Work::Codegen { size: self.size }, codegen::CAPS)?,
-                "harris" => add(Work::Harris, codegen::CAPS)?,
-                "steps" => {
+                Table::Codegen => add(Work::Codegen { size: self.size }, codegen::CAPS)?,
+                Table::Harris => add(Work::Harris, codegen::CAPS)?,
+                Table::Steps => {
                     for (guide, _) in steps::GUIDES {
                         add(
                             Work::Steps {
@@ -104,7 +124,7 @@ impl Settings {
                         )?;
                     }
                 }
-                "auto" => {
+                Table::Auto => {
                     for t in auto::targets() {
                         for written in [false, true] {
                             let target = t.name.to_string();
@@ -112,17 +132,11 @@ impl Settings {
                         }
                     }
                 }
-                "shine" => {
+                Table::Shine => {
                     for t in &shine::TESTS {
                         let test = t.name.to_string();
                         add(Work::Shine { test }, shine::CAPS)?;
                     }
-                }
-                other => {
-                    return Err(Error::bad_input(format!(
-                        "unknown table `{other}` (available: {})",
-                        TABLES.join(", ")
-                    )))
                 }
             }
         }
@@ -144,8 +158,8 @@ impl Settings {
         };
         let dir = &self.dir;
         for table in &self.tables {
-            match table.as_str() {
-                "table2" => {
+            match table {
+                Table::Table2 => {
                     let rows = outcomes.iter().filter_map(|(t, o)| match o {
                         Outcome::Table2(row) => Some((*t, row)),
                         _ => None,
@@ -153,39 +167,39 @@ impl Settings {
                     let lines = table2::lines(rows);
                     matmul::write_csv(&dir.join("table2.csv"), &table2::COLUMNS, &lines)?
                 }
-                "table3" => matmul::table3(dir, &self.goals, self.unguided, &runs)?,
-                "table4" => matmul::table4(dir, &self.goals, &runs)?,
-                "table5" => matmul::table5(dir, &self.goals, &runs)?,
-                "fig16" => matmul::fig16(dir, &runs)?,
-                "shine" => {
+                Table::Table3 => matmul::table3(dir, &self.goals, self.unguided, &runs)?,
+                Table::Table4 => matmul::table4(dir, &self.goals, &runs)?,
+                Table::Table5 => matmul::table5(dir, &self.goals, &runs)?,
+                Table::Fig16 => matmul::fig16(dir, &runs)?,
+                Table::Shine => {
                     let rows = cells(&outcomes, |o| match o {
                         Outcome::Shine(rows) => rows.iter().map(|r| r.fields()).collect(),
                         _ => vec![],
                     });
                     matmul::write_csv(&dir.join("shine.csv"), &shine::COLUMNS, &rows)?
                 }
-                "auto" => {
+                Table::Auto => {
                     let rows = cells(&outcomes, |o| match o {
                         Outcome::Auto(row) => vec![row.fields()],
                         _ => vec![],
                     });
                     matmul::write_csv(&dir.join("auto.csv"), &auto::COLUMNS, &rows)?
                 }
-                "steps" => {
+                Table::Steps => {
                     let rows = cells(&outcomes, |o| match o {
                         Outcome::Steps(rows) => rows.iter().map(|r| r.fields()).collect(),
                         _ => vec![],
                     });
                     matmul::write_csv(&dir.join("steps.csv"), &steps::COLUMNS, &rows)?
                 }
-                "harris" => {
+                Table::Harris => {
                     let rows = cells(&outcomes, |o| match o {
                         Outcome::Harris(rows) => rows.iter().map(|r| r.fields()).collect(),
                         _ => vec![],
                     });
                     matmul::write_csv(&dir.join("harris.csv"), &harris::COLUMNS, &rows)?
                 }
-                _ => {
+                Table::Codegen => {
                     let rows = cells(&outcomes, |o| match o {
                         Outcome::Codegen(rows) => rows.iter().map(|r| r.fields()).collect(),
                         _ => vec![],
@@ -222,7 +236,8 @@ pub fn reproduce(settings: &Settings, cluster: Option<Cluster>) -> Result<()> {
 /// Sets the line `TABLE: MACHINE; build BUILD` of each of `tables` in the file at `path`,
 /// keeping the other tables' lines. The rows a run writes were all made by this build on this
 /// machine (a row made elsewhere has another key, and runs again).
-fn record_machine(path: &std::path::Path, tables: &[String]) -> Result<()> {
+fn record_machine(path: &std::path::Path, tables: &[Table]) -> Result<()> {
+    let tables: Vec<String> = tables.iter().map(|t| t.name()).collect();
     let old = std::fs::read_to_string(path).unwrap_or_default();
     let build = crate::cluster::job::build_id()?;
     let machine = crate::cluster::job::machine_id();
