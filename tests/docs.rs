@@ -143,3 +143,51 @@ fn nothing_speaks_of_how_the_project_was_made() {
     }
     assert!(found.is_empty(), "{}", found.join("\n"));
 }
+
+/// A speed ratio or a time written in prose (outside the blocks the fill script generates from
+/// `results/`, code blocks and table rows) names the machine it was measured on: figures differ
+/// between CPUs, so one without its machine reads as a fact about the program.
+#[test]
+fn every_measured_ratio_in_prose_names_its_machine() {
+    let ratio = |w: &str| {
+        let w = w.trim_matches(|c: char| "(),;:`*".contains(c));
+        w.strip_suffix('x').is_some_and(|n| {
+            n.split(['-', '/'])
+                .all(|p| p.trim_end_matches('x').parse::<f64>().is_ok())
+        })
+    };
+    let about_time = [
+        "time", "faster", "slower", "speed", "ran at", "GFLOP", " ms", " s ",
+    ];
+    let machines = ["Zen", "EPYC", "Xeon", "machine", "AVX"];
+    let mut unnamed = vec![];
+    let mut pages = vec![root().join("README.md")];
+    pages.extend(chapters());
+    for page in pages {
+        let text = read(&page);
+        let mut prose = String::new();
+        let (mut in_code, mut in_generated) = (false, false);
+        for line in text.lines() {
+            let t = line.trim_start();
+            if t.starts_with("```") {
+                in_code = !in_code;
+            } else if let Some(marker) =
+                t.strip_prefix("<!-- ").and_then(|m| m.strip_suffix(" -->"))
+            {
+                // A generated block's markers: `<!-- name -->` ... `<!-- /name -->`.
+                in_generated = !marker.starts_with('/') && !marker.contains(' ');
+            } else if !in_code && !in_generated && !t.starts_with('|') {
+                prose += line;
+            }
+            prose.push('\n');
+        }
+        for paragraph in prose.split("\n\n") {
+            let measured = paragraph.split_whitespace().any(ratio)
+                && about_time.iter().any(|w| paragraph.contains(w));
+            if measured && !machines.iter().any(|m| paragraph.contains(m)) {
+                unnamed.push(format!("{}: {}", page.display(), paragraph.trim()));
+            }
+        }
+    }
+    assert!(unnamed.is_empty(), "{}", unnamed.join("\n\n"));
+}

@@ -1212,3 +1212,45 @@ fn the_automatic_search_stops_at_its_total_time() {
     );
     assert!(!dir.join("f.guide").exists());
 }
+
+/// A guide in the REPL whose search overruns its time limit inside an iteration stops at
+/// the iteration's end and is reported as that entry's failure; the session goes on (no
+/// watchdog ends the process).
+#[test]
+fn a_guide_past_its_time_in_the_repl_ends_only_its_entry() {
+    use std::io::Write;
+    let dir = scratch("repl-guide");
+    let root = env!("CARGO_MANIFEST_DIR");
+    let guide = write(
+        &dir,
+        "slow.guide",
+        &format!(
+            "program  {root}/programs/matmul.rise:mm\nsketches {root}/programs/mm.sketch\n\
+             rules    {root}/rules/mm.rules\nlimits   time 0.002\n\
+             filter   array-depth 6 ast-size 300 sizes-positive\nstep split\n  rules split\n"
+        ),
+    );
+    let input = format!(
+        "(guide \"{guide}\")\n(datatype E (N i64))\n(let $x (N 1))\n(check (= $x (N 1)))\n"
+    );
+    let mut child = common::sketchlog(&["run", "--mode", "interactive"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let (said, err) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{said}{err}");
+    assert!(said.ends_with("(done)\n(done)\n(done)\n"), "{said}{err}");
+    assert!(!err.contains("stopped inside an iteration"), "{err}");
+}

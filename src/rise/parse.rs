@@ -2,8 +2,9 @@
 //!
 //! ```text
 //! program := ("def" IDENT (":" type)? "=" expr)*
-//! expr    := "fun" binder+ "=>" expr | "nfun" IDENT+ "=>" expr
-//!          | "let" IDENT "=" expr "in" expr | app
+//! expr    := "fun" binder+ "=>" expr | ("nfun" | "dfun") IDENT+ "=>" expr
+//!          | "let" IDENT "=" expr "in" expr | chain
+//! chain   := app ("o" app)* | app (">>" app)*  (compositions: `f o g` applies g first)
 //! binder  := IDENT | "(" IDENT ":" type ")"
 //! app     := postfix+                       (left-associative application)
 //! postfix := atom ("<" nat ("," nat)* ">")* (nat application)
