@@ -140,7 +140,7 @@ fn address_space_cap(caps: Caps) -> u64 {
     }
 }
 
-/// Runs `sketchlog ARGS..` under `caps` ([`address_space_cap`]). A cap the system refuses
+/// Runs `sketchlog ARGS..` under `caps` (`address_space_cap`). A cap the system refuses
 /// to set is bad input, located at `--memory-mb`.
 pub fn run(args: &[String], caps: Caps) -> Result<ChildRun> {
     use std::os::unix::process::CommandExt;

@@ -14,7 +14,7 @@
 //! newer than every class of the snapshot), and once they fill the room no further match
 //! fires. The rebuild keeps fewer e-nodes than were inserted (an e-node whose class is merged
 //! can become a copy of another), so the room is counted in inserts through the share of the
-//! last iteration's inserts that stayed ([`Rewriter::inserts_room`]): that holds the cap
+//! last iteration's inserts that stayed (`Rewriter::inserts_room`): that holds the cap
 //! within a few percent even when an iteration's matches add many more e-nodes each than the
 //! last one's did. An iteration with a match left unfired is cut, and the search stops
 //! there; one without is whole, as `step_rules` would have run it. (Unfired matches are

@@ -97,7 +97,7 @@ impl Encoding {
 
     /// Adds the encoding's own rules (beta, eta and, for explicit substitution, the rules
     /// that push substitutions through terms) to `ruleset`; the explicit and named encodings
-    /// also add the analyses of their own constructors ([`super::add_family_analyses`]).
+    /// also add the analyses of their own constructors (`super::add_family_analyses`).
     pub fn install(self, eg: &mut EGraph, ruleset: &str, snap: &SharedSnapshot) -> Result<()> {
         use super::{explicit, names, subst};
         match (self.binding, self.substitution) {

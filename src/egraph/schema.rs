@@ -284,7 +284,7 @@ pub fn declarations() -> String {
 
 /// The analysis rules of the constructors of an encoding's own `family` (explicit
 /// substitutions, named binders), which the encoding adds to its e-graphs
-/// ([`super::add_family_analyses`]): their `rise-types` rules and their free-variable rules
+/// (`super::add_family_analyses`): their `rise-types` rules and their free-variable rules
 /// (`schemas/free-explicit.egg`, `schemas/free-named.egg`). Every e-graph steps its analysis
 /// rulesets before every iteration, and egglog prepares every rule of a ruleset on every step,
 /// whether its tables have rows or not: with these rules in every e-graph, Table 2's reduction

@@ -181,7 +181,7 @@ fn free_bit(v: u32) -> u64 {
 
 impl Snapshot {
     /// Recomputes representatives (fewest beta-redexes, then smallest) and free variables:
-    /// with `rise_only` ([`super::rise_only`]) from the scanned e-nodes, otherwise from the
+    /// with `rise_only` from the scanned e-nodes, otherwise from the
     /// `free` and `nfree` relations, which the `rise-free` rules must have brought up to
     /// date. The decoded sizes and types of `previous` carry over.
     pub fn take(eg: &EGraph, previous: Snapshot, rise_only: bool) -> Result<Snapshot> {
@@ -441,7 +441,7 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
 
     /// Adds an e-node (with its type as the last field). Its class's `ty` is set by the
     /// schema's `rise-types` rules, which the driver runs after every iteration that
-    /// something reads it ([`super::types_read`]).
+    /// something reads it (`super::types_read`).
     pub fn add(&mut self, con: Con, inputs: &[Value], ty: Value) -> Value {
         let key = match *inputs {
             [a] => Some((con, [a, ty, ty])),

@@ -52,7 +52,7 @@ impl Measured {
 /// Checks `exe` (and its scalar lowering `scalar`, if given) against its program's meaning
 /// (`expected`) in one run, then times it, the scalar lowering and the reference in `rounds`
 /// interleaved rounds of `opts.runs` runs each, or fewer for a slow program: a round of its
-/// runs takes about [`ROUND_MS`], and at least one run.
+/// runs takes about `ROUND_MS`, and at least one run.
 pub fn measure(
     exe: &Compiled,
     scalar: Option<&Compiled>,

@@ -6,7 +6,7 @@
 //! Rise project's own tests ([`shine`]), and the guides found automatically beside the
 //! written ones ([`auto`]).
 //!
-//! Each row runs in its own child process of `sketchlog` ([`child`]) under a memory cap
+//! Each row runs in its own child process of `sketchlog` ([`crate::cluster::child`]) under a memory cap
 //! (`RLIMIT_AS`, set by the child) and a time limit, so a row that runs out of memory is recorded as such and
 //! the others still run. Files are written to a temporary name and renamed.
 //!
