@@ -7,8 +7,7 @@
 //! far apart in memory from the last, so with 4 KB pages nearly every block costs a TLB
 //! miss (on a virtual machine, a two-level page walk). The buffers are therefore aligned
 //! to 2 MB and, where the kernel has transparent huge pages, advised onto them
-//! (`madvise(MADV_HUGEPAGE)`): one TLB entry per 2 MB. On a 2-core AMD EPYC (Zen 4),
-//! `parallel` ran 3-4% faster on 1 thread so (hand-made harness, alternating).
+//! (`madvise(MADV_HUGEPAGE)`): one TLB entry per 2 MB.
 
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -141,7 +140,6 @@ pub const OUTPUT_ALIGNED: &str = "  const int rise_out_aligned = (size_t)out % 6
 /// of a line that is not cached reads it from memory), and does not evict the data the
 /// program reads from the cache. Such stores are weakly ordered, hence the fence: an
 /// `sfence` in each thread before its parallel region ends. Elsewhere both are plain.
-/// `parallel` at 1024^3 ran 1-2% faster with them on the Zen 4 machine (hand-made harness).
 pub fn streaming(width: i64, past_cache: bool) -> String {
     let plain = format!("#define rise_stream{width}(p, v) (*(f32x{width} *)(p) = (v))\n");
     let intrinsic = match width {

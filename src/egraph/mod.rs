@@ -182,8 +182,7 @@ fn skip_string(text: &str) -> &str {
 /// When a rule or query reads it ([`note_type_reads`]: lone-variable rules, typed sketches
 /// evaluated by egglog). Otherwise nothing reads it: a class's type
 /// is in its e-nodes' last field, which is what the snapshot, extraction and the other sketch
-/// engines read, and the snapshot checks that a class has one type. Table 2's small goals
-/// spent 14-18% of their saturation time in these steps.
+/// engines read, and the snapshot checks that a class has one type.
 pub(crate) fn types_read(eg: &mut EGraph) -> bool {
     eg.extension_state_or_default::<TypesRead>().0
 }

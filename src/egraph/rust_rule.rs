@@ -4,18 +4,15 @@
 //! egglog 3.0 gives every constructor atom of a rule a "not subsumed" constraint unless the
 //! rule includes subsumed rows, and resolves that constraint on every step by intersecting
 //! the atom's table with an index of its subsumption column: work and memory that follow
-//! the whole table, not what is new. heaptrack put 486 MB of an 840 MB peak heap there on
-//! the unguided blocking search at 627K e-nodes, and 17 of binomial's 37 MB. Only the
-//! term-size filter subsumes e-nodes, and few (89 of 335K on that search): rewriting them
-//! anyway is sound, and the sketch query and extraction still skip them. Measured on the
-//! search to 1.86M e-nodes: 952 instead of 1,783 resident bytes per e-node, the same e-nodes
-//! iteration by iteration to within a few, and the same found term.
+//! the whole table, not what is new (most of the peak heap of a large search; the figures are
+//! in the book's performance chapter). Only the term-size filter and the combinator normal
+//! form subsume e-nodes, and few: rewriting them anyway is sound, and the sketch query and
+//! extraction still skip them.
 //!
 //! A rule with a large left-hand side is evaluated naively ([`naive`]): semi-naive
 //! evaluation runs one join per atom of the query every step, each from that atom's new
-//! rows, and for the binomial filter's 28-atom dot product, which matches twice, those joins
-//! took 9% of the Table 2 search. Naively, its one whole join a step took a fifth of that:
-//! the search went from 549M to 499M instructions and 10% less time.
+//! rows, and for a large query that matches rarely (the binomial filter's 28-atom dot
+//! product) those joins cost more than one whole join a step.
 
 use egglog::ast::{
     Command, Facts, GenericAction, GenericActions, GenericExpr, GenericFact, Rule, RuleEvalMode,

@@ -52,7 +52,7 @@ pub fn resident_mb(peak: bool) -> f64 {
 /// live allocations resident): called once the large per-iteration structures are freed, so
 /// that the next part's peak does not stack on the last one's leftovers. Only for e-graphs of
 /// at least [`TRIM_FROM`] e-nodes: a small one's leftovers are small, and walking the heap
-/// cost Table 2's fission search 14% of its saturation time.
+/// would cost a small search much of its time.
 fn release_free_memory(enodes: usize) {
     if enodes < TRIM_FROM {
         return;

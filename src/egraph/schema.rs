@@ -287,8 +287,8 @@ pub fn declarations() -> String {
 /// (`super::add_family_analyses`): their `rise-types` rules and their free-variable rules
 /// (`schemas/free-explicit.egg`, `schemas/free-named.egg`). Every e-graph steps its analysis
 /// rulesets before every iteration, and egglog prepares every rule of a ruleset on every step,
-/// whether its tables have rows or not: with these rules in every e-graph, Table 2's reduction
-/// search ran 15% more instructions. (Rise's own are in [`declarations`] and `schemas/free.egg`.)
+/// whether its tables have rows or not, so they are added only where they are needed.
+/// (Rise's own are in [`declarations`] and `schemas/free.egg`.)
 pub fn family_rules(family: Family) -> String {
     let free = match family {
         Family::Rise => "",

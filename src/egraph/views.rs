@@ -10,8 +10,7 @@
 //! which runs in its own step before the rewrite step ([`refresh`]): the rewrite step then
 //! matches against views of the very e-graph it would have matched, so its matches are the
 //! same. (A view row that a rebuild canonicalised counts as new, as the `App` rows under it
-//! do, so a few old matches may be found again.) Binomial's Table 2 search: 498M -> 425M
-//! instructions, -15% time.
+//! do, so a few old matches may be found again.)
 //!
 //! The compiler ([`crate::rules::compile`]) writes a view atom for each spine of two or more
 //! arguments headed by a primitive, in a query that joins two such spines or more (a query of

@@ -69,8 +69,7 @@ pub struct CompiledRule {
     /// (and with names, the left-hand side's binders). The query's type variables are not
     /// among them: the right-hand side reads the matched classes' types from the snapshot, and
     /// egglog's planner binds a variable that one atom holds and the action does not use only
-    /// where it must (a type variable made a join stage of its own; Table 2's binomial search
-    /// ran 9% more instructions with them).
+    /// where it must (a type variable made a join stage of its own).
     pub(super) vars: Vec<(String, &'static str)>,
     pub(super) var_types: Vec<Type>,
     pub(super) root_type: Type,
