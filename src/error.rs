@@ -261,13 +261,17 @@ pub fn command_line() -> Arc<Source> {
 }
 
 /// The span of the first command-line argument equal to `value` (or ending in it, as in
-/// `--sketch=VALUE`); the whole line when it is not there.
+/// `--sketch=VALUE`, or a flag `value` given as `--flag=VALUE`); the whole line when it is
+/// not there.
 pub fn argument_span(line: &Arc<Source>, value: &str) -> Span {
     let mut at = 0;
     for arg in line.text.split(' ') {
         if arg == value || arg.ends_with(&format!("={value}")) {
             let start = at + arg.len() - value.len();
             return Span::new(line, start, start + value.len());
+        }
+        if value.starts_with("--") && arg.starts_with(&format!("{value}=")) {
+            return Span::new(line, at, at + value.len());
         }
         at += arg.len() + 1;
     }

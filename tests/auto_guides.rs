@@ -98,10 +98,17 @@ fn auto_guide_errors() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("`--auto` needs the target"), "{err}");
 
-    let out = output(&["guide", "programs/vectorization.guide", "--enodes", "5"]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("are for `--auto`"), "{err}");
+    for flag in [&["--enodes", "5"][..], &["--enodes=5"]] {
+        let out = output(&[&["guide", "programs/vectorization.guide"][..], flag].concat());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("are for `--auto`"), "{err}");
+        // Located at the flag.
+        assert!(
+            err.starts_with("command line:1:") && err.contains("^^^^^^^^\n"),
+            "{err}"
+        );
+    }
 
     let out = output(&[
         "guide",

@@ -72,10 +72,13 @@ impl GuideArgs {
             explain,
             dump,
         } = self;
-        if auto.limits_given {
-            return Err(Error::bad_input(
-                "limits and filters on the command line are for `--auto`: a guide file sets its own (`limits`, `filter`)",
-            ));
+        if let Some(flag) = &auto.limit_given {
+            return at_argument(
+                flag,
+                Err(Error::bad_input(
+                    "limits and filters on the command line are for `--auto`: a guide file sets its own (`limits`, `filter`)",
+                )),
+            );
         }
         let dump = dump.dump()?;
         let (g, reads) = crate::files::recording(|| guide::parse::load_guide(&file));
@@ -139,9 +142,9 @@ pub(super) struct AutoArgs {
     /// Each step's limits and filters, as for `check`; `--enodes` is the largest cap.
     #[command(flatten)]
     limits: LimitArgs,
-    /// Set when a limit or filter flag was given (they apply with `--auto` only).
+    /// The first limit or filter flag given, if any (they apply with `--auto` only).
     #[arg(skip)]
-    pub(super) limits_given: bool,
+    pub(super) limit_given: Option<String>,
 }
 
 impl AutoArgs {

@@ -473,9 +473,10 @@ fn parse_command_line() -> Cli {
         (&mut cli.command, matches.subcommand())
     {
         let limit_ids = check::LimitArgs::augment_args(clap::Command::new("limits"));
-        auto.limits_given = limit_ids.get_arguments().any(|a| {
+        let given = limit_ids.get_arguments().find(|a| {
             sub.value_source(a.get_id().as_str()) == Some(clap::parser::ValueSource::CommandLine)
         });
+        auto.limit_given = given.and_then(|a| a.get_long()).map(|l| format!("--{l}"));
     }
     cli
 }
