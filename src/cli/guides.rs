@@ -40,17 +40,10 @@ impl GuideArgs {
 
     /// `guide --auto`: refuses the flags of a run, then finds and writes the guide.
     fn find(self) -> Result<()> {
-        let GuideArgs {
-            file,
-            auto,
-            stats,
-            explain,
-            dump,
-        } = self;
         let unused = [
-            ("--stats", stats.is_some()),
-            ("--explain", explain.is_some()),
-            ("--dump-egraph", dump.dump_egraph.is_some()),
+            ("--stats", self.stats.is_some()),
+            ("--explain", self.explain.is_some()),
+            ("--dump-egraph", self.dump.dump_egraph.is_some()),
         ];
         if let Some((flag, _)) = unused.iter().find(|(_, given)| *given) {
             return at_argument(
@@ -60,7 +53,7 @@ impl GuideArgs {
                 ))),
             );
         }
-        auto_guide(&file.to_string_lossy(), &auto)
+        auto_guide(&self.file.to_string_lossy(), &self.auto)
     }
 
     /// Runs the guide file, its outputs checked against what it reads before it starts.
@@ -72,9 +65,9 @@ impl GuideArgs {
             explain,
             dump,
         } = self;
-        if let Some(flag) = &auto.limit_given {
+        if let Some(flag) = auto.limit_given {
             return at_argument(
-                flag,
+                &flag,
                 Err(Error::bad_input(
                     "limits and filters on the command line are for `--auto`: a guide file sets its own (`limits`, `filter`)",
                 )),
