@@ -8,9 +8,9 @@
 //!
 //! Type conditions are checked where compiled rules type their right-hand sides (a rewrite
 //! whose new e-nodes would fail them does not fire); the term-size bound is applied between
-//! iterations by subsuming the e-nodes that fail it (egglog's rules no longer match them, and
-//! extraction skips them), or, per class, by removing them, as the reference deletes failing
-//! classes during rebuilding.
+//! iterations by subsuming the e-nodes that fail it (never chosen again: see
+//! [`super::rust_rule`] for what a subsumed e-node still is), or, per class, by removing them,
+//! as the reference deletes failing classes during rebuilding.
 
 use super::costs::{cheapest_within, CostedNodes};
 use super::engine;

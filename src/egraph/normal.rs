@@ -10,7 +10,7 @@
 //!
 //! A CNF search keeps its terms in CNF with two directed rules, as shine's does:
 //! `composition-intro` and `composition-assoc` each add the normal form of what they match
-//! and subsume the match (egglog's rules no longer see it, extraction skips it).
+//! and subsume the match (never chosen again: see [`super::rust_rule`]).
 
 use super::extract::{CostModel, ENode, ExprGraph, Extractor, RedexesThenSize};
 use super::saturate::{saturate, Check, Limits, StopReason};

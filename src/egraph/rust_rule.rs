@@ -1,6 +1,12 @@
 //! Rules whose right-hand side is Rust, registered as egglog's `prelude::rust_rule` does,
 //! except that their atoms also match subsumed e-nodes.
 //!
+//! **What a subsumed e-node is.** The term-size filter and the combinator normal form subsume
+//! e-nodes. A subsumed e-node is still matched by every rewrite (these rules, and the views
+//! their queries read, which are kept with `:internal-include-subsumed`), and it is never
+//! chosen: extraction, the sketch checks, the snapshot's representatives that extraction-based
+//! substitution copies, and the free-variable analyses read only the others.
+//!
 //! egglog 3.0 gives every constructor atom of a rule a "not subsumed" constraint unless the
 //! rule includes subsumed rows, and resolves that constraint on every step by intersecting
 //! the atom's table with an index of its subsumption column: work and memory that follow
