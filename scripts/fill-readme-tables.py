@@ -204,9 +204,29 @@ def machine():
         out.append(f"- {', '.join(tables)}: {where} (build `{build}`{at})")
     return "\n".join(out)
 
+def fuzz():
+    """results/fuzz.txt (the shards of one fuzz run, each a table), summed per kind of input."""
+    names = {"rise": "`.rise` files", "sketch": "`.sketch` files", "rules": "`.rules` files",
+             "guide": "`.guide` files", "cost": "`.cost` files", "egg": "`.egg` programs",
+             "include graphs": "`.egg` include graphs",
+             "REPL sessions": "REPL sessions (`run` on standard input)",
+             "low-level programs (bench-c)":
+                 "low-level programs through `bench-c` (C compiled, run, validated)"}
+    sums = {}
+    for line in pathlib.Path("results/fuzz.txt").read_text().splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if not line.startswith("| ") or cells[0] == "input":
+            continue
+        total = sums.setdefault(cells[0], [0] * (len(cells) - 1))
+        for i, c in enumerate(cells[1:]):
+            total[i] += int(c)
+    rows = list(sums.items()) + [("all", [sum(col) for col in zip(*sums.values())])]
+    return "\n".join(f"| {names.get(k, k)} | " + " | ".join(f"{n:,}" for n in v) + " |"
+                     for k, v in rows)
+
 FILLS = [("table2", table2), ("table2-exact", table2_exact), ("table4", table4), ("table3", table3), ("table5", table5),
          ("codegen", codegen), ("harris", harris), ("steps", steps), ("sweep", sweep), ("shine", shine),
-         ("egglog-peer", egglog_peer), ("auto", auto), ("machine", machine)]
+         ("egglog-peer", egglog_peer), ("auto", auto), ("fuzz", fuzz), ("machine", machine)]
 
 for page in [pathlib.Path("README.md")] + sorted(pathlib.Path("docs/src").glob("*.md")):
     text = page.read_text()

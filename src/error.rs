@@ -1,8 +1,9 @@
-//! Source locations and user-facing errors, and the file reading and writing that reports them.
+//! Source locations and user-facing errors (reading and writing files is [`crate::files`]).
 //!
 //! Every error caused by bad input carries a [`Span`] into a named source so that it can be
-//! reported as `file:line:column: message`; a file that cannot be read or written is reported
-//! as `file: error: ...`, without a position. [`Error::exit_code`] maps error kinds to the
+//! reported as `file:line:column: message`; a file that cannot be written is reported as
+//! `file: error: ...`, and one that cannot be read is moved by [`Error::or_at`] to where it is
+//! named. [`Error::exit_code`] maps error kinds to the
 //! process exit codes the CLI promises: 2 for bad input, 1 for a failed check or a search
 //! stopped by a limit, 3 for an internal error.
 
