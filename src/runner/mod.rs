@@ -451,13 +451,7 @@ pub fn repl(
         let line = match crate::files::utf8("<stdin>", line) {
             Ok(line) => line,
             Err(e) => {
-                let column = e.location.as_deref().and_then(|l| l.rsplit(':').next());
-                eprintln!(
-                    "<stdin>:{}:{}: error: {}",
-                    n + 1,
-                    column.unwrap_or("1"),
-                    e.message
-                );
+                eprintln!("{}", on_input_line(e, n + 1));
                 continue;
             }
         };
