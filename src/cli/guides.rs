@@ -128,10 +128,10 @@ pub(super) struct AutoArgs {
     /// Replace the files `-o` names if they exist.
     #[arg(long, requires = "on")]
     force: bool,
-    /// The whole search's time in seconds: no trial runs past it (each trial's own limit is
-    /// `--time-s`).
-    #[arg(long, default_value = "600", value_parser = limits::parse_seconds)]
-    total_time: Duration,
+    /// The whole search's time in seconds (default 600): no trial runs past it (each trial's
+    /// own limit is `--time-s`).
+    #[arg(long, requires = "on", value_parser = limits::parse_seconds)]
+    total_time: Option<Duration>,
     /// Each step's limits and filters, as for `check`; `--enodes` is the largest cap.
     #[command(flatten)]
     limits: LimitArgs,
@@ -247,7 +247,7 @@ fn auto_guide(program: &str, args: &AutoArgs) -> Result<()> {
         limits: args.limits.limits(),
         filter: args.limits.filter(),
         normal_form: args.limits.normal_form,
-        total: args.total_time,
+        total: args.total_time.unwrap_or(guide::auto::TOTAL_TIME),
     };
     let names: Vec<&str> = checkpoints.iter().map(|c| c.name.as_str()).collect();
     println!(

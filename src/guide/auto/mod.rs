@@ -126,7 +126,8 @@ pub struct Settings {
     pub total: std::time::Duration,
 }
 
-/// The whole search's time when none is given (`guide --auto --total-time`).
+/// The whole search's time when none is given (`guide --auto --total-time`, whose help says
+/// it).
 pub const TOTAL_TIME: std::time::Duration = std::time::Duration::from_secs(600);
 
 impl Settings {
