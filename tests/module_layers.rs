@@ -99,14 +99,17 @@ fn top_level_modules_import_no_cycle() {
     assert!(cycles.is_empty(), "import cycles:\n{}", cycles.join("\n"));
 }
 
+/// The cluster runs jobs of any kind: it knows neither the experiments nor the search.
 #[test]
-fn the_cluster_knows_no_experiment() {
+fn the_cluster_knows_no_experiment_and_no_search() {
     let graph = graph();
-    assert!(
-        !graph["cluster"].contains("experiments"),
-        "{:?}",
-        graph["cluster"]
-    );
+    for other in ["experiments", "egraph", "guide", "sketch", "rules", "rise", "codegen"] {
+        assert!(
+            !graph["cluster"].contains(other),
+            "{other}: {:?}",
+            graph["cluster"]
+        );
+    }
 }
 
 #[test]

@@ -303,7 +303,11 @@ fn prepare(command: &Command) {
             egraph::saturate::start_watchdog(|_| std::process::exit(1))
         }
         Command::Job { .. } => egraph::saturate::start_watchdog(|stop| {
-            crate::cluster::child::report_stop(stop);
+            use crate::cluster::child::{report_stop, Cap};
+            match stop {
+                egraph::saturate::StopReason::MemoryLimit => report_stop(Cap::Memory),
+                _ => report_stop(Cap::Time),
+            }
             std::process::exit(1)
         }),
         _ => {}

@@ -7,7 +7,6 @@
 //! (`PR_SET_PDEATHSIG`), so killing `reproduce`, even with SIGKILL, leaves no orphan behind
 //! (the rows it finished are already on disk; see [`crate::files::write_atomically`]).
 
-use crate::egraph::saturate::StopReason;
 use crate::error::{Error, Result};
 use std::io::Read;
 use std::os::unix::process::ExitStatusExt;
@@ -21,25 +20,21 @@ pub struct Caps {
     pub time: Duration,
 }
 
+/// A cap that stopped a child.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Cap {
+    Time,
+    Memory,
+}
+
 /// How a child ended.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum End {
     Finished,
     /// Stopped by a cap: its own watchdog's, or the parent's kill at the time limit.
-    Stopped(StopReason),
+    Stopped(Cap),
     /// It failed otherwise; its error, or the last line of its error output.
     Failed(String),
-}
-
-impl End {
-    /// The stop reason written in tables for a child whose own result is missing: the cap
-    /// that stopped it, else an error.
-    pub fn reason(&self) -> StopReason {
-        match self {
-            End::Stopped(reason) => *reason,
-            End::Finished | End::Failed(_) => StopReason::Error,
-        }
-    }
 }
 
 /// What a child printed and how it ended.
@@ -205,7 +200,7 @@ pub fn run(args: &[String], caps: Caps) -> Result<ChildRun> {
     let stderr = err_reader.join().unwrap_or_default();
     let stopped = reports::<Stopped>(&stdout).last().map(|s| s.by);
     let end = match (status, stopped) {
-        (None, _) => End::Stopped(StopReason::TimeLimit),
+        (None, _) => End::Stopped(Cap::Time),
         (Some(_), Some(by)) => End::Stopped(by),
         (Some(s), None) if s.success() => End::Finished,
         // An allocation beyond the address-space cap failed: Rust prints that and aborts
@@ -213,7 +208,7 @@ pub fn run(args: &[String], caps: Caps) -> Result<ChildRun> {
         (Some(s), None)
             if s.signal() == Some(libc::SIGABRT) && stderr.contains(ALLOCATION_FAILED) =>
         {
-            End::Stopped(StopReason::MemoryLimit)
+            End::Stopped(Cap::Memory)
         }
         // Its error as it reported it; else (a panic, an abort) the last line it printed.
         (Some(_), None) => End::Failed(match reports::<Failure>(&stdout).last() {
@@ -235,7 +230,7 @@ const ALLOCATION_FAILED: &str = "memory allocation of";
 /// A child's report that its watchdog stopped it at a limit inside an iteration.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Stopped {
-    by: StopReason,
+    by: Cap,
 }
 
 /// A child's report of the error it failed with (its one-line form).
@@ -254,8 +249,7 @@ pub fn report_failure<T>(outcome: Result<T>) -> Result<T> {
     outcome
 }
 
-/// Reports to the parent that the watchdog stopped this child at `limit`
-/// ([`crate::egraph::saturate::start_watchdog`]).
-pub fn report_stop(limit: StopReason) {
-    report(&Stopped { by: limit });
+/// Reports to the parent that this child's own watchdog stopped it at `cap`.
+pub fn report_stop(cap: Cap) {
+    report(&Stopped { by: cap });
 }

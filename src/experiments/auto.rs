@@ -7,6 +7,7 @@
 //! terms, their test's rule set).
 
 use super::input;
+use super::Reason;
 use crate::cluster::child::{self, Caps};
 use crate::egraph::filter::{Filter, SizeScope};
 use crate::egraph::normal::NormalForm;

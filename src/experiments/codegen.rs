@@ -7,6 +7,7 @@
 //! with each thread count (`results/codegen.csv`).
 
 use super::matmul::GOALS;
+use super::Reason;
 use crate::codegen::reference;
 use crate::codegen::run::{check, compile, COptions, Compiled, Expected, Validation};
 use crate::error::{Error, Result};

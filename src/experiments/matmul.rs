@@ -9,6 +9,7 @@
 //! it goes, so a run stopped by a cap still says how far it got; the parent turns these
 //! lines into CSV files, written after every row.
 
+use super::Reason;
 use crate::cluster::child::{self, Caps, End};
 use crate::egraph::saturate::{resident_mb, IterationStats, Limits, StopReason};
 use crate::error::{Error, Result};

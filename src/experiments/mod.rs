@@ -26,7 +26,26 @@ pub mod steps;
 pub mod sweep;
 pub mod table2;
 
+use crate::cluster::child::{Cap, End};
+use crate::egraph::saturate::StopReason;
 use std::path::{Path, PathBuf};
+
+/// How a row's child ended, as the tables write it.
+pub trait Reason {
+    /// The stop reason written for a child whose own result is missing: the cap that
+    /// stopped it, else an error.
+    fn reason(&self) -> StopReason;
+}
+
+impl Reason for End {
+    fn reason(&self) -> StopReason {
+        match self {
+            End::Stopped(Cap::Time) => StopReason::TimeLimit,
+            End::Stopped(Cap::Memory) => StopReason::MemoryLimit,
+            End::Finished | End::Failed(_) => StopReason::Error,
+        }
+    }
+}
 
 /// The directory holding the paper's inputs (`programs/`, `rules/`): `SKETCHLOG_INPUTS` if
 /// set, else the working directory if it holds them (a checkout, possibly edited), else the

@@ -7,6 +7,7 @@
 //! what the Scala suite says of it.
 
 use super::input;
+use super::Reason;
 use crate::cluster::child::{self, Caps};
 use crate::egraph::filter::{Filter, SizeScope};
 use crate::egraph::normal::NormalForm;

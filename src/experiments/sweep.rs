@@ -18,6 +18,7 @@
 //! a limit, an error) is a row that says so.
 
 use super::jobs::{Job, Outcome, Store, Work};
+use super::Reason;
 use crate::cluster::child::{self, Caps, End};
 use crate::egraph::saturate::StopReason;
 use crate::error::{Error, Result, Source, Span};

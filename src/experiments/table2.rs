@@ -8,6 +8,7 @@
 //! indices}.
 
 use super::jobs::Work;
+use super::Reason;
 use crate::cluster::child::{self, Caps, End};
 use crate::egraph::encoding::{Binding, Encoding, Substitution};
 use crate::egraph::lookup::same_class;
