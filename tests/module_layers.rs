@@ -103,7 +103,15 @@ fn top_level_modules_import_no_cycle() {
 #[test]
 fn the_cluster_knows_no_experiment_and_no_search() {
     let graph = graph();
-    for other in ["experiments", "egraph", "guide", "sketch", "rules", "rise", "codegen"] {
+    for other in [
+        "experiments",
+        "egraph",
+        "guide",
+        "sketch",
+        "rules",
+        "rise",
+        "codegen",
+    ] {
         assert!(
             !graph["cluster"].contains(other),
             "{other}: {:?}",
