@@ -9,7 +9,8 @@
 //! command writes over its own input or writes one file twice. [`write_atomically`] writes
 //! a file whole or not at all (a temporary file beside it, then a rename).
 
-use crate::error::{Error, Result, Source, Span};
+use crate::error::{Error, Result};
+use crate::source::{Source, Span};
 use std::cell::RefCell;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
@@ -208,10 +209,10 @@ impl Outputs {
     /// can be written. The error names both paths and is located at the argument that named
     /// the output.
     pub fn check(&self, reads: &[PathBuf], replace: bool) -> Result<()> {
-        let line = crate::error::command_line();
+        let line = crate::source::command_line();
         let refuse = |out: &Output, message: String| {
             let e = Error::bad_input(message);
-            Err(e.or_at(&crate::error::argument_span(&line, &out.named_by)))
+            Err(e.or_at(&crate::source::argument_span(&line, &out.named_by)))
         };
         for (i, out) in self.files.iter().enumerate() {
             if let Some(input) = reads.iter().find(|r| same_file(&out.path, r)) {

@@ -6,9 +6,9 @@
 //! [`guide`] (sketch-guided search, `--explain`) -> [`codegen`] (OpenMP C) ->
 //! [`experiments`] (the paper's tables, sweeps) on [`cluster`] (rows as jobs on a timely
 //! dataflow, kept and reused) -> [`runner`] (`sketchlog run`: egglog's command line with
-//! sketchlog's commands) -> [`cli`]. Around them: [`error`] (located errors), [`files`]
-//! (reading and writing files, no output over an input), [`limits`] (input limits),
-//! [`fuzz`].
+//! sketchlog's commands) -> [`cli`]. Around them: [`source`] (named sources and locations),
+//! [`error`] (located errors), [`files`] (reading and writing files, no output over an input),
+//! [`limits`] (input limits), [`fuzz`].
 //!
 //! # A search, from program to C
 //!
@@ -91,3 +91,4 @@ pub mod rise;
 pub mod rules;
 pub mod runner;
 pub mod sketch;
+pub mod source;

@@ -6,7 +6,8 @@
 //! large stack ([`STACK_BYTES`]), sized for these limits. Input
 //! past them is a located error (exit code 2), never a stack overflow.
 
-use crate::error::{Error, Result, Span};
+use crate::error::{Error, Result};
+use crate::source::Span;
 use std::time::Duration;
 
 /// The stack a command runs on (on the main thread). Recursive passes over terms and egglog's
@@ -268,7 +269,7 @@ fn egg_brackets(text: &str) -> impl Iterator<Item = (usize, u8)> + '_ {
 /// The nesting depth of the s-expressions of a `.egg` program; an error at the first
 /// parenthesis past `max` levels ([`MAX_EGG_NESTING`], or [`MAX_TERM_ENCODING_NESTING`]
 /// under egglog's term encoding).
-pub fn check_egg_nesting(src: &std::sync::Arc<crate::error::Source>, max: usize) -> Result<()> {
+pub fn check_egg_nesting(src: &std::sync::Arc<crate::source::Source>, max: usize) -> Result<()> {
     let mut depth = 0usize;
     for (i, b) in egg_brackets(&src.text) {
         match b {

@@ -335,7 +335,7 @@ fn sketch_relation_names_never_collide() {
         "contains(".repeat(9),
         ")".repeat(9)
     );
-    let src = sketchlog::error::Source::new("s.sketch", format!("sketch s = {text}"));
+    let src = sketchlog::source::Source::new("s.sketch", format!("sketch s = {text}"));
     let file = sketchlog::sketch::parse::parse_sketch_file(&src).unwrap();
     let mut eg = sketchlog::egraph::rise_egraph().unwrap();
     let query = sketchlog::sketch::query::SketchQuery::install(

@@ -3,13 +3,13 @@
 mod common;
 use common::*;
 use proptest::prelude::*;
-use sketchlog::error::Source;
 use sketchlog::rise::debruijn::{to_named, Annotate};
 use sketchlog::rise::interp::{run, Value};
 use sketchlog::rise::nat::Nat;
 use sketchlog::rise::syntax::{Expr, ExprKind, Float};
 use sketchlog::rise::types::{arr, fun, nat_fun, pair, vector, Type};
 use sketchlog::rise::{infer, parse, print};
+use sketchlog::source::Source;
 
 // ---------- parse / print round trip ----------
 

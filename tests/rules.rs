@@ -4,9 +4,9 @@
 mod common;
 use common::*;
 use sketchlog::egraph::saturate::{normalise, Limits};
-use sketchlog::error::Source;
 use sketchlog::rise::interp::{run, Value};
 use sketchlog::rise::parse::parse_rule_file;
+use sketchlog::source::Source;
 
 use sketchlog::rules::compile::compile;
 

@@ -5,8 +5,8 @@
 mod common;
 use common::*;
 use sketchlog::egraph::saturate::{normalise, Limits};
-use sketchlog::error::Source;
 use sketchlog::rise::parse::parse_program;
+use sketchlog::source::Source;
 
 /// The normal form of an expression, elaborated.
 fn normal(src: &str) -> std::rc::Rc<sketchlog::rise::term::Term> {

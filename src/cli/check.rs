@@ -115,7 +115,7 @@ impl LimitArgs {
 pub(super) fn check(args: &CheckArgs) -> Result<()> {
     let dump = args.dump.dump()?;
     let cost = cost_of(args.weights.as_deref())?;
-    let line = crate::error::command_line();
+    let line = crate::source::command_line();
     let limits = &args.limits;
     let target = match (args.sketch.first(), args.goal.first()) {
         (Some(sketch), _) => guide::Target::Sketch(sketch),
@@ -128,7 +128,7 @@ pub(super) fn check(args: &CheckArgs) -> Result<()> {
             target,
             &args.rules,
             (cost.clone(), limits.limits(), limits.filter()),
-            &|spec| Some(crate::error::argument_span(&line, spec)),
+            &|spec| Some(crate::source::argument_span(&line, spec)),
         )
     });
     let mut g = g?;

@@ -277,7 +277,7 @@ fn auto_guide(program: &str, args: &AutoArgs) -> Result<()> {
         )));
     }
     let rules_file = Path::new(crate::rules::split_spec(first_rules).0);
-    let line = crate::error::command_line();
+    let line = crate::source::command_line();
     let from = auto::write::Source {
         program,
         goal_file: args.goal.as_deref().map(|g| Path::new(guide::file_of(g))),

@@ -173,8 +173,8 @@ fn written_by(path: &Path) -> Outputs {
 /// Locates an error without a position at command-line argument `spec`.
 fn at_argument<T>(spec: &str, r: Result<T>) -> Result<T> {
     r.map_err(|e| {
-        e.or_at(&crate::error::argument_span(
-            &crate::error::command_line(),
+        e.or_at(&crate::source::argument_span(
+            &crate::source::command_line(),
             spec,
         ))
     })

@@ -15,8 +15,9 @@ pub mod schedule;
 pub mod store;
 pub mod writer;
 
-use crate::error::{word_lines, Error, Result};
+use crate::error::{Error, Result};
 use crate::files::read_source;
+use crate::source::word_lines;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 

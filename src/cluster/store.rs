@@ -3,8 +3,9 @@
 //! views of it; a rerun reads it and runs only the jobs whose key it does not hold.
 
 use super::job::{Job, Task};
-use crate::error::{lines_at, Error, Result, Span};
+use crate::error::{Error, Result};
 use crate::files::{read_source, write_atomically};
+use crate::source::{lines_at, Span};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 

@@ -144,7 +144,7 @@ impl Weighted {
             weights: HashMap::default(),
             default: 1,
         };
-        for (span, words) in crate::error::word_lines(&src, "//") {
+        for (span, words) in crate::source::word_lines(&src, "//") {
             let words: Vec<&str> = words.iter().map(|w| &*w.text).collect();
             match words.as_slice() {
                 [name, weight] => {

@@ -21,8 +21,9 @@ use super::jobs::{Job, Outcome, Store, Work};
 use super::Reason;
 use crate::cluster::child::{self, Caps, End};
 use crate::egraph::saturate::StopReason;
-use crate::error::{Error, Result, Source, Span};
+use crate::error::{Error, Result};
 use crate::files::read_source;
+use crate::source::{Source, Span};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -58,7 +59,7 @@ pub fn load(path: &Path) -> Result<Sweep> {
         guide: PathBuf::new(),
         codegen: None,
     };
-    for (_, words) in crate::error::word_lines(&src, "//") {
+    for (_, words) in crate::source::word_lines(&src, "//") {
         let ws: Vec<(Span, &str)> = words.iter().map(|w| (w.span.clone(), &*w.text)).collect();
         let Some(((key_span, key), args)) = ws.split_first() else {
             continue;

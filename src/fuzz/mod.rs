@@ -14,7 +14,8 @@
 pub mod paths;
 pub mod process;
 
-use crate::error::{Error, ErrorKind, Result, Source};
+use crate::error::{Error, ErrorKind, Result};
+use crate::source::Source;
 pub use process::Outcome;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -170,7 +170,7 @@ impl Guide {
         target: Target,
         rules: &[String],
         settings: (Cost, Limits, Filter),
-        at: &dyn Fn(&str) -> Option<crate::error::Span>,
+        at: &dyn Fn(&str) -> Option<crate::source::Span>,
     ) -> Result<Guide> {
         let locate = |spec: &str, e: Error| match at(spec) {
             Some(span) => e.or_at(&span),

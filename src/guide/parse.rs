@@ -29,11 +29,12 @@ use crate::egraph::extract::Weighted;
 use crate::egraph::filter::{Filter, SizeScope};
 use crate::egraph::normal::NormalForm;
 use crate::egraph::saturate::Limits;
-use crate::error::{word_lines, Error, Result, Span, Word};
+use crate::error::{Error, Result};
 use crate::files::read_source;
 use crate::limits;
 use crate::rise::syntax::{RuleDecl, RuleFile};
 use crate::sketch::{SketchDecl, SketchFile};
+use crate::source::{word_lines, Span, Word};
 use std::path::{Path, PathBuf};
 
 /// What a step searches for: a sketch of the guide's sketch file, or an exact goal; or

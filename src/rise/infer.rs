@@ -10,7 +10,8 @@ use super::primitives::{Fresh, Prim};
 use super::syntax::{Expr, ExprKind, Program};
 use super::term::{Node, Term};
 use super::types::{fun, nat_fun, shift_nat, Rebuild, Type};
-use crate::error::{Error, Result, Span};
+use crate::error::{Error, Result};
+use crate::source::Span;
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -808,7 +809,7 @@ pub fn elaborate(program: Option<&Program>, e: &Expr) -> Result<Rc<Term>> {
     let fallback = e
         .span
         .clone()
-        .unwrap_or_else(|| Span::new(&crate::error::Source::new("<generated>", ""), 0, 0));
+        .unwrap_or_else(|| Span::new(&crate::source::Source::new("<generated>", ""), 0, 0));
     elaborate_with(program, e, &fallback)
 }
 
@@ -922,7 +923,7 @@ impl Matcher {
     /// Unifies a pattern type (with metavariables) with a concrete type.
     pub fn unify(&mut self, pattern: &Type, actual: &Type) -> bool {
         self.solver.concrete_right = true;
-        let span = Span::new(&crate::error::Source::new("<match>", ""), 0, 0);
+        let span = Span::new(&crate::source::Source::new("<match>", ""), 0, 0);
         self.ensure(pattern);
         self.solver.unify(pattern, actual, &span).is_ok()
     }

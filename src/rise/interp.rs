@@ -18,7 +18,7 @@ use super::nat::{Nat, NatAtom};
 use super::primitives::Prim;
 use super::term::{Node, Term};
 use super::types::Type;
-use crate::error::Span;
+use crate::source::Span;
 use std::rc::Rc;
 
 /// A runtime value.

@@ -24,7 +24,7 @@ use std::rc::Rc;
 /// A closed expression written in Rise, parsed and typed (for unit tests).
 #[cfg(test)]
 pub(crate) fn typed_term(text: &str) -> Rc<term::Term> {
-    let e = parse::parse_expr(&crate::error::Source::new("<test>", text)).unwrap();
+    let e = parse::parse_expr(&crate::source::Source::new("<test>", text)).unwrap();
     infer::elaborate(None, &e).unwrap()
 }
 

@@ -20,7 +20,8 @@
 use super::nat::Nat;
 use super::syntax::{Def, Expr, ExprKind, Float, Program, RuleDecl, RuleFile, RulesetDecl};
 use super::types::{arr, fun, nat_fun, pair, vector, Type};
-use crate::error::{Error, Result, Source, Span};
+use crate::error::{Error, Result};
+use crate::source::{Source, Span};
 use std::collections::HashMap;
 use std::sync::Arc;
 

@@ -5,7 +5,7 @@
 
 use super::nat::Nat;
 use super::types::Type;
-use crate::error::Span;
+use crate::source::Span;
 
 /// An f32 literal, compared and hashed by its bits.
 #[derive(Clone, Copy, Debug)]

@@ -9,7 +9,7 @@ use super::nat::Nat;
 use super::primitives::Prim;
 use super::syntax::Float;
 use super::types::Type;
-use crate::error::Span;
+use crate::source::Span;
 use std::rc::Rc;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

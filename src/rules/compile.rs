@@ -21,13 +21,14 @@ use crate::egraph::encoding::{Binding, Encoding};
 use crate::egraph::filter::Filter;
 use crate::egraph::schema::{Arg, Con};
 use crate::egraph::views::View;
-use crate::error::{Error, Result, Span};
+use crate::error::{Error, Result};
 use crate::rise::infer::type_rule;
 use crate::rise::nat::{Nat, NatAtom};
 use crate::rise::primitives::Prim;
 use crate::rise::syntax::{Expr, ExprKind, RuleDecl};
 use crate::rise::term::{Node, Term};
 use crate::rise::types::Type;
+use crate::source::Span;
 use egglog::Value;
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
@@ -568,7 +569,7 @@ mod tests {
     /// argument; a rule with a single spine keeps its plain atoms.
     #[test]
     fn a_query_joining_two_spines_reads_views() {
-        let src = crate::error::Source::new(
+        let src = crate::source::Source::new(
             "test.rules",
             "rule map-fusion = map f (map g a) => map (fun x => f (g x)) a\n\
              rule split-join-4 = map f a => join (map (map f) (split<4> a))",

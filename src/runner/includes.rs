@@ -3,8 +3,9 @@
 //! or through others, recursed until the stack overflowed. A cycle is a located error at the
 //! include that closes it.
 
-use crate::error::{Error, Result, Source, Span};
+use crate::error::{Error, Result};
 use crate::files::read_source;
+use crate::source::{Source, Span};
 use std::path::PathBuf;
 use std::sync::Arc;
 

@@ -20,7 +20,8 @@ pub use commands::{sketchlog_egraph, to_sexpr, type_sexpr};
 pub use errors::from_egglog;
 
 use crate::egraph::serialize;
-use crate::error::{Error, Result, Source};
+use crate::error::{Error, Result};
+use crate::source::Source;
 use egglog::{CommandOutput, EGraph};
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -309,7 +310,7 @@ fn check_input(eg: &mut EGraph, src: &Arc<Source>, flags: &EggFlags) -> Result<(
 /// write and read the e-graph's tables directly and search with Rust-side substitution.
 fn refuse_sketchlog_commands(
     eg: &mut EGraph,
-    src: &crate::error::Source,
+    src: &crate::source::Source,
     flag: &str,
 ) -> Result<()> {
     let commands = eg
@@ -343,7 +344,7 @@ fn run_text(
     out: &mut dyn Write,
 ) -> Result<()> {
     let name = file.unwrap_or("<stdin>");
-    includes::check(&crate::error::Source::new(name, text))?;
+    includes::check(&crate::source::Source::new(name, text))?;
     // Each output is written as it is formatted, as egglog's binary writes it: one of them
     // can be hundreds of MB, which a string of its own would grow by copying.
     if mode == RunMode::ShowDesugaredEgglog {

@@ -30,12 +30,13 @@ pub mod parse;
 pub mod query;
 pub mod why;
 
-use crate::error::{Error, Result, Source, Span};
+use crate::error::{Error, Result};
 use crate::rise::nat::{Nat, NatAtom};
 use crate::rise::primitives::Prim;
 use crate::rise::syntax::Float;
 use crate::rise::term::{Node, Term};
 use crate::rise::types::Type;
+use crate::source::{Source, Span};
 
 /// The function symbol of a node sketch.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -20,12 +20,13 @@
 //! arguments in place of the parameters.
 
 use super::{Op, Sketch, SketchDecl, SketchFile};
-use crate::error::{Error, Result, Source, Span};
+use crate::error::{Error, Result};
 use crate::rise::nat::{Nat, NatAtom};
 use crate::rise::parse::{finish, parser, Parser, Tok};
 use crate::rise::primitives::Prim;
 use crate::rise::syntax::ExprKind;
 use crate::rise::types::Type;
+use crate::source::{Source, Span};
 use std::collections::HashMap;
 use std::sync::Arc;
 

@@ -1,10 +1,10 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
-use sketchlog::error::Source;
 use sketchlog::rise::term::Node;
 use sketchlog::rise::{infer, parse, syntax::Program, term::Term};
 use sketchlog::sketch::Sketch;
+use sketchlog::source::Source;
 use std::rc::Rc;
 
 /// The `sketchlog` binary built for these tests, with `args`.

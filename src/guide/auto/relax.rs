@@ -234,7 +234,7 @@ mod tests {
     use crate::sketch::parse::parse_sketch_file;
 
     fn sketches(text: &str) -> crate::sketch::SketchFile {
-        parse_sketch_file(&crate::error::Source::new("t.sketch", text.to_string())).unwrap()
+        parse_sketch_file(&crate::source::Source::new("t.sketch", text.to_string())).unwrap()
     }
 
     /// A sketch printed with its holes' names erased (holes are independent).
