@@ -134,10 +134,10 @@ pub struct Dump {
 }
 
 impl Dump {
-    /// A dump to `path`, checked before any work: a known format, a writable place.
+    /// A dump to `path`, of a known format. Whether it can be written is for the caller to
+    /// check with the command's other outputs ([`crate::files::Outputs`]).
     pub fn new(path: &Path, max_enodes: usize) -> Result<Dump> {
         Format::of(path)?;
-        crate::files::check_writable(path)?;
         Ok(Dump {
             path: path.to_path_buf(),
             max_enodes,

@@ -10,7 +10,7 @@ use std::path::Path;
 /// directory (`dir`) as sentinels, and an output is one of them, another output, an
 /// existing file or a fresh path.
 pub fn outputs(rng: &mut Rng, root: &Path, dir: &Path) -> Input {
-    let at = |name: &str| dir.join(name).display().to_string();
+    let at = |name: &str| files_at(dir, name);
     let project = |name: &str| root.join(name).display().to_string();
     let files: Vec<(String, String)> = vec![
         ("fission.rise".into(), read(root, "programs/fission.rise")),
@@ -94,6 +94,7 @@ pub fn outputs(rng: &mut Rng, root: &Path, dir: &Path) -> Input {
     }
 }
 
+/// The path of file `name` of the scratch directory `dir`, as a command line names it.
 fn files_at(dir: &Path, name: &str) -> String {
     dir.join(name).display().to_string()
 }
