@@ -92,3 +92,4 @@ pub mod rules;
 pub mod runner;
 pub mod sketch;
 pub mod source;
+pub mod strategy;

@@ -654,7 +654,7 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
 }
 
 /// `t` with every `f32` replaced by `vec[f32, n]`.
-fn vectorized(t: &Type, n: &Nat) -> Type {
+pub(crate) fn vectorized(t: &Type, n: &Nat) -> Type {
     use crate::rise::types::{arr, fun, pair, vector};
     match t {
         Type::F32 => vector(Type::F32, n.clone()),

@@ -7,6 +7,7 @@
 pub mod debruijn;
 pub mod infer;
 pub mod interp;
+pub mod lambda;
 pub mod nat;
 pub mod parse;
 pub mod primitives;

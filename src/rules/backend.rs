@@ -91,7 +91,7 @@ pub(super) struct Named;
 /// Where a pattern variable's free variable `j` (an index under its left-hand side binders
 /// `lhs`, outermost first) points under the right-hand side binders `ctx`; `None` for a
 /// left-hand side binder the right-hand side does not have around it.
-fn moved_index(lhs: &[String], ctx: &[String], j: u32) -> Option<u32> {
+pub(super) fn moved_index(lhs: &[String], ctx: &[String], j: u32) -> Option<u32> {
     let j = j as usize;
     if j < lhs.len() {
         let name = &lhs[lhs.len() - 1 - j];

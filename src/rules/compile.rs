@@ -382,6 +382,15 @@ pub fn compile(rule: &RuleDecl) -> Result<CompiledRule> {
 
 /// Compiles one rule for the given encoding.
 pub fn compile_for(rule: &RuleDecl, encoding: Encoding) -> Result<CompiledRule> {
+    compile_typed(rule, encoding).map(|(compiled, _)| compiled)
+}
+
+/// [`compile_for`], with the typed left-hand side: pattern variable `k` of `n` is index
+/// `depth + n - 1 - k` under `depth` binders.
+pub(super) fn compile_typed(
+    rule: &RuleDecl,
+    encoding: Encoding,
+) -> Result<(CompiledRule, std::rc::Rc<Term>)> {
     let (vars, nat_vars) = super::pattern_vars(&rule.lhs);
     let typing = type_rule(&rule.lhs, &rule.rhs, &vars, &nat_vars)?;
     let compile_lhs = |use_views: bool| {
@@ -513,7 +522,7 @@ pub fn compile_for(rule: &RuleDecl, encoding: Encoding) -> Result<CompiledRule> 
             ));
         }
     }
-    Ok(CompiledRule {
+    let compiled = CompiledRule {
         name: rule.name.clone(),
         backend: backend::for_encoding(encoding),
         lone,
@@ -531,7 +540,8 @@ pub fn compile_for(rule: &RuleDecl, encoding: Encoding) -> Result<CompiledRule> 
         typings: Default::default(),
         filter: Filter::default(),
         views,
-    })
+    };
+    Ok((compiled, typing.lhs))
 }
 
 fn check_holes(

@@ -15,6 +15,9 @@
 mod backend;
 pub mod compile;
 pub mod install;
+mod on_terms;
+
+pub use on_terms::TermRule;
 mod rhs;
 
 use crate::error::{Error, Result};

@@ -42,14 +42,14 @@ pub(super) struct Match<'m> {
 impl CompiledRule {
     /// `t` with the rule's size variables replaced by the matched sizes `nats` (sizes of
     /// the match's context: under `depth` size binders of `t`, their free indices shift).
-    fn with_nats(&self, t: &Type, nats: &[Nat]) -> Type {
+    pub(super) fn with_nats(&self, t: &Type, nats: &[Nat]) -> Type {
         if self.nat_vars.is_empty() {
             return t.clone();
         }
         t.map_nats(0, &mut |n, depth| self.subst_nats(n, nats, depth))
     }
 
-    fn subst_nats(&self, n: &Nat, nats: &[Nat], depth: u32) -> Nat {
+    pub(super) fn subst_nats(&self, n: &Nat, nats: &[Nat], depth: u32) -> Nat {
         n.substitute(&mut |a| match a {
             NatAtom::Var(v) => self
                 .nat_vars

@@ -1,0 +1,418 @@
+//! Strategy files (`.elevate`), with located errors.
+//!
+//! ```text
+//! file   := item*
+//! item   := "rules" STRING                  (the named rules of a `.rules` file, as strategies)
+//!         | "def" NAME ("(" param ("," param)* ")")? "=" expr
+//! param  := NAME | INT                      (INT: this clause applies to that number only)
+//! expr   := seq ("<+" seq)*                 (left choice binds loosest)
+//! seq    := at ((";" | ";;") at)*
+//! at     := arith ("@" arith)*              (`s @ t`: the traversal t applied to s)
+//! arith  := atom (("+" | "-" | "*") atom)*  (on numbers; `-` needs spaces: `d - 1`)
+//! atom   := NAME ("(" expr ("," expr)* ")")? | INT | STRING | "(" expr ")"
+//! ```
+//!
+//! A name may contain `-` between letters and digits written without spaces (`split-join-32`),
+//! as rule names do. Several `def`s of one name are clauses, tried in order: a clause whose
+//! numeric parameter differs from the argument does not apply. Paths are relative to the file.
+
+use super::builtins;
+use super::{Call, Expr};
+use crate::error::{Error, Result};
+use crate::files::read_source;
+use crate::rise::syntax::RuleDecl;
+use crate::source::{Source, Span};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::Arc;
+
+/// A parameter of a definition's clause.
+#[derive(Clone, Debug)]
+pub enum Param {
+    Name(Rc<str>),
+    /// The clause applies only when this argument is this number.
+    Num(i64),
+}
+
+/// One clause of a definition: `def name(params) = body`.
+#[derive(Clone, Debug)]
+pub struct Def {
+    pub name: Rc<str>,
+    pub params: Vec<Param>,
+    pub body: Rc<Expr>,
+    pub span: Span,
+}
+
+/// A strategy file: its definitions, and the rules it names.
+#[derive(Clone, Debug, Default)]
+pub struct StrategyFile {
+    pub defs: Vec<Def>,
+    pub rules: Vec<RuleDecl>,
+    /// The directory its file references are relative to.
+    pub dir: PathBuf,
+    /// The files it was read from: itself and its rules files.
+    pub inputs: Vec<PathBuf>,
+}
+
+impl StrategyFile {
+    /// The clauses of definition `name`, in order.
+    pub fn clauses<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Def> + 'a {
+        self.defs.iter().filter(move |d| &*d.name == name)
+    }
+
+    /// Is `name` defined here (a definition or a rule)?
+    pub fn defines(&self, name: &str) -> bool {
+        self.clauses(name).next().is_some() || self.rules.iter().any(|r| r.name == name)
+    }
+}
+
+/// Reads a `.elevate` file, the rules files it names, and checks every name it uses.
+pub fn load(path: &Path) -> Result<StrategyFile> {
+    let src = read_source(path)?;
+    let dir = path.parent().unwrap_or(Path::new("")).to_path_buf();
+    let mut file = parse(&src, &dir)?;
+    file.inputs.insert(0, path.to_path_buf());
+    Ok(file)
+}
+
+/// Parses strategy text whose file references are relative to `dir`, reading the rules files
+/// it names, and checks every name it uses.
+pub fn parse(src: &Arc<Source>, dir: &Path) -> Result<StrategyFile> {
+    let file = items(src, dir)?;
+    super::check::check(&file, Some(&*super::prelude::prelude()?))?;
+    Ok(file)
+}
+
+/// Parses strategy text that names no rules files (the prelude), unchecked.
+pub(super) fn parse_defs(src: &Arc<Source>) -> Result<StrategyFile> {
+    items(src, Path::new(""))
+}
+
+fn items(src: &Arc<Source>, dir: &Path) -> Result<StrategyFile> {
+    let mut p = Parser {
+        toks: lex(src)?,
+        pos: 0,
+        src: src.clone(),
+        depth: 0,
+    };
+    let mut file = StrategyFile {
+        dir: dir.to_path_buf(),
+        ..Default::default()
+    };
+    while p.peek() != &Tok::Eof {
+        if p.eat_word("rules") {
+            let (name, span) = p.string()?;
+            let path = dir.join(&*name);
+            let rules = crate::rules::load_rule_file(&path).map_err(|e| e.or_at(&span))?;
+            file.rules.extend(rules.rules);
+            file.inputs.push(path);
+        } else if p.eat_word("def") {
+            file.defs.push(p.def()?);
+        } else {
+            return p.expected("`def` or `rules`");
+        }
+    }
+    Ok(file)
+}
+
+/// One strategy expression (`--strategy` text on the command line, a step of a guide).
+pub fn parse_expr(src: &Arc<Source>) -> Result<Rc<Expr>> {
+    let mut p = Parser {
+        toks: lex(src)?,
+        pos: 0,
+        src: src.clone(),
+        depth: 0,
+    };
+    let e = p.expr()?;
+    match p.peek() {
+        Tok::Eof => Ok(e),
+        _ => p.expected("the end of the strategy"),
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Tok {
+    Name(String),
+    Int(i64),
+    Str(String),
+    Sym(&'static str),
+    Eof,
+}
+
+const SYMBOLS: &[&str] = &[";;", ";", "<+", "@", "(", ")", ",", "=", "+", "-", "*"];
+
+fn lex(src: &Arc<Source>) -> Result<Vec<(Tok, Span)>> {
+    let text = &src.text;
+    let bytes = text.as_bytes();
+    let mut toks = vec![];
+    let mut i = 0;
+    let name_char = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'\'';
+    while i < bytes.len() {
+        let c = bytes[i];
+        let start = i;
+        let tok = if c.is_ascii_whitespace() {
+            i += 1;
+            continue;
+        } else if text[i..].starts_with("//") {
+            i = text[i..].find('\n').map_or(bytes.len(), |k| i + k);
+            continue;
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            while i < bytes.len()
+                && (name_char(bytes[i])
+                    || (bytes[i] == b'-' && bytes.get(i + 1).is_some_and(|c| name_char(*c))))
+            {
+                i += 1;
+            }
+            Tok::Name(text[start..i].to_string())
+        } else if c.is_ascii_digit() {
+            while i < bytes.len() && bytes[i].is_ascii_digit() {
+                i += 1;
+            }
+            let span = Span::new(src, start, i);
+            Tok::Int(
+                text[start..i]
+                    .parse()
+                    .map_err(|_| Error::at(&span, "number too large"))?,
+            )
+        } else if c == b'"' {
+            let end = text[i + 1..].find(['"', '\n']).map(|k| i + 1 + k);
+            match end {
+                Some(end) if bytes[end] == b'"' => {
+                    i = end + 1;
+                    Tok::Str(text[start + 1..end].to_string())
+                }
+                _ => {
+                    let span = Span::new(src, start, start + 1);
+                    return Err(Error::at(&span, "unterminated string"));
+                }
+            }
+        } else if let Some(sym) = SYMBOLS.iter().find(|s| text[i..].starts_with(**s)) {
+            i += sym.len();
+            Tok::Sym(sym)
+        } else {
+            let ch = text[i..].chars().next().expect("not at the end");
+            let span = Span::new(src, i, i + ch.len_utf8());
+            return Err(Error::at(&span, format!("unexpected character `{ch}`")));
+        };
+        toks.push((tok, Span::new(src, start, i)));
+    }
+    toks.push((Tok::Eof, Span::new(src, bytes.len(), bytes.len())));
+    Ok(toks)
+}
+
+struct Parser {
+    toks: Vec<(Tok, Span)>,
+    pos: usize,
+    src: Arc<Source>,
+    /// Open nested expressions, bounded by [`crate::limits::MAX_NESTING`].
+    depth: usize,
+}
+
+impl Parser {
+    fn peek(&self) -> &Tok {
+        &self.toks[self.pos].0
+    }
+
+    fn here(&self) -> Span {
+        self.toks[self.pos].1.clone()
+    }
+
+    fn since(&self, start: &Span) -> Span {
+        let end = self.toks[self.pos.saturating_sub(1)].1.end.max(start.start);
+        Span::new(&self.src, start.start, end)
+    }
+
+    fn expected<T>(&self, what: &str) -> Result<T> {
+        let found = match self.peek() {
+            Tok::Name(n) => format!("`{n}`"),
+            Tok::Int(n) => format!("`{n}`"),
+            Tok::Str(s) => format!("\"{s}\""),
+            Tok::Sym(s) => format!("`{s}`"),
+            Tok::Eof => "the end of the file".to_string(),
+        };
+        Err(Error::at(
+            &self.here(),
+            format!("expected {what}, found {found}"),
+        ))
+    }
+
+    fn eat(&mut self, sym: &str) -> bool {
+        let hit = matches!(self.peek(), Tok::Sym(s) if *s == sym);
+        self.pos += usize::from(hit);
+        hit
+    }
+
+    fn expect(&mut self, sym: &str) -> Result<()> {
+        match self.eat(sym) {
+            true => Ok(()),
+            false => self.expected(&format!("`{sym}`")),
+        }
+    }
+
+    fn eat_word(&mut self, word: &str) -> bool {
+        let hit = matches!(self.peek(), Tok::Name(n) if n == word);
+        self.pos += usize::from(hit);
+        hit
+    }
+
+    fn name(&mut self) -> Result<(Rc<str>, Span)> {
+        match self.peek().clone() {
+            Tok::Name(n) if n != "def" && n != "rules" => {
+                self.pos += 1;
+                Ok((n.into(), self.toks[self.pos - 1].1.clone()))
+            }
+            _ => self.expected("a name"),
+        }
+    }
+
+    fn string(&mut self) -> Result<(Rc<str>, Span)> {
+        match self.peek().clone() {
+            Tok::Str(s) => {
+                self.pos += 1;
+                Ok((s.into(), self.toks[self.pos - 1].1.clone()))
+            }
+            _ => self.expected("a file name in quotes"),
+        }
+    }
+
+    fn def(&mut self) -> Result<Def> {
+        let (name, span) = self.name()?;
+        if builtins::lookup(&name).is_some() {
+            return Err(Error::at(
+                &span,
+                format!("`{name}` is a built-in strategy; choose another name"),
+            ));
+        }
+        let mut params = vec![];
+        if self.eat("(") {
+            loop {
+                params.push(match self.peek().clone() {
+                    Tok::Int(n) => {
+                        self.pos += 1;
+                        Param::Num(n)
+                    }
+                    _ => Param::Name(self.name()?.0),
+                });
+                if !self.eat(",") {
+                    break;
+                }
+            }
+            self.expect(")")?;
+        }
+        self.expect("=")?;
+        let body = self.expr()?;
+        Ok(Def {
+            name,
+            params,
+            body,
+            span,
+        })
+    }
+
+    fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        if self.depth >= crate::limits::MAX_NESTING {
+            return Err(Error::at(
+                &self.here(),
+                format!(
+                    "strategy nested more than {} levels deep",
+                    crate::limits::MAX_NESTING
+                ),
+            ));
+        }
+        self.depth += 1;
+        let r = f(self);
+        self.depth -= 1;
+        r
+    }
+
+    fn expr(&mut self) -> Result<Rc<Expr>> {
+        self.nested(|p| {
+            let mut e = p.seq()?;
+            while p.eat("<+") {
+                e = Rc::new(Expr::Choice(e, p.seq()?));
+            }
+            Ok(e)
+        })
+    }
+
+    fn seq(&mut self) -> Result<Rc<Expr>> {
+        let mut e = self.at()?;
+        loop {
+            if self.eat(";;") {
+                e = Rc::new(Expr::SeqNormal(e, self.at()?));
+            } else if self.eat(";") {
+                e = Rc::new(Expr::Seq(e, self.at()?));
+            } else {
+                return Ok(e);
+            }
+        }
+    }
+
+    fn at(&mut self) -> Result<Rc<Expr>> {
+        let mut e = self.arith()?;
+        while self.eat("@") {
+            let t = self.arith()?;
+            if !matches!(&*t, Expr::Call(_)) {
+                return Err(Error::at(
+                    t.span(),
+                    "the right of `@` is a traversal: a name, or a call missing its last argument",
+                ));
+            }
+            e = Rc::new(Expr::At(e, t));
+        }
+        Ok(e)
+    }
+
+    fn arith(&mut self) -> Result<Rc<Expr>> {
+        let mut e = self.atom()?;
+        loop {
+            let op = match self.peek() {
+                Tok::Sym("+") => '+',
+                Tok::Sym("-") => '-',
+                Tok::Sym("*") => '*',
+                _ => return Ok(e),
+            };
+            self.pos += 1;
+            e = Rc::new(Expr::Arith(op, e, self.atom()?));
+        }
+    }
+
+    fn atom(&mut self) -> Result<Rc<Expr>> {
+        let span = self.here();
+        match self.peek().clone() {
+            Tok::Int(n) => {
+                self.pos += 1;
+                Ok(Rc::new(Expr::Num(n, span)))
+            }
+            Tok::Str(_) => {
+                let (s, span) = self.string()?;
+                Ok(Rc::new(Expr::Str(s, span)))
+            }
+            Tok::Sym("(") => {
+                self.pos += 1;
+                let e = self.expr()?;
+                self.expect(")")?;
+                Ok(e)
+            }
+            Tok::Name(_) => {
+                let (name, _) = self.name()?;
+                let mut args = vec![];
+                if self.eat("(") {
+                    loop {
+                        args.push(self.expr()?);
+                        if !self.eat(",") {
+                            break;
+                        }
+                    }
+                    self.expect(")")?;
+                }
+                Ok(Rc::new(Expr::Call(Call {
+                    name,
+                    args,
+                    span: self.since(&span),
+                })))
+            }
+            _ => self.expected("a strategy"),
+        }
+    }
+}
