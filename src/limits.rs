@@ -142,7 +142,11 @@ pub fn runs(text: &str) -> std::result::Result<usize, String> {
     at_most(parse_at_least(text, 1usize)?, MAX_RUNS, text)
 }
 
-fn at_most(n: usize, max: usize, text: &str) -> std::result::Result<usize, String> {
+fn at_most<T: PartialOrd + std::fmt::Display>(
+    n: T,
+    max: T,
+    text: &str,
+) -> std::result::Result<T, String> {
     match n <= max {
         true => Ok(n),
         false => Err(format!("`{text}` is above the maximum, {max}")),
@@ -204,6 +208,14 @@ pub const MAX_SERIALIZED: usize = 1_000_000;
 pub fn iterations(text: &str) -> std::result::Result<usize, String> {
     at_most(parse_at_least(text, 0usize)?, MAX_ITERATIONS, text)
 }
+
+/// A clap value parser for a strategy's rewrite steps: from 1 to [`MAX_STEPS`].
+pub fn steps(text: &str) -> std::result::Result<u64, String> {
+    at_most(parse_at_least(text, 1u64)?, MAX_STEPS, text)
+}
+
+/// The most rewrite steps a strategy may be given.
+pub const MAX_STEPS: u64 = 1_000_000_000_000;
 
 /// A clap value parser for an e-node cap: from 1 to [`MAX_ENODES`].
 pub fn enodes(text: &str) -> std::result::Result<usize, String> {

@@ -7,6 +7,7 @@ mod c_code;
 mod check;
 mod guides;
 mod jobs;
+mod rewrite;
 
 use crate::egraph::encoding::{Binding, Encoding, Substitution};
 use crate::egraph::serialize::Dump;
@@ -21,6 +22,7 @@ use check::CheckArgs;
 use clap::{Parser, Subcommand};
 use guides::GuideArgs;
 use jobs::{JobArgs, ReproduceArgs};
+use rewrite::RewriteArgs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -118,6 +120,11 @@ enum Command {
     /// does not find its sketch. With `--auto`, find a guide for a program from its final
     /// sketch or goal alone and write it (`-o`).
     Guide(GuideArgs),
+    /// Rewrite a program with a strategy (`.elevate`): Elevate's combinators and
+    /// traversals, the rules of `.rules` files, and guided searches. Prints the result, the
+    /// rewrite steps (every success, as Elevate counts them) and rule applications, the time
+    /// and the peak memory. Exit 1 if the strategy fails (saying where) or a limit stops it.
+    Rewrite(RewriteArgs),
     /// Print the compiled egglog form of rules (`FILE.rules[:SET]`) for an encoding, with
     /// the encoding's own substitution rules; or, with `--written`, the rule sets and rules
     /// as written.
@@ -366,6 +373,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Guide(args) => args.run(),
+        Command::Rewrite(args) => args.run(),
     }
 }
 

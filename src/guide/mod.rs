@@ -75,6 +75,17 @@ pub struct Step {
     /// `step auto`: steps towards `sketch` found automatically, each with one of these
     /// candidates, a pair or all ([`auto`]), instead of one search.
     pub auto: Option<Vec<auto::Candidate>>,
+    /// `step strategy FILE.elevate:S`: the term rewritten by a strategy instead of searched.
+    pub rewrite: Option<Rewrite>,
+}
+
+/// A step that rewrites with a strategy ([`crate::strategy`]) instead of searching.
+#[derive(Clone, Debug)]
+pub struct Rewrite {
+    /// `FILE.elevate:S` as written.
+    pub spec: String,
+    pub file: Rc<crate::strategy::StrategyFile>,
+    pub strategy: Rc<crate::strategy::Expr>,
 }
 
 /// What a step did.
@@ -95,6 +106,8 @@ pub struct StepReport {
     pub why: Option<String>,
     /// The rewrites from the input to the extracted term, when asked ([`explain`]).
     pub explanation: Option<explain::Explanation>,
+    /// A strategy step's counts (its outcome is `found` when the strategy succeeded).
+    pub strategy: Option<crate::strategy::Counts>,
 }
 
 /// A guide: a program and the steps that optimise it.
@@ -149,6 +162,7 @@ impl Step {
             why: false,
             explain: None,
             auto: None,
+            rewrite: None,
         }
     }
 }
@@ -353,6 +367,64 @@ fn search_named(
         peak_rss_mb: resident_mb(true),
         why,
         explanation,
+        strategy: None,
+    })
+}
+
+/// Runs a strategy step from `start`: found when the strategy succeeds; where it fails or a
+/// limit stops it, `why` says so.
+fn rewrite(start: &Rc<Term>, step: &Step, rw: &Rewrite, sizes: &[String]) -> Result<StepReport> {
+    use crate::strategy::{Ending, Settings};
+    let t0 = Instant::now();
+    let settings = Settings {
+        time: step.limits.time,
+        memory_mb: step.limits.memory_mb,
+        sizes: sizes.to_vec(),
+        ..Settings::default()
+    };
+    let run = crate::strategy::run(&rw.file, &rw.strategy, start, &settings)?;
+    let (stop, term, why) = match run.ending {
+        Ending::Success(t) => (StopReason::Found, Some(t), None),
+        Ending::Failure(f) => {
+            let term =
+                crate::rise::debruijn::to_named(&f.term, crate::rise::debruijn::Annotate::Bare);
+            let why = format!(
+                "{}: strategy failed: `{}` at position {:?}: {}\n",
+                f.span,
+                f.strategy,
+                f.at,
+                crate::rise::print::print_expr(&term)
+            );
+            (StopReason::Saturated, None, Some(why))
+        }
+        Ending::Stopped(limit) => {
+            let stop = match limit {
+                "memory" => StopReason::MemoryLimit,
+                "time" => StopReason::TimeLimit,
+                _ => StopReason::IterationLimit,
+            };
+            (
+                stop,
+                None,
+                Some(format!("the {limit} limit stopped the strategy\n")),
+            )
+        }
+    };
+    Ok(StepReport {
+        sketch: step.sketch.name.clone(),
+        outcome: Outcome {
+            stop,
+            iterations: vec![],
+            saturation: std::time::Duration::ZERO,
+        },
+        term,
+        normalised: false,
+        seconds: t0.elapsed().as_secs_f64(),
+        pruned: 0,
+        peak_rss_mb: resident_mb(true),
+        why,
+        explanation: None,
+        strategy: Some(run.counts),
     })
 }
 
@@ -466,7 +538,10 @@ pub fn run(
             }
             continue;
         }
-        let report = search_named(&term, step, &guide.names, |s| on_iteration(i, s))?;
+        let report = match &step.rewrite {
+            Some(rw) => rewrite(&term, step, rw, &guide.names.sizes)?,
+            None => search_named(&term, step, &guide.names, |s| on_iteration(i, s))?,
+        };
         on_step(i, &report);
         let next = report.term.clone();
         reports.push(report);

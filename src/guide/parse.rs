@@ -19,6 +19,7 @@
 //! step auto                        steps found automatically towards the next step's sketch
 //!   rules  split reorder           (`guide::auto`), each with one of these sets, a pair of
 //! step lower1                      them, or all (default: every set of the rules file)
+//! step strategy mm.elevate:lower   a step that rewrites with a strategy instead of searching
 //! ```
 //!
 //! Paths are relative to the guide file.
@@ -44,6 +45,8 @@ enum StepTarget {
     /// `FILE.rise:NAME`, relative to the guide.
     Goal(Word),
     Auto(Word),
+    /// `FILE.elevate:STRATEGY`, relative to the guide.
+    Strategy(Word),
 }
 
 /// Settings that a step takes from the defaults or sets itself.
@@ -257,9 +260,10 @@ pub fn load_guide(path: &Path) -> Result<Guide> {
                     [auto] if auto.text == "auto" => StepTarget::Auto(auto.clone()),
                     [name] => StepTarget::Sketch(name.clone()),
                     [goal, spec] if goal.text == "goal" => StepTarget::Goal(spec.clone()),
+                    [kind, spec] if kind.text == "strategy" => StepTarget::Strategy(spec.clone()),
                     _ => return Err(Error::at(
                         &key.span,
-                        "expected `step SKETCH_NAME`, `step goal FILE.rise:NAME` or `step auto`",
+                        "expected `step SKETCH_NAME`, `step goal FILE.rise:NAME`, `step strategy FILE.elevate:NAME` or `step auto`",
                     )),
                 };
             let settings = p.defaults.clone();
@@ -306,10 +310,29 @@ pub fn load_guide(path: &Path) -> Result<Guide> {
                 step.goal = Some(goal);
                 step
             }
+            StepTarget::Strategy(spec) => {
+                let path = p.dir.join(&spec.text);
+                let spec_text = path.to_string_lossy().to_string();
+                let (file, strategy) =
+                    crate::strategy::load_spec(&spec_text).map_err(|e| e.or_at(&spec.span))?;
+                for f in &file.inputs {
+                    if !p.inputs.contains(f) {
+                        p.inputs.push(f.clone());
+                    }
+                }
+                let target = SketchDecl::any(&format!("strategy {}", spec.text));
+                let mut step = Step::new(target, s.rules, settings);
+                step.rewrite = Some(super::Rewrite {
+                    spec: spec.text.clone(),
+                    file: std::rc::Rc::new(file),
+                    strategy,
+                });
+                step
+            }
             StepTarget::Auto(word) => {
                 let next = steps
                     .last()
-                    .filter(|n| n.goal.is_none() && n.auto.is_none());
+                    .filter(|n| n.goal.is_none() && n.auto.is_none() && n.rewrite.is_none());
                 let Some(next) = next else {
                     return Err(Error::at(
                         &word.span,

@@ -11,7 +11,17 @@ use std::path::Path;
 pub fn summary(label: &str, step: &StepReport, names: &debruijn::Names) -> String {
     let out = &step.outcome;
     let (enodes, eclasses) = out.size();
-    let mut s = if out.found() && out.iterations.is_empty() {
+    let mut s = if let Some(counts) = &step.strategy {
+        format!(
+            "{label} `{}`: {}\n  rewrite steps {}, rule applications {}, time {:.3} s, peak RSS {:.1} MB",
+            step.sketch,
+            if out.found() { "rewritten" } else { "FAILED" },
+            counts.steps,
+            counts.rules,
+            step.seconds,
+            step.peak_rss_mb,
+        )
+    } else if out.found() && out.iterations.is_empty() {
         format!(
             "{label} `{}`: satisfied by the normalised input, no rewrite needed\n  time {:.3} s, peak RSS {:.1} MB",
             step.sketch, step.seconds, step.peak_rss_mb,
@@ -33,7 +43,7 @@ pub fn summary(label: &str, step: &StepReport, names: &debruijn::Names) -> Strin
     }
     if let Some(t) = &step.term {
         let named = debruijn::to_named_as(t, debruijn::Annotate::Leading, names);
-        let form = if step.normalised {
+        let form = if step.normalised || step.strategy.is_some() {
             ""
         } else {
             ", as extracted: its beta-eta normal form does not satisfy the sketch"

@@ -49,6 +49,7 @@ pub enum Op {
     Eta,
     EtaAbstraction,
     Saturate,
+    Search,
 }
 
 /// A built-in: its name, arguments, meaning and an example.
@@ -115,7 +116,8 @@ builtins! {
     "beta" Op::Beta, [], "`(fun x => b) a` to `b[x := a]` (and a size function applied to a size)", "normalize(beta)";
     "eta" Op::Eta, [], "`fun x => f x` to `f` when `x` is not free in `f`", "normalize(eta)";
     "etaAbstraction" Op::EtaAbstraction, [], "a function `f` to `fun x => f x`", "argumentOf(map, etaAbstraction)";
-    "saturate" Op::Saturate, [File, File], "a guided search from the term with rules `\"F.rules[:SET]\"` until sketch `\"F.sketch:NAME\"` (or goal `\"F.rise:NAME\"`) holds; the cheapest term satisfying it, or failure", "saturate(\"mm.rules:split\", \"mm.sketch:split\")";
+    "saturate" Op::Saturate, [File, File], "a guided search from the term with rules `\"F.rules[:SET]\"` until sketch `\"F.sketch:NAME\"` (or goal `\"F.rise:NAME\"`) holds, under default limits; the cheapest term satisfying it, or failure", "saturate(\"mm.rules:split\", \"mm.sketch:split\")";
+    "search" Op::Search, [File], "the step of a guide `\"F.guide:SKETCH\"` (its rules, limits, filter, cost and normal form) as a guided search from the term; its result, or failure", "search(\"blocking.guide:reorder1\")";
 }
 
 /// The built-in named `name`; Elevate's long names of the lambda-calculus steps are accepted

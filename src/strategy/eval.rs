@@ -228,7 +228,8 @@ struct Machine<'a> {
     settings: &'a Settings,
     /// What each name names, by whether it is seen from the prelude.
     resolved: HashMap<(Rc<str>, bool), Option<Target>>,
-    searches: HashMap<(Rc<str>, Rc<str>), Rc<crate::guide::Step>>,
+    /// The guided searches read so far, by the files their call names.
+    searches: HashMap<Vec<Rc<str>>, Rc<crate::guide::Step>>,
     counts: Counts,
     started: Instant,
     /// The position being rewritten: child indices from the root.
@@ -641,7 +642,7 @@ impl Machine<'_> {
                     None => self.failed(site, t),
                 };
             }
-            Op::Saturate => self.saturate(args, env, t)?,
+            Op::Saturate | Op::Search => self.saturate(op, args, env, t)?,
         };
         match r {
             Some(u) => self.success(u),
@@ -802,30 +803,40 @@ impl Machine<'_> {
         }
     }
 
-    /// `saturate("F.rules[:SET]", "F.sketch:NAME" | "F.rise:NAME")`: a guided search from `t`.
-    fn saturate(&mut self, args: &[Rc<Expr>], env: &Env, t: &Rc<Term>) -> Result<Option<Rc<Term>>> {
-        let file = |m: &mut Self, k: usize| match m.value(&args[k], env)? {
-            Value::File(s, span) => Ok((s, span)),
-            _ => Err(Error::at(args[k].span(), "expected a file name in quotes")),
-        };
-        let (rules, rules_at) = file(self, 0)?;
-        let (target, target_at) = file(self, 1)?;
-        let key = (rules.clone(), target.clone());
+    /// `saturate("F.rules[:SET]", "F.sketch:NAME" | "F.rise:NAME")` or
+    /// `search("F.guide:SKETCH")`: a guided search from `t`.
+    fn saturate(
+        &mut self,
+        op: Op,
+        args: &[Rc<Expr>],
+        env: &Env,
+        t: &Rc<Term>,
+    ) -> Result<Option<Rc<Term>>> {
+        let mut refs = vec![];
+        for a in args {
+            match self.value(a, env)? {
+                Value::File(s, span) => refs.push((s, span)),
+                _ => return Err(Error::at(a.span(), "expected a file name in quotes")),
+            }
+        }
+        let key: Vec<Rc<str>> = refs.iter().map(|(s, _)| s.clone()).collect();
         let step = match self.searches.get(&key) {
             Some(s) => s.clone(),
             None => {
-                let dir = if env.prelude {
-                    &self.files[1].dir
-                } else {
-                    &self.files[0].dir
+                let dir = &self.files[usize::from(env.prelude)].dir;
+                let step = match op {
+                    Op::Search => super::search::guide_step(dir, (&refs[0].0, &refs[0].1))?,
+                    _ => {
+                        let (rules, target) = (&refs[0], &refs[1]);
+                        super::search::step(
+                            dir,
+                            (&rules.0, &rules.1),
+                            (&target.0, &target.1),
+                            t,
+                            self.settings,
+                        )?
+                    }
                 };
-                let step = super::search::step(
-                    dir,
-                    (&rules, &rules_at),
-                    (&target, &target_at),
-                    t,
-                    self.settings,
-                )?;
                 let step = Rc::new(step);
                 self.searches.insert(key, step.clone());
                 step
@@ -837,6 +848,11 @@ impl Machine<'_> {
         let report = crate::guide::search(t, &step, |_| {})?;
         self.counts.searches += 1;
         self.counts.enodes = self.counts.enodes.max(report.outcome.size().0);
+        if report.outcome.stop == crate::egraph::saturate::StopReason::TimeLimit
+            && left <= step.limits.time
+        {
+            return Err(limit("time"));
+        }
         Ok(report.term.filter(|u| u.ty == t.ty))
     }
 }

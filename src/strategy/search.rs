@@ -1,5 +1,5 @@
-//! The guided search a strategy runs as a combinator (`saturate`): a guide's step read from
-//! the files the strategy names.
+//! The guided search a strategy runs as a combinator (`saturate`, `search`): a guide's step
+//! read from the files the strategy names.
 
 use super::eval::Settings;
 use crate::error::{Error, Result};
@@ -48,4 +48,27 @@ pub fn step(
     let mut step = Step::new(sketch, rules, (cost, settings.search.clone(), filter));
     step.goal = goal;
     Ok(step)
+}
+
+/// The step of the guide `spec` (`FILE.guide:SKETCH`, relative to `dir`) that searches for
+/// sketch (or goal) `SKETCH`.
+pub fn guide_step(dir: &Path, (spec, at): (&str, &Span)) -> Result<Step> {
+    let (file, name) = spec
+        .rsplit_once(':')
+        .ok_or_else(|| Error::at(at, "name a guide's step: \"FILE.guide:SKETCH\""))?;
+    let guide = crate::guide::parse::load_guide(&dir.join(file)).map_err(|e| e.or_at(at))?;
+    let found = guide
+        .steps
+        .iter()
+        .find(|s| s.sketch.name == name && s.rewrite.is_none() && s.auto.is_none());
+    found.cloned().ok_or_else(|| {
+        let names: Vec<&str> = guide.steps.iter().map(|s| s.sketch.name.as_str()).collect();
+        Error::at(
+            at,
+            format!(
+                "{file} has no step `{name}` (its steps: {})",
+                crate::error::listing(&names)
+            ),
+        )
+    })
 }
