@@ -19,7 +19,8 @@
 //! step auto                        steps found automatically towards the next step's sketch
 //!   rules  split reorder           (`guide::auto`), each with one of these sets, a pair of
 //! step lower1                      them, or all (default: every set of the rules file)
-//! step strategy mm.elevate:lower   a step that rewrites with a strategy instead of searching
+//! step strategy mm.elevate:baseline ;; DFNF   a step that rewrites with a strategy (the rest
+//!                                  of the line) instead of searching
 //! ```
 //!
 //! Paths are relative to the guide file.
@@ -260,7 +261,15 @@ pub fn load_guide(path: &Path) -> Result<Guide> {
                     [auto] if auto.text == "auto" => StepTarget::Auto(auto.clone()),
                     [name] => StepTarget::Sketch(name.clone()),
                     [goal, spec] if goal.text == "goal" => StepTarget::Goal(spec.clone()),
-                    [kind, spec] if kind.text == "strategy" => StepTarget::Strategy(spec.clone()),
+                    // The rest of the line: a strategy may have spaces.
+                    [kind, first, ..] if kind.text == "strategy" => {
+                        let last = ws.last().expect("one word at least");
+                        let text = ws[2..].iter().map(|w| w.text.as_str()).collect::<Vec<_>>();
+                        StepTarget::Strategy(Word {
+                            text: text.join(" "),
+                            span: first.span.to(&last.span),
+                        })
+                    }
                     _ => return Err(Error::at(
                         &key.span,
                         "expected `step SKETCH_NAME`, `step goal FILE.rise:NAME`, `step strategy FILE.elevate:NAME` or `step auto`",

@@ -1,0 +1,146 @@
+//! Strategies on the matrix multiplication: each keeps the program's meaning, the baseline
+//! finds the baseline guide's program, guides run strategy steps, strategies run guided
+//! searches, and the command line reports counts and failures.
+
+mod common;
+
+use common::{assert_computes_matmul, def, output, Rng};
+use sketchlog::guide;
+use sketchlog::rise::term::Term;
+use sketchlog::strategy::{self, Ending, Outcome, Settings};
+use std::rc::Rc;
+
+const MM: &str = "programs/matmul.rise";
+
+/// `mm` rewritten by `programs/mm.elevate:STRATEGY`.
+fn rewrite(strategy: &str) -> (Rc<Term>, Outcome) {
+    let (file, s) = strategy::load_spec(&format!("programs/mm.elevate:{strategy}")).unwrap();
+    let settings = Settings {
+        sizes: ["m", "n", "k"].map(String::from).to_vec(),
+        ..Settings::default()
+    };
+    let outcome = strategy::run(&file, &s, &def(MM, "mm"), &settings).unwrap();
+    match &outcome.ending {
+        Ending::Success(t) => (t.clone(), outcome),
+        other => panic!("{strategy}: {other:?}"),
+    }
+}
+
+/// The beta-eta normal form of `t`, as the guides keep their terms.
+fn benf(t: &Rc<Term>) -> Rc<Term> {
+    let limits = sketchlog::egraph::saturate::Limits::default();
+    sketchlog::egraph::saturate::normalise(t, &limits)
+        .unwrap()
+        .0
+}
+
+#[test]
+fn every_matrix_multiplication_strategy_keeps_the_meaning() {
+    for s in [
+        "baseline",
+        "blockingSplit",
+        "blockingSplit ;; normForSearch",
+    ] {
+        let (t, outcome) = rewrite(s);
+        assert!(outcome.counts.rules > 0, "{s}");
+        assert!(outcome.counts.steps > outcome.counts.rules, "{s}");
+        assert_computes_matmul(&t, &mut Rng(7));
+    }
+}
+
+#[test]
+fn the_baseline_strategy_finds_the_baseline_guides_program() {
+    let (t, outcome) = rewrite("baseline");
+    let g = guide::parse::load_guide("programs/baseline.guide".as_ref()).unwrap();
+    let reports = guide::run(&g, |_, _| {}, |_, _| {}).unwrap();
+    let found = reports.last().unwrap().term.clone().unwrap();
+    assert_eq!(benf(&t), found);
+    // DFNF eta-abstracts the reduction's operator and the map's function; the fusion is the
+    // one named rule applied.
+    assert_eq!(outcome.counts.rules, 3);
+}
+
+#[test]
+fn a_mixed_strategy_searches_only_for_the_loop_order() {
+    let (t, outcome) = rewrite("blockingMixed");
+    assert_eq!(outcome.counts.searches, 1);
+    let sketches = sketchlog::sketch::parse::parse_sketch_file(
+        &sketchlog::files::read_source("programs/mm.sketch".as_ref()).unwrap(),
+    )
+    .unwrap();
+    let sizes = ["m", "n", "k"].map(String::from);
+    let reorder1 = sketches
+        .get("reorder1")
+        .unwrap()
+        .clone()
+        .resolve(&sizes)
+        .unwrap();
+    assert!(reorder1.sketch.satisfied_by(&t));
+    assert_computes_matmul(&t, &mut Rng(11));
+    // The guide searches for the split loops too; the mixed search starts from them.
+    let g = guide::parse::load_guide("programs/blocking.guide".as_ref()).unwrap();
+    let reports = guide::run(&g, |_, _| {}, |_, _| {}).unwrap();
+    let guide_enodes: usize = reports.iter().map(|r| r.outcome.size().0).sum();
+    assert!(
+        outcome.counts.enodes < guide_enodes,
+        "{} vs {guide_enodes}",
+        outcome.counts.enodes
+    );
+}
+
+#[test]
+fn a_guide_runs_a_strategy_step_then_searches_from_its_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let programs = std::fs::canonicalize("programs").unwrap();
+    let text = format!(
+        "program {p}/matmul.rise:mm\nsketches {p}/mm.sketch\nrules {p}/../rules/mm.rules\n\
+         limits iterations 60 enodes 5000000 time 300 memory 4000\n\
+         filter array-depth 6 ast-size 200 sizes-positive\n\
+         step strategy {p}/mm.elevate:blockingSplit ;; normForSearch\n\
+         step reorder1\n  rules reorder\n",
+        p = programs.display()
+    );
+    let path = dir.path().join("mixed.guide");
+    std::fs::write(&path, text).unwrap();
+    let g = guide::parse::load_guide(&path).unwrap();
+    assert!(g.inputs.iter().any(|p| p.ends_with("mm.elevate")));
+    let reports = guide::run(&g, |_, _| {}, |_, _| {}).unwrap();
+    assert_eq!(reports.len(), 2);
+    assert!(reports[0].strategy.is_some_and(|c| c.rules > 0));
+    assert!(reports.iter().all(|r| r.outcome.found()));
+    assert_computes_matmul(reports[1].term.as_ref().unwrap(), &mut Rng(3));
+}
+
+#[test]
+fn rewrite_prints_the_result_and_counts_and_says_where_a_strategy_failed() {
+    let out = output(&[
+        "rewrite",
+        "programs/matmul.rise:mm",
+        "--strategy",
+        "programs/mm.elevate:baseline",
+        "--trace",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.contains("def mm = nfun m n k =>"), "{stdout}");
+    assert!(stdout.contains("rewrite steps "), "{stdout}");
+    assert_eq!(
+        stdout.matches(" fuse-reduce-map at [").count(),
+        1,
+        "{stdout}"
+    );
+    // The reduction is a fused reduceSeq below the leading binders and two maps.
+    let failing = "programs/mm.elevate:baseline ; body(body(body(body(body(is(reduce))))))";
+    let out = output(&["rewrite", "programs/matmul.rise:mm", "--strategy", failing]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("strategy failed: `is(reduce)`"), "{stderr}");
+    assert!(stderr.contains("at position [0,0,0,0,0]"), "{stderr}");
+    // A limit stops a strategy that does not terminate, with its counts.
+    let forever = "programs/mm.elevate:repeat(id)";
+    let out = output(&["rewrite", MM, "--strategy", forever, "--max-steps", "5000"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout.contains("rewrite steps 5000"), "{stdout}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("steps limit"));
+}
