@@ -2,7 +2,7 @@
 //! runs in a child process, and what it produces ([`Outcome`]), for the
 //! [`cluster`](crate::cluster) to schedule, key and keep.
 
-use super::{auto, codegen, harris, input, matmul, shine, steps, sweep, table2};
+use super::{auto, codegen, elevate, harris, input, matmul, shine, steps, sweep, table2};
 use crate::cluster::child::Caps;
 use crate::cluster::job::Task;
 use crate::egraph::encoding::{Binding, Encoding, Substitution};
@@ -43,6 +43,8 @@ pub enum Work {
     /// A target of the automatic guides' table: the guide found for it, or (`written`) the
     /// guide written by hand or the unguided search.
     Auto { target: String, written: bool },
+    /// A matrix multiplication version found by one approach (strategy, guide, mixed).
+    Elevate { version: String, approach: String },
     /// A point of a sweep; timed when the sweep times the found programs.
     SweepPoint {
         sweep: PathBuf,
@@ -84,6 +86,7 @@ pub fn child_main(json: &str) -> Result<()> {
         Work::Steps { guide } => steps::row_main(guide),
         Work::Shine { test } => shine::row_main(test, caps.time),
         Work::Auto { target, written } => auto::row_main(target, *written),
+        Work::Elevate { version, approach } => elevate::row_main(version, approach),
         Work::SweepPoint { sweep, point, .. } => sweep::point_main(sweep, point),
     })
 }
@@ -104,6 +107,7 @@ pub enum Outcome {
     /// A row per goal of the test.
     Shine(Vec<shine::Row>),
     Auto(auto::Row),
+    Elevate(elevate::Row),
     SweepPoint(sweep::PointRow),
 }
 
@@ -127,6 +131,7 @@ impl Task for Work {
                 true => format!("auto {target} written"),
                 false => format!("auto {target}"),
             },
+            Work::Elevate { version, approach } => format!("elevate {version} by {approach}"),
             Work::SweepPoint { sweep, point, .. } => {
                 format!("{} {}", sweep.display(), sweep::point_arg(point))
             }
@@ -162,6 +167,7 @@ impl Task for Work {
             Work::Steps { guide } => steps::inputs(guide)?,
             Work::Shine { test } => shine::inputs(shine::test(test)?),
             Work::Auto { target, .. } => auto::target(target)?.inputs(),
+            Work::Elevate { version, approach } => elevate::inputs(version, approach)?,
             Work::SweepPoint { sweep, point, .. } => sweep::load(sweep)?.inputs(point)?,
         })
     }
@@ -184,6 +190,9 @@ impl Task for Work {
             Work::Shine { test } => Outcome::Shine(shine::run_child(test, caps)?),
             Work::Auto { target, written } => {
                 Outcome::Auto(auto::run_child(target, *written, caps)?)
+            }
+            Work::Elevate { version, approach } => {
+                Outcome::Elevate(elevate::run_child(version, approach, caps)?)
             }
             Work::SweepPoint { sweep, point, .. } => {
                 Outcome::SweepPoint(sweep::run_child(sweep, point, caps)?)
@@ -229,6 +238,10 @@ impl Task for Work {
             Outcome::Auto(row) => match row.found {
                 true => format!("found ({} steps)", row.steps.unwrap_or(0)),
                 false => format!("not found ({})", row.stop),
+            },
+            Outcome::Elevate(row) => match (&row.error, row.time_s) {
+                (Some(e), _) => e.clone(),
+                (None, t) => format!("{:.3} s", t.unwrap_or(f64::NAN)),
             },
             Outcome::SweepPoint(row) => match (row.found, row.gflops) {
                 (true, Some(g)) => format!("found, {g:.1} GFLOP/s"),

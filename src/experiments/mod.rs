@@ -3,8 +3,8 @@
 //! multiplication case study's Tables 3, 4, 5 and Figure 16 ([`matmul`], [`plot`]), the
 //! generated C's performance ([`codegen`]), the Harris corner detector beside Halide and
 //! OpenCV ([`harris`]), every guide step's C beside its scalar lowering ([`steps`]), the
-//! Rise project's own tests ([`shine`]), and the guides found automatically beside the
-//! written ones ([`auto`]).
+//! Rise project's own tests ([`shine`]), the guides found automatically beside the
+//! written ones ([`auto`]), and Elevate's strategies beside the guides ([`elevate`]).
 //!
 //! Each row runs in its own child process of `sketchlog` ([`crate::cluster::child`]) under a memory cap
 //! (`RLIMIT_AS`, set by the child) and a time limit, so a row that runs out of memory is recorded as such and
@@ -15,6 +15,7 @@
 
 pub mod auto;
 pub mod codegen;
+pub mod elevate;
 pub mod harris;
 pub mod jobs;
 pub mod matmul;

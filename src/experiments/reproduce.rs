@@ -3,7 +3,7 @@
 //! the store (atomically) as each job finishes, with a progress line per job.
 
 use super::jobs::{Job, Outcome, Store, Work};
-use super::{auto, codegen, harris, matmul, shine, steps, table2};
+use super::{auto, codegen, elevate, harris, matmul, shine, steps, table2};
 use crate::cluster::child::Caps;
 use crate::cluster::Cluster;
 use crate::egraph::encoding::{Binding, Substitution};
@@ -24,6 +24,8 @@ pub enum Table {
     Steps,
     Shine,
     Auto,
+    /// Elevate's strategies, the guides and mixed versions of the matrix multiplication.
+    Elevate,
 }
 
 impl Table {
@@ -132,6 +134,12 @@ impl Settings {
                         }
                     }
                 }
+                Table::Elevate => {
+                    for (version, approach) in elevate::rows() {
+                        let (version, approach) = (version.into(), approach.into());
+                        add(Work::Elevate { version, approach }, elevate::CAPS)?;
+                    }
+                }
                 Table::Shine => {
                     for t in &shine::TESTS {
                         let test = t.name.to_string();
@@ -184,6 +192,13 @@ impl Settings {
                         _ => vec![],
                     });
                     matmul::write_csv(&dir.join("auto.csv"), &auto::COLUMNS, &rows)?
+                }
+                Table::Elevate => {
+                    let rows = cells(&outcomes, |o| match o {
+                        Outcome::Elevate(row) => vec![row.fields()],
+                        _ => vec![],
+                    });
+                    matmul::write_csv(&dir.join("elevate.csv"), &elevate::COLUMNS, &rows)?
                 }
                 Table::Steps => {
                     let rows = cells(&outcomes, |o| match o {

@@ -72,7 +72,7 @@ pub struct Counts {
     pub rules: u64,
     /// Guided searches run (`saturate`).
     pub searches: u64,
-    /// The most e-nodes a guided search grew.
+    /// The e-nodes its guided searches grew, in total.
     pub enodes: usize,
 }
 
@@ -847,7 +847,7 @@ impl Machine<'_> {
         step.limits.time = step.limits.time.min(left);
         let report = crate::guide::search(t, &step, |_| {})?;
         self.counts.searches += 1;
-        self.counts.enodes = self.counts.enodes.max(report.outcome.size().0);
+        self.counts.enodes += report.outcome.size().0;
         if report.outcome.stop == crate::egraph::saturate::StopReason::TimeLimit
             && left <= step.limits.time
         {

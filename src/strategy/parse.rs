@@ -40,7 +40,10 @@ pub struct Def {
     pub name: Rc<str>,
     pub params: Vec<Param>,
     pub body: Rc<Expr>,
+    /// Where its name is written.
     pub span: Span,
+    /// The whole clause as written.
+    pub text: Span,
 }
 
 /// A strategy file: its definitions, and the rules it names.
@@ -58,6 +61,40 @@ impl StrategyFile {
     /// The clauses of definition `name`, in order.
     pub fn clauses<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Def> + 'a {
         self.defs.iter().filter(move |d| &*d.name == name)
+    }
+
+    /// The lines of the definitions `e` calls here, directly or through other definitions
+    /// (comments and blank lines aside): how long the strategy is as written.
+    pub fn lines_of(&self, e: &Expr) -> usize {
+        let mut seen: Vec<&str> = vec![];
+        let mut todo = vec![e];
+        while let Some(e) = todo.pop() {
+            match e {
+                Expr::Call(c) => {
+                    if !seen.contains(&&*c.name) && self.clauses(&c.name).next().is_some() {
+                        seen.push(&c.name);
+                        todo.extend(self.clauses(&c.name).map(|d| &*d.body));
+                    }
+                    todo.extend(c.args.iter().map(|a| &**a));
+                }
+                Expr::Seq(a, b)
+                | Expr::SeqNormal(a, b)
+                | Expr::Choice(a, b)
+                | Expr::At(a, b)
+                | Expr::Arith(_, a, b) => todo.extend([&**a, &**b]),
+                Expr::Num(..) | Expr::Str(..) => {}
+            }
+        }
+        let code = |d: &Def| {
+            let lines = d.text.text().lines();
+            lines
+                .filter(|l| !l.trim().is_empty() && !l.trim().starts_with("//"))
+                .count()
+        };
+        (self.defs.iter())
+            .filter(|d| seen.contains(&&*d.name))
+            .map(code)
+            .sum()
     }
 
     /// Is `name` defined here (a definition or a rule)?
@@ -305,6 +342,7 @@ impl Parser {
             name,
             params,
             body,
+            text: self.since(&span),
             span,
         })
     }
