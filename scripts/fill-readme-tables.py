@@ -186,6 +186,15 @@ def auto():
             f"{w['guide_time_s'] or '-'} s, {w['peak_rss_mb'] or '-'} MB |")
     return "\n".join(out)
 
+def elevate():
+    """results/elevate.csv: a row per version and approach, beside the Elevate figure the paper
+    gives for the version."""
+    cell = lambda x: x if x else "-"
+    return "\n".join(
+        f"| {r['version']} | {r['approach']} | {r['lines']} | {cell(r['rewrite_steps'])} "
+        f"| {cell(r['rule_applications'])} | {cell(r['enodes'])} | {r['time_s']} | {r['peak_rss_mb']} "
+        f"| {cell(r['same_c_as_guide'])} | {cell(r['paper_steps'])} |" for r in rows("elevate.csv"))
+
 def machine():
     """Which machine and build made each table's committed rows (results/machine.txt), with the
     commit of each build given as --commit BUILD=COMMIT."""
@@ -226,7 +235,7 @@ def fuzz():
 
 FILLS = [("table2", table2), ("table2-exact", table2_exact), ("table4", table4), ("table3", table3), ("table5", table5),
          ("codegen", codegen), ("harris", harris), ("steps", steps), ("sweep", sweep), ("shine", shine),
-         ("egglog-peer", egglog_peer), ("auto", auto), ("fuzz", fuzz), ("machine", machine)]
+         ("egglog-peer", egglog_peer), ("auto", auto), ("elevate", elevate), ("fuzz", fuzz), ("machine", machine)]
 
 for page in [pathlib.Path("README.md")] + sorted(pathlib.Path("docs/src").glob("*.md")):
     text = page.read_text()

@@ -191,3 +191,19 @@ fn every_measured_ratio_in_prose_names_its_machine() {
     }
     assert!(unnamed.is_empty(), "{}", unnamed.join("\n\n"));
 }
+
+#[test]
+fn the_strategies_chapter_lists_every_built_in_as_the_code_defines_it() {
+    let chapter = read("docs/src/strategies.md");
+    let table = sketchlog::strategy::builtins::markdown_table();
+    assert!(
+        chapter.contains(&table),
+        "the built-ins' table in docs/src/strategies.md differs from builtins::markdown_table():\n{table}"
+    );
+    for line in read("src/strategy/prelude.elevate").lines() {
+        if let Some(def) = line.strip_prefix("def ") {
+            let name = def.split(['(', ' ']).next().unwrap();
+            assert!(chapter.contains(&format!("`{name}")), "prelude's `{name}`");
+        }
+    }
+}

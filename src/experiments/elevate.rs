@@ -234,6 +234,8 @@ fn strategy_row(v: &Version, name: &str) -> Result<Row> {
         ..strategy::Settings::default()
     };
     let outcome = strategy::run(&file, &s, &mm.term, &settings)?;
+    // Before the guide the program is compared with runs.
+    let peak_rss_mb = crate::egraph::saturate::resident_mb(true);
     let (error, same_c) = match &outcome.ending {
         Ending::Success(t) => (None, Some(same_c_as_guide(t, v.name)?)),
         Ending::Failure(f) => (Some(format!("failed: {}", f.strategy)), None),
@@ -243,9 +245,9 @@ fn strategy_row(v: &Version, name: &str) -> Result<Row> {
         lines: file.lines_of(&s),
         rewrite_steps: Some(outcome.counts.steps),
         rule_applications: Some(outcome.counts.rules),
-        enodes: Some(outcome.counts.enodes),
+        enodes: (outcome.counts.searches > 0).then_some(outcome.counts.enodes),
         time_s: Some(outcome.seconds),
-        peak_rss_mb: crate::egraph::saturate::resident_mb(true),
+        peak_rss_mb,
         same_c_as_guide: same_c,
         error,
         ..empty(v)

@@ -181,7 +181,7 @@ mod tests {
         let Node::App(t, _) = &body.node else {
             panic!()
         };
-        let abstracted = eta_abstract(&t).unwrap();
+        let abstracted = eta_abstract(t).unwrap();
         assert!(matches!(abstracted.node, Node::Lam(_)));
         assert_eq!(abstracted.ty, t.ty);
         assert_eq!(&eta_reduce(&abstracted).unwrap(), t);

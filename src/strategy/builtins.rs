@@ -130,3 +130,25 @@ pub fn lookup(name: &str) -> Option<&'static Builtin> {
     };
     BUILTINS.iter().find(|b| b.name == name)
 }
+
+/// The built-ins as a Markdown table (name and arguments, meaning, example), as the book
+/// lists them.
+pub fn markdown_table() -> String {
+    let mut s = String::from("| strategy | meaning | example |\n|---|---|---|\n");
+    for b in BUILTINS {
+        let args: Vec<&str> = (b.args.iter())
+            .map(|k| match k {
+                Kind::Strategy => "s",
+                Kind::Num => "n",
+                Kind::Prim => "p",
+                Kind::File => "\"file\"",
+            })
+            .collect();
+        let call = match args.is_empty() {
+            true => b.name.to_string(),
+            false => format!("{}({})", b.name, args.join(", ")),
+        };
+        s += &format!("| `{call}` | {} | `{}` |\n", b.meaning, b.example);
+    }
+    s
+}

@@ -247,7 +247,7 @@ impl Machine<'_> {
         if self.counts.steps >= self.settings.max_steps {
             return Err(limit("steps"));
         }
-        if self.counts.steps % 4096 == 0 {
+        if self.counts.steps.is_multiple_of(4096) {
             if self.started.elapsed() > self.settings.time {
                 return Err(limit("time"));
             }
@@ -383,13 +383,13 @@ impl Machine<'_> {
         }
         let files = self.files;
         let mut target = builtins::lookup(name).map(|b| Target::Builtin(b.op));
-        for k in usize::from(prelude)..files.len() {
+        for (k, file) in files.iter().enumerate().skip(usize::from(prelude)) {
             if target.is_some() {
                 break;
             }
-            if files[k].clauses(name).next().is_some() {
+            if file.clauses(name).next().is_some() {
                 target = Some(Target::Def(k));
-            } else if let Some(rule) = files[k].rules.iter().find(|r| *r.name == **name) {
+            } else if let Some(rule) = file.rules.iter().find(|r| *r.name == **name) {
                 target = Some(Target::Rule(Rc::new(TermRule::new(rule)?)));
             }
         }
