@@ -58,23 +58,34 @@ const fn row(name: &'static str, approach: Approach, paper_steps: &'static str) 
     }
 }
 
-/// The rows, in order: every version's guide, and the strategies written for it.
-/// `blocking-split` is blocking up to its loop order (shine's `blockingPartial3`).
-pub const VERSIONS: [Version; 10] = [
+/// The rows, in order: every version by its guide, by Elevate's strategy, and (blocking)
+/// mixed.
+pub const VERSIONS: [Version; 15] = [
     row("baseline", Approach::Guide("baseline"), "657"),
     row("baseline", Approach::Strategy("baseline"), "657"),
-    row("blocking-split", Approach::Strategy("blockingSplit"), ""),
     row("blocking", Approach::Guide("blocking"), "about 40000"),
+    row("blocking", Approach::Strategy("blocking"), "about 40000"),
     row("blocking", Approach::Mixed("blockingMixed"), "about 40000"),
     row(
         "vectorization",
         Approach::Guide("vectorization"),
         "about 40000",
     ),
+    row(
+        "vectorization",
+        Approach::Strategy("vectorization"),
+        "about 40000",
+    ),
     row("loop-perm", Approach::Guide("loop-perm"), "about 40000"),
+    row("loop-perm", Approach::Strategy("loopPerm"), "about 40000"),
     row(
         "array-packing",
         Approach::Guide("array-packing"),
+        "about 63000",
+    ),
+    row(
+        "array-packing",
+        Approach::Strategy("arrayPacking"),
         "about 63000",
     ),
     row(
@@ -82,7 +93,13 @@ pub const VERSIONS: [Version; 10] = [
         Approach::Guide("cache-blocks"),
         "about 63000",
     ),
+    row(
+        "cache-blocks",
+        Approach::Strategy("cacheBlocks"),
+        "about 63000",
+    ),
     row("parallel", Approach::Guide("parallel"), "about 63000"),
+    row("parallel", Approach::Strategy("par"), "about 63000"),
 ];
 
 /// The row's approach as the table names it.
@@ -165,10 +182,8 @@ pub fn inputs(name: &str, approach: &str) -> Result<Vec<PathBuf>> {
         Approach::Guide(g) => files.extend(super::steps::inputs(g)?),
         Approach::Strategy(_) | Approach::Mixed(_) => {
             files.extend(strategy::load(&strategy_file())?.inputs);
-            // The guide whose C the row is compared with, and the guides it searches with.
-            for g in ["baseline", "blocking"] {
-                files.extend(super::steps::inputs(g)?);
-            }
+            // The guide whose C the row is compared with (and searches with).
+            files.extend(super::steps::inputs(name)?);
         }
     }
     files.sort();
@@ -255,16 +270,11 @@ fn strategy_row(v: &Version, name: &str) -> Result<Row> {
 }
 
 /// Whether the C of `program` (lowered) is the C of the program the version's guide finds,
-/// at 1024 in every size; a partial version is compared with its guide's first step.
+/// at 1024 in every size.
 fn same_c_as_guide(program: &std::rc::Rc<crate::rise::term::Term>, version: &str) -> Result<bool> {
-    let (guide, step) = match version.strip_suffix("-split") {
-        Some(whole) => (whole, 0),
-        None => (version, usize::MAX),
-    };
-    let g = crate::guide::parse::load_guide(&super::steps::guide_file(guide))?;
+    let g = crate::guide::parse::load_guide(&super::steps::guide_file(version))?;
     let reports = crate::guide::run(&g, |_, _| {}, |_, _| {})?;
-    let report = reports.get(step).or(reports.last());
-    let Some(found) = report.and_then(|r| r.term.clone()) else {
+    let Some(found) = reports.last().and_then(|r| r.term.clone()) else {
         return Ok(false);
     };
     let program = crate::egraph::saturate::normalise(program, &Default::default())?.0;

@@ -57,6 +57,22 @@ pub fn has_free(t: &Term, index: u32) -> bool {
     })
 }
 
+/// Does `t` use a variable below `index` (one bound by the first `index` binders around it)?
+pub fn has_free_below(t: &Term, index: u32) -> bool {
+    has_free_below_under(t, index, 0)
+}
+
+fn has_free_below_under(t: &Term, index: u32, depth: u32) -> bool {
+    deep(|| match &t.node {
+        Node::Var(i) => *i >= depth && *i - depth < index,
+        Node::Lam(b) => has_free_below_under(b, index, depth + 1),
+        n => n
+            .children()
+            .into_iter()
+            .any(|c| has_free_below_under(c, index, depth)),
+    })
+}
+
 /// `body` with variable 0 replaced by `arg` (both standing in the same scope, `body` under
 /// one more binder) and the variables above it lowered by one.
 pub fn substitute(body: &Rc<Term>, arg: &Rc<Term>) -> Rc<Term> {

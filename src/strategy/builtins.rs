@@ -41,6 +41,8 @@ pub enum Op {
     Is,
     IsPrim(crate::rise::primitives::Prim),
     IsLambda,
+    IsDepLambda,
+    IsComputation,
     IsApply,
     IsIdentifier,
     IsApp,
@@ -48,6 +50,7 @@ pub enum Op {
     Beta,
     Eta,
     EtaAbstraction,
+    StoreInMemory,
     Saturate,
     Search,
 }
@@ -109,6 +112,8 @@ builtins! {
     "isLet" Op::IsPrim(Prim::Let), [], "the term is `let`", "isApplied(isLet)";
     "isZip" Op::IsPrim(Prim::Zip), [], "the term is `zip`", "isApplied(isZip)";
     "isLambda" Op::IsLambda, [], "the term is a lambda", "not(isLambda)";
+    "isDepLambda" Op::IsDepLambda, [], "the term is a size lambda (`nfun`)", "isLambda <+ isDepLambda";
+    "isComputation" Op::IsComputation, [], "the term is a lambda from scalars (or pairs of them) to scalars, or the identity", "topDown(isComputation)";
     "isApply" Op::IsApply, [], "the term is an application", "not(isApply)";
     "isIdentifier" Op::IsIdentifier, [], "the term is a variable", "argument(isIdentifier)";
     "isApp" Op::IsApp, [S, S], "an application whose function satisfies `f` and argument `e`; unchanged", "isApp(isMap, id)";
@@ -116,6 +121,7 @@ builtins! {
     "beta" Op::Beta, [], "`(fun x => b) a` to `b[x := a]` (and a size function applied to a size)", "normalize(beta)";
     "eta" Op::Eta, [], "`fun x => f x` to `f` when `x` is not free in `f`", "normalize(eta)";
     "etaAbstraction" Op::EtaAbstraction, [], "a function `f` to `fun x => f x`", "argumentOf(map, etaAbstraction)";
+    "storeInMemory" Op::StoreInMemory, [S, S], "the first subterm (function first, pre-order) where `what` succeeds, rewritten by `how` and computed into memory first: `let (toMem how(e)) (fun x => ..)` with every occurrence of it replaced by `x`", "storeInMemory(isApplied(isTranspose), id)";
     "saturate" Op::Saturate, [File, File], "a guided search from the term with rules `\"F.rules[:SET]\"` until sketch `\"F.sketch:NAME\"` (or goal `\"F.rise:NAME\"`) holds, under default limits; the cheapest term satisfying it, or failure", "saturate(\"mm.rules:split\", \"mm.sketch:split\")";
     "search" Op::Search, [File], "the step of a guide `\"F.guide:SKETCH\"` (its rules, limits, filter, cost and normal form) as a guided search from the term; its result, or failure", "search(\"blocking.guide:reorder1\")";
 }

@@ -12,7 +12,9 @@ use super::{Call, Expr};
 use crate::egraph::saturate::Limits;
 use crate::error::{Error, ErrorKind, Result};
 use crate::rise::lambda;
+use crate::rise::primitives::Prim;
 use crate::rise::term::{Node, Term};
+use crate::rise::types::{fun, Type};
 use crate::rules::TermRule;
 use crate::source::Span;
 use rustc_hash::FxHashMap as HashMap;
@@ -575,7 +577,12 @@ impl Machine<'_> {
             | Op::Sometd
             | Op::Somebu => {
                 let (s, e) = self.strategy_arg(args, 0, env)?;
-                return self.whole(op, &s, &e, t);
+                // Counted inside; fails as a whole where `s` applies nowhere (as Elevate's
+                // `one` at the root does).
+                match self.whole(op, &s, &e, t)? {
+                    Some(u) => return Ok(Some(u)),
+                    None => None,
+                }
             }
             Op::Normalize => {
                 let (s, e) = self.strategy_arg(args, 0, env)?;
@@ -612,6 +619,13 @@ impl Machine<'_> {
                 head_is(t, p).then(|| t.clone())
             }
             Op::IsLambda => matches!(t.node, Node::Lam(_)).then(|| t.clone()),
+            Op::IsDepLambda => matches!(t.node, Node::NatLam(_)).then(|| t.clone()),
+            Op::IsComputation => is_computation(t).then(|| t.clone()),
+            Op::StoreInMemory => {
+                let (what, we) = self.strategy_arg(args, 0, env)?;
+                let (how, he) = self.strategy_arg(args, 1, env)?;
+                self.store_in_memory((&what, &we), (&how, &he), t)?
+            }
             Op::IsApply => matches!(t.node, Node::App(..)).then(|| t.clone()),
             Op::IsIdentifier => matches!(t.node, Node::Var(_)).then(|| t.clone()),
             Op::IsApp | Op::IsApplied => {
@@ -854,6 +868,100 @@ impl Machine<'_> {
             return Err(limit("time"));
         }
         Ok(report.term.filter(|u| u.ty == t.ty))
+    }
+}
+
+impl Machine<'_> {
+    /// Elevate's `storeInMemory(what, how)`: the first subterm where `what` succeeds (a
+    /// term of the root's scope: it uses no variable bound inside the root), `how` applied to
+    /// it, and the root with every occurrence of it replaced by a variable bound to the stored
+    /// result: `let (toMem how(e)) (fun x => root[e := x])`.
+    fn store_in_memory(
+        &mut self,
+        what: (&Rc<Expr>, &Env),
+        how: (&Rc<Expr>, &Env),
+        t: &Rc<Term>,
+    ) -> Result<Option<Rc<Term>>> {
+        let Some(e) = self.extract(what, t, 0)? else {
+            return Ok(None);
+        };
+        let Some(stored) = self.apply(how.0, how.1, &e)? else {
+            return Ok(None);
+        };
+        let Some(body) = replace_all(&e, t, 0) else {
+            return Ok(None);
+        };
+        let to_mem = Term::new(Node::Prim(Prim::ToMem), fun(e.ty.clone(), e.ty.clone()));
+        let value = Term::new(Node::App(to_mem, stored), e.ty.clone());
+        let lam = lambda::lambda(e.ty.clone(), body);
+        let let_ty = fun(e.ty.clone(), fun(lam.ty.clone(), t.ty.clone()));
+        let bind = Term::new(Node::Prim(Prim::Let), let_ty);
+        let partial = Term::new(Node::App(bind, value), fun(lam.ty.clone(), t.ty.clone()));
+        Ok(Some(Term::new(Node::App(partial, lam), t.ty.clone())))
+    }
+
+    /// The first subterm of `t` (under `depth` binders of the root) where `what` succeeds, in
+    /// Elevate's order (the node, then an application's function and argument, a lambda's
+    /// body), lowered to the root's scope; `None` where it uses a variable bound inside.
+    fn extract(
+        &mut self,
+        what: (&Rc<Expr>, &Env),
+        t: &Rc<Term>,
+        depth: u32,
+    ) -> Result<Option<Rc<Term>>> {
+        if self.apply(what.0, what.1, t)?.is_some() {
+            let outer = !lambda::has_free_below(t, depth);
+            return Ok(outer
+                .then(|| lambda::shift(t, -(depth as i64), 0, 0))
+                .flatten());
+        }
+        match &t.node {
+            Node::App(f, x) => match self.extract(what, f, depth)? {
+                Some(e) => Ok(Some(e)),
+                None => self.extract(what, x, depth),
+            },
+            Node::Lam(b) => self.extract(what, b, depth + 1),
+            _ => Ok(None),
+        }
+    }
+}
+
+/// `t` (under `depth` binders of the root) with every occurrence of `e` (a term of the root's
+/// scope) replaced by the variable of a new binder around the root; `None` across a size
+/// binder.
+fn replace_all(e: &Rc<Term>, t: &Rc<Term>, depth: u32) -> Option<Rc<Term>> {
+    if t.ty == e.ty && lambda::shift(t, -(depth as i64), 0, 0).is_some_and(|u| u == *e) {
+        return Some(Term::new(Node::Var(depth), t.ty.clone()));
+    }
+    let node = match &t.node {
+        Node::Var(i) if *i >= depth => Node::Var(i + 1),
+        Node::Lam(b) => Node::Lam(replace_all(e, b, depth + 1)?),
+        Node::NatLam(_) => return None,
+        n => {
+            let kids = (n.children().into_iter())
+                .map(|c| replace_all(e, c, depth))
+                .collect::<Option<Vec<_>>>()?;
+            let mut kids = kids.into_iter();
+            n.map(|_| kids.next().expect("one per child"))
+        }
+    };
+    Some(Term::at(node, t.ty.clone(), t.span.clone()))
+}
+
+/// Elevate's `isComputation`: the identity, or a lambda from scalars (or pairs of them) to
+/// scalars (or pairs).
+fn is_computation(t: &Term) -> bool {
+    fn basic(t: &Type) -> bool {
+        match t {
+            Type::F32 | Type::Int | Type::Bool | Type::Vector(..) => true,
+            Type::Pair(a, b) => basic(a) && basic(b),
+            _ => false,
+        }
+    }
+    match (&t.node, &t.ty) {
+        (Node::Lam(b), _) if b.node == Node::Var(0) => true,
+        (Node::Lam(_), Type::Fun(a, r)) => basic(a) && basic(r),
+        _ => false,
     }
 }
 

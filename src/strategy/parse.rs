@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! file   := item*
-//! item   := "rules" STRING                  (the named rules of a `.rules` file, as strategies)
+//! item   := "rules" STRING                  (the rules of `FILE.rules[:SET]`, as strategies)
 //!         | "def" NAME ("(" param ("," param)* ")")? "=" expr
 //! param  := NAME | INT                      (INT: this clause applies to that number only)
 //! expr   := seq ("<+" seq)*                 (left choice binds loosest)
@@ -139,9 +139,12 @@ fn items(src: &Arc<Source>, dir: &Path) -> Result<StrategyFile> {
     while p.peek() != &Tok::Eof {
         if p.eat_word("rules") {
             let (name, span) = p.string()?;
-            let path = dir.join(&*name);
-            let rules = crate::rules::load_rule_file(&path).map_err(|e| e.or_at(&span))?;
-            file.rules.extend(rules.rules);
+            let (path, set) = crate::rules::split_spec(&name);
+            let path = dir.join(path);
+            let rules = crate::rules::load_rule_file(&path)
+                .and_then(|f| crate::rules::select(&f, set))
+                .map_err(|e| e.or_at(&span))?;
+            file.rules.extend(rules);
             file.inputs.push(path);
         } else if p.eat_word("def") {
             file.defs.push(p.def()?);

@@ -252,3 +252,39 @@ fn unknown_names_and_wrong_arities_are_located_errors() {
         assert!(shown.contains(message), "{text}: {shown}");
     }
 }
+
+#[test]
+fn store_in_memory_binds_every_occurrence_of_the_first_match() {
+    let t = "fun (b : 4.4.f32) => zip (transpose b) (transpose b)";
+    assert_eq!(
+        result(&run_on(
+            "body(storeInMemory(isApplied(isTranspose), id))",
+            t
+        )),
+        same("fun (b : 4.4.f32) => let (toMem (transpose b)) (fun x => zip x x)")
+    );
+    // A match that uses a variable bound below the root cannot be stored above it.
+    let inner = "fun (b : 4.4.4.f32) => map (fun r => transpose r) b";
+    assert!(result(&run_on(
+        "body(storeInMemory(isApplied(isTranspose), id))",
+        inner
+    ))
+    .starts_with("failed"));
+    // The predicates Elevate's lowering uses.
+    assert_eq!(
+        result(&run_on("isDepLambda", "nfun n => fun (x : n.f32) => x")),
+        "nfun n => fun x => x"
+    );
+    assert!(result(&run_on(
+        "body(isComputation)",
+        "fun (a : 4.f32) => map (fun x => add x x) a"
+    ))
+    .starts_with("failed"));
+    assert_eq!(
+        result(&run_on(
+            "topDown(isComputation)",
+            "fun (x : f32) => add x x"
+        )),
+        "fun x => add x x"
+    );
+}
