@@ -180,3 +180,20 @@ fn elevates_versions_up_to_the_loop_permutation_give_the_guides_c() {
         assert_eq!(c_of(&benf(&t)), c_of(&guide_program(g)), "{strategy}");
     }
 }
+
+#[test]
+fn harris_strategy_steps_give_the_guides_c() {
+    let c = |guide: &str| {
+        let program = sketchlog::codegen::load_program(&format!("programs/{guide}.guide")).unwrap();
+        sketchlog::codegen::emit::program_c("harris", &program, &[256, 256])
+            .unwrap()
+            .c
+    };
+    for (ours, theirs) in [
+        ("harris-parallel-strategy", "harris-parallel"),
+        ("harris-strips-strategy", "harris-strips"),
+        ("harris-line-buffered-mixed", "harris-line-buffered"),
+    ] {
+        assert_eq!(c(ours), c(theirs), "{ours}");
+    }
+}

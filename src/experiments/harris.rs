@@ -12,13 +12,22 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 /// The versions: a label and the program (`FILE.rise:NAME` or `FILE.guide`).
-const VERSIONS: [(&str, &str); 6] = [
+const VERSIONS: [(&str, &str); 9] = [
     ("naive", "programs/harris.rise:harris"),
     ("parallel", "programs/harris-parallel.guide"),
     ("strips", "programs/harris-strips.guide"),
     ("fused", "programs/harris-fused.guide"),
     ("separated", "programs/harris-separated.guide"),
     ("line-buffered", "programs/harris-line-buffered.guide"),
+    (
+        "parallel-strategy",
+        "programs/harris-parallel-strategy.guide",
+    ),
+    ("strips-strategy", "programs/harris-strips-strategy.guide"),
+    (
+        "line-buffered-mixed",
+        "programs/harris-line-buffered-mixed.guide",
+    ),
 ];
 
 /// Image sizes (height, width): Halide's `apps/harris` estimate (1536 wide, 2560 high), and

@@ -36,13 +36,7 @@ fn shift_here(t: &Rc<Term>, by: i64, cutoff: u32, nats: i64, nat_depth: u32) -> 
             shift_under(f, by, cutoff, nats, nat_depth)?,
             shift_nat(n, nat_depth, nats),
         ),
-        n => {
-            let kids = (n.children().into_iter())
-                .map(|c| shift_under(c, by, cutoff, nats, nat_depth))
-                .collect::<Option<Vec<_>>>()?;
-            let mut kids = kids.into_iter();
-            n.map(|_| kids.next().expect("one per child"))
-        }
+        n => n.try_map(|c| shift_under(c, by, cutoff, nats, nat_depth))?,
     };
     let ty = t.ty.map_nats(nat_depth, &mut |n, d| shift_nat(n, d, nats));
     Some(Term::at(node, ty, t.span.clone()))
@@ -97,15 +91,14 @@ fn subst_here(t: &Rc<Term>, arg: &Rc<Term>, depth: u32, nat_depth: u32) -> Rc<Te
     Term::at(node, t.ty.clone(), t.span.clone())
 }
 
-/// Beta reduction at the root: `(fun x => b) a` becomes `b[x := a]`, and a size function
-/// applied to a size, `(nfun n => b)<s>`, becomes `b[n := s]`.
+/// Beta reduction at the root: `(fun x => b) a` becomes `b[x := a]`. A size function applied
+/// to sizes stays, as in the e-graph's beta-eta normal form (rules match it: Harris's strips).
 pub fn beta(t: &Rc<Term>) -> Option<Rc<Term>> {
     match &t.node {
         Node::App(f, a) => match &f.node {
             Node::Lam(b) => Some(substitute(b, a)),
             _ => None,
         },
-        Node::NatApp(f, _) if matches!(f.node, Node::NatLam(_)) => t.nat_beta(),
         _ => None,
     }
 }

@@ -36,6 +36,15 @@ impl<C> Node<C> {
         }
     }
 
+    /// The same node with children mapped by `f`, or `None` where `f` gives `None` for one.
+    pub fn try_map<D>(&self, mut f: impl FnMut(&C) -> Option<D>) -> Option<Node<D>> {
+        let kids = (self.children().into_iter())
+            .map(&mut f)
+            .collect::<Option<Vec<D>>>()?;
+        let mut kids = kids.into_iter();
+        Some(self.map(|_| kids.next().expect("one per child")))
+    }
+
     /// The same node with children mapped by `f`.
     pub fn map<D>(&self, mut f: impl FnMut(&C) -> D) -> Node<D> {
         match self {

@@ -167,13 +167,7 @@ impl CompiledRule {
                         }
                         Node::NatApp(self.build_term(f, vars, nats, m)?, n)
                     }
-                    node => {
-                        let kids = (node.children().into_iter())
-                            .map(|c| self.build_term(c, vars, nats, m))
-                            .collect::<Option<Vec<_>>>()?;
-                        let mut kids = kids.into_iter();
-                        node.map(|_| kids.next().expect("one per child"))
-                    }
+                    node => node.try_map(|c| self.build_term(c, vars, nats, m))?,
                 };
                 Term::new(node, ty)
             }
@@ -187,13 +181,7 @@ fn reindex(t: &Rc<Term>, depth: u32, map: &dyn Fn(u32) -> Option<u32>) -> Option
         Node::Var(i) if *i >= depth => Node::Var(map(i - depth)? + depth),
         Node::Lam(b) => Node::Lam(reindex(b, depth + 1, map)?),
         Node::NatLam(_) => return None,
-        n => {
-            let kids = (n.children().into_iter())
-                .map(|c| reindex(c, depth, map))
-                .collect::<Option<Vec<_>>>()?;
-            let mut kids = kids.into_iter();
-            n.map(|_| kids.next().expect("one per child"))
-        }
+        n => n.try_map(|c| reindex(c, depth, map))?,
     };
     Some(Term::at(node, t.ty.clone(), t.span.clone()))
 }

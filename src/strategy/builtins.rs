@@ -118,7 +118,7 @@ builtins! {
     "isIdentifier" Op::IsIdentifier, [], "the term is a variable", "argument(isIdentifier)";
     "isApp" Op::IsApp, [S, S], "an application whose function satisfies `f` and argument `e`; unchanged", "isApp(isMap, id)";
     "isApplied" Op::IsApplied, [S], "`isApp(f, id)`", "isApplied(isApplied(isMap))";
-    "beta" Op::Beta, [], "`(fun x => b) a` to `b[x := a]` (and a size function applied to a size)", "normalize(beta)";
+    "beta" Op::Beta, [], "`(fun x => b) a` to `b[x := a]` (a size function applied to sizes stays, as in the e-graph's normal form)", "normalize(beta)";
     "eta" Op::Eta, [], "`fun x => f x` to `f` when `x` is not free in `f`", "normalize(eta)";
     "etaAbstraction" Op::EtaAbstraction, [], "a function `f` to `fun x => f x`", "argumentOf(map, etaAbstraction)";
     "storeInMemory" Op::StoreInMemory, [S, S], "the first subterm (function first, pre-order) where `what` succeeds, rewritten by `how` and computed into memory first: `let (toMem how(e)) (fun x => ..)` with every occurrence of it replaced by `x`", "storeInMemory(isApplied(isTranspose), id)";

@@ -937,13 +937,7 @@ fn replace_all(e: &Rc<Term>, t: &Rc<Term>, depth: u32) -> Option<Rc<Term>> {
         Node::Var(i) if *i >= depth => Node::Var(i + 1),
         Node::Lam(b) => Node::Lam(replace_all(e, b, depth + 1)?),
         Node::NatLam(_) => return None,
-        n => {
-            let kids = (n.children().into_iter())
-                .map(|c| replace_all(e, c, depth))
-                .collect::<Option<Vec<_>>>()?;
-            let mut kids = kids.into_iter();
-            n.map(|_| kids.next().expect("one per child"))
-        }
+        n => n.try_map(|c| replace_all(e, c, depth))?,
     };
     Some(Term::at(node, t.ty.clone(), t.span.clone()))
 }
