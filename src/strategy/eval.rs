@@ -425,27 +425,19 @@ impl Machine<'_> {
     }
 
     fn number(&mut self, e: &Rc<Expr>, env: &Env) -> Result<i64> {
-        let overflow = || Error::at(e.span(), "number out of range");
-        match (&**e, self.value_if_not_arith(e, env)?) {
-            (Expr::Arith(op, a, b), _) => {
-                let (a, b) = (self.number(a, env)?, self.number(b, env)?);
-                match op {
-                    '+' => a.checked_add(b),
-                    '-' => a.checked_sub(b),
-                    _ => a.checked_mul(b),
-                }
-                .ok_or_else(overflow)
-            }
-            (_, Some(Value::Num(n))) => Ok(n),
-            _ => Err(Error::at(e.span(), format!("`{e}` is not a number"))),
+        let Expr::Arith(op, a, b) = &**e else {
+            return match self.value(e, env)? {
+                Value::Num(n) => Ok(n),
+                _ => Err(Error::at(e.span(), format!("`{e}` is not a number"))),
+            };
+        };
+        let (a, b) = (self.number(a, env)?, self.number(b, env)?);
+        match op {
+            '+' => a.checked_add(b),
+            '-' => a.checked_sub(b),
+            _ => a.checked_mul(b),
         }
-    }
-
-    fn value_if_not_arith(&mut self, e: &Rc<Expr>, env: &Env) -> Result<Option<Value>> {
-        match &**e {
-            Expr::Arith(..) => Ok(None),
-            _ => self.value(e, env).map(Some),
-        }
+        .ok_or_else(|| Error::at(e.span(), "number out of range"))
     }
 
     fn definition(
