@@ -18,6 +18,7 @@ fn rewrite(strategy: &str) -> (Rc<Term>, Outcome) {
     let (file, s) = strategy::load_spec(&format!("programs/mm.elevate:{strategy}")).unwrap();
     let settings = Settings {
         sizes: ["m", "n", "k"].map(String::from).to_vec(),
+        searcher: Some(Rc::new(guide::Searches::default())),
         ..Settings::default()
     };
     let outcome = strategy::run(&file, &s, &def(MM, "mm"), &settings).unwrap();

@@ -61,6 +61,7 @@ impl RewriteArgs {
             memory_mb: self.memory_mb,
             trace: self.trace,
             sizes: def.sizes.clone(),
+            searcher: Some(std::rc::Rc::new(crate::guide::Searches::default())),
             ..Settings::default()
         };
         let outcome = strategy::run(&file, &strategy, &def.term, &settings)?;

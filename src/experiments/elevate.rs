@@ -246,6 +246,7 @@ fn strategy_row(v: &Version, name: &str) -> Result<Row> {
     )?;
     let settings = strategy::Settings {
         sizes: mm.sizes.clone(),
+        searcher: Some(std::rc::Rc::new(crate::guide::Searches::default())),
         ..strategy::Settings::default()
     };
     let outcome = strategy::run(&file, &s, &mm.term, &settings)?;

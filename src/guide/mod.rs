@@ -10,7 +10,10 @@ pub mod auto;
 pub mod explain;
 pub mod parse;
 pub mod report;
+mod searches;
 pub mod shared;
+
+pub use searches::Searches;
 
 use crate::egraph::encoding::Encoding;
 use crate::egraph::extract::{AstSize, CostModel, ENode, ExprGraph, Weighted};
@@ -380,6 +383,7 @@ fn rewrite(start: &Rc<Term>, step: &Step, rw: &Rewrite, sizes: &[String]) -> Res
         time: step.limits.time,
         memory_mb: step.limits.memory_mb,
         sizes: sizes.to_vec(),
+        searcher: Some(Rc::new(Searches::default())),
         ..Settings::default()
     };
     let run = crate::strategy::run(&rw.file, &rw.strategy, start, &settings)?;

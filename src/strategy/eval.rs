@@ -46,6 +46,8 @@ pub struct Settings {
     pub trace: bool,
     /// The limits of each guided search (`saturate`), within the run's own time.
     pub search: Limits,
+    /// What runs guided searches; a run without one fails at `saturate` and `search`.
+    pub searcher: Option<Rc<dyn Searcher>>,
     /// The program's size parameters, outermost first, which sketches name.
     pub sizes: Vec<String>,
 }
@@ -60,6 +62,7 @@ impl Default for Settings {
             max_depth: 10_000,
             trace: false,
             search: Limits::default(),
+            searcher: None,
             sizes: vec![],
         }
     }
@@ -132,7 +135,6 @@ pub fn run(
         files: [file, &*prelude],
         settings,
         resolved: HashMap::default(),
-        searches: HashMap::default(),
         counts: Counts::default(),
         started: Instant::now(),
         path: vec![],
@@ -230,8 +232,6 @@ struct Machine<'a> {
     settings: &'a Settings,
     /// What each name names, by whether it is seen from the prelude.
     resolved: HashMap<(Rc<str>, bool), Option<Target>>,
-    /// The guided searches read so far, by the files their call names.
-    searches: HashMap<Vec<Rc<str>>, Rc<crate::guide::Step>>,
     counts: Counts,
     started: Instant,
     /// The position being rewritten: child indices from the root.
@@ -810,7 +810,7 @@ impl Machine<'_> {
     }
 
     /// `saturate("F.rules[:SET]", "F.sketch:NAME" | "F.rise:NAME")` or
-    /// `search("F.guide:SKETCH")`: a guided search from `t`.
+    /// `search("F.guide:SKETCH")`: a guided search from `t`, by the run's [`Searcher`].
     fn saturate(
         &mut self,
         op: Op,
@@ -818,49 +818,65 @@ impl Machine<'_> {
         env: &Env,
         t: &Rc<Term>,
     ) -> Result<Option<Rc<Term>>> {
-        let mut refs = vec![];
+        let mut files = vec![];
         for a in args {
             match self.value(a, env)? {
-                Value::File(s, span) => refs.push((s, span)),
+                Value::File(s, span) => files.push((s, span)),
                 _ => return Err(Error::at(a.span(), "expected a file name in quotes")),
             }
         }
-        let key: Vec<Rc<str>> = refs.iter().map(|(s, _)| s.clone()).collect();
-        let step = match self.searches.get(&key) {
-            Some(s) => s.clone(),
-            None => {
-                let dir = &self.files[usize::from(env.prelude)].dir;
-                let step = match op {
-                    Op::Search => super::search::guide_step(dir, (&refs[0].0, &refs[0].1))?,
-                    _ => {
-                        let (rules, target) = (&refs[0], &refs[1]);
-                        super::search::step(
-                            dir,
-                            (&rules.0, &rules.1),
-                            (&target.0, &target.1),
-                            t,
-                            self.settings,
-                        )?
-                    }
-                };
-                let step = Rc::new(step);
-                self.searches.insert(key, step.clone());
-                step
-            }
+        let Some(searcher) = self.settings.searcher.clone() else {
+            let at = &files[0].1;
+            return Err(Error::at(at, "this run of strategies has no guided search"));
         };
-        let mut step = (*step).clone();
-        let left = self.settings.time.saturating_sub(self.started.elapsed());
-        step.limits.time = step.limits.time.min(left);
-        let report = crate::guide::search(t, &step, |_| {})?;
+        let time = self.settings.time.saturating_sub(self.started.elapsed());
+        let call = SearchCall {
+            guide_step: op == Op::Search,
+            dir: &self.files[usize::from(env.prelude)].dir,
+            files: &files,
+            sizes: &self.settings.sizes,
+            limits: &self.settings.search,
+            time,
+        };
+        let found = searcher.search(&call, t)?;
         self.counts.searches += 1;
-        self.counts.enodes += report.outcome.size().0;
-        if report.outcome.stop == crate::egraph::saturate::StopReason::TimeLimit
-            && left <= step.limits.time
-        {
+        self.counts.enodes += found.enodes;
+        if found.out_of_time {
             return Err(limit("time"));
         }
-        Ok(report.term.filter(|u| u.ty == t.ty))
+        Ok(found.term.filter(|u| u.ty == t.ty))
     }
+}
+
+/// A guided search a strategy names: `search("F.guide:SKETCH")` (`guide_step`) or
+/// `saturate("F.rules[:SET]", "F.sketch:NAME" | "F.rise:NAME")`.
+pub struct SearchCall<'a> {
+    pub guide_step: bool,
+    /// The directory the files are relative to.
+    pub dir: &'a std::path::Path,
+    /// The files named, each where it is written.
+    pub files: &'a [(Rc<str>, Span)],
+    /// The program's size parameters, which sketches name.
+    pub sizes: &'a [String],
+    /// `saturate`'s limits.
+    pub limits: &'a Limits,
+    /// What is left of the run's time.
+    pub time: Duration,
+}
+
+/// What a guided search found.
+pub struct Found {
+    /// The extracted term; `None` when the target was not found.
+    pub term: Option<Rc<Term>>,
+    pub enodes: usize,
+    /// The run's time ran out during the search.
+    pub out_of_time: bool,
+}
+
+/// Runs the guided searches strategies name (the guide module's is
+/// `crate::guide::Searches`).
+pub trait Searcher: std::fmt::Debug {
+    fn search(&self, call: &SearchCall, t: &Rc<Term>) -> Result<Found>;
 }
 
 impl Machine<'_> {

@@ -21,7 +21,6 @@ mod check;
 pub mod eval;
 pub mod parse;
 mod prelude;
-mod search;
 #[cfg(test)]
 mod tests;
 mod traverse;
@@ -32,7 +31,9 @@ use std::fmt;
 use std::path::Path;
 use std::rc::Rc;
 
-pub use eval::{run, Applied, Counts, Ending, Failure, Order, Outcome, Settings};
+pub use eval::{
+    run, Applied, Counts, Ending, Failure, Found, Order, Outcome, SearchCall, Searcher, Settings,
+};
 pub use parse::{load, StrategyFile};
 
 /// The strategy `FILE.elevate:STRATEGY`: the file, and `STRATEGY` (a definition's name, or
