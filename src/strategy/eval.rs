@@ -7,121 +7,15 @@
 
 use super::builtins::{self, Op};
 use super::parse::{Def, Param, StrategyFile};
-use super::traverse::{child, visit_order, with_child, with_children};
+use super::settings::{Applied, Counts, Ending, Failure, Outcome, Settings};
 use super::{Call, Expr};
-use crate::egraph::saturate::Limits;
 use crate::error::{Error, ErrorKind, Result};
-use crate::rise::lambda;
-use crate::rise::primitives::Prim;
-use crate::rise::term::{Node, Term};
-use crate::rise::types::{fun, Type};
+use crate::rise::term::Term;
 use crate::rules::TermRule;
 use crate::source::Span;
 use rustc_hash::FxHashMap as HashMap;
 use std::rc::Rc;
-use std::time::{Duration, Instant};
-
-/// The order in which `one` (and every traversal built on it) visits an application's
-/// function and argument. Elevate's matrix multiplication strategies were written for
-/// argument first, its Harris strategies for function first.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Order {
-    #[default]
-    ArgumentFirst,
-    FunctionFirst,
-}
-
-/// How a strategy runs.
-#[derive(Clone, Debug)]
-pub struct Settings {
-    pub order: Order,
-    /// Rewrite steps before the run stops (a strategy that does not terminate).
-    pub max_steps: u64,
-    pub time: Duration,
-    /// Resident memory of the process, in MB.
-    pub memory_mb: Option<u64>,
-    /// Definitions called inside one another before the run stops (unbounded recursion).
-    pub max_depth: usize,
-    /// Record every rule application with its position.
-    pub trace: bool,
-    /// The limits of each guided search (`saturate`), within the run's own time.
-    pub search: Limits,
-    /// What runs guided searches; a run without one fails at `saturate` and `search`.
-    pub searcher: Option<Rc<dyn Searcher>>,
-    /// The program's size parameters, outermost first, which sketches name.
-    pub sizes: Vec<String>,
-}
-
-impl Default for Settings {
-    fn default() -> Settings {
-        Settings {
-            order: Order::default(),
-            max_steps: 100_000_000,
-            time: Duration::from_secs(60),
-            memory_mb: None,
-            max_depth: 10_000,
-            trace: false,
-            search: Limits::default(),
-            searcher: None,
-            sizes: vec![],
-        }
-    }
-}
-
-/// What a run counted.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Counts {
-    /// Successes, as Elevate counts rewrite steps.
-    pub steps: u64,
-    /// Successes of named rules and lambda-calculus steps.
-    pub rules: u64,
-    /// Guided searches run (`saturate`).
-    pub searches: u64,
-    /// The e-nodes its guided searches grew, in total.
-    pub enodes: usize,
-}
-
-/// Where a strategy failed: the part of it that failed, and the term it was applied to.
-#[derive(Clone, Debug)]
-pub struct Failure {
-    /// The failing part as written (a sequence passes on its failing element's failure, a
-    /// definition its body's).
-    pub strategy: String,
-    /// Where it was written.
-    pub span: Span,
-    /// The definitions it was inside, outermost first.
-    pub within: Vec<Rc<str>>,
-    /// The term's position in the input: child indices from the root.
-    pub at: Vec<usize>,
-    pub term: Rc<Term>,
-}
-
-/// One rule application, when traced.
-#[derive(Clone, Debug)]
-pub struct Applied {
-    pub rule: Rc<str>,
-    /// Child indices from the root.
-    pub at: Vec<usize>,
-    pub result: Rc<Term>,
-}
-
-/// How a run ended.
-#[derive(Clone, Debug)]
-pub enum Ending {
-    Success(Rc<Term>),
-    Failure(Box<Failure>),
-    /// A limit stopped it (its name).
-    Stopped(&'static str),
-}
-
-/// A run: how it ended, what it counted, and how long it took.
-#[derive(Clone, Debug)]
-pub struct Outcome {
-    pub ending: Ending,
-    pub counts: Counts,
-    pub seconds: f64,
-    pub trace: Vec<Applied>,
-}
+use std::time::Instant;
 
 /// Runs `strategy` (written in, or for, `file`) on `term`.
 pub fn run(
@@ -170,7 +64,7 @@ pub fn run(
 
 /// A value a definition's parameter holds.
 #[derive(Clone, Debug)]
-enum Value {
+pub(super) enum Value {
     Num(i64),
     File(Rc<str>, Span),
     Strategy(Rc<Expr>, Env),
@@ -178,10 +72,10 @@ enum Value {
 
 /// The parameters in scope, and which file's names the expression sees.
 #[derive(Clone, Debug, Default)]
-struct Env {
+pub(super) struct Env {
     params: Rc<Vec<(Rc<str>, Value)>>,
     /// In the prelude: only the prelude's names (and built-ins) are seen.
-    prelude: bool,
+    pub(super) prelude: bool,
 }
 
 impl Env {
@@ -215,7 +109,7 @@ impl LastFailure {
     }
 }
 
-type Step = Result<Option<Rc<Term>>>;
+pub(super) type Step = Result<Option<Rc<Term>>>;
 
 /// What a name in a strategy names.
 #[derive(Clone)]
@@ -226,16 +120,16 @@ enum Target {
     Rule(Rc<TermRule>),
 }
 
-struct Machine<'a> {
+pub(super) struct Machine<'a> {
     /// The user's file, then the prelude.
-    files: [&'a StrategyFile; 2],
-    settings: &'a Settings,
+    pub(super) files: [&'a StrategyFile; 2],
+    pub(super) settings: &'a Settings,
     /// What each name names, by whether it is seen from the prelude.
     resolved: HashMap<(Rc<str>, bool), Option<Target>>,
-    counts: Counts,
-    started: Instant,
+    pub(super) counts: Counts,
+    pub(super) started: Instant,
     /// The position being rewritten: child indices from the root.
-    path: Vec<usize>,
+    pub(super) path: Vec<usize>,
     /// The definitions being run, outermost first.
     within: Vec<Rc<str>>,
     failure: Option<LastFailure>,
@@ -244,7 +138,7 @@ struct Machine<'a> {
 
 impl Machine<'_> {
     /// A success: counted, and the limits checked now and then.
-    fn success(&mut self, t: Rc<Term>) -> Step {
+    pub(super) fn success(&mut self, t: Rc<Term>) -> Step {
         self.counts.steps += 1;
         if self.counts.steps >= self.settings.max_steps {
             return Err(limit("steps"));
@@ -263,7 +157,7 @@ impl Machine<'_> {
     }
 
     /// A failure of `expr` on `t`, recorded (the last recorded is the one reported).
-    fn failed(&mut self, expr: &Rc<Expr>, t: &Rc<Term>) -> Step {
+    pub(super) fn failed(&mut self, expr: &Rc<Expr>, t: &Rc<Term>) -> Step {
         match &mut self.failure {
             Some(f) => {
                 f.expr = expr.clone();
@@ -283,7 +177,7 @@ impl Machine<'_> {
         Ok(None)
     }
 
-    fn apply(&mut self, s: &Rc<Expr>, env: &Env, t: &Rc<Term>) -> Step {
+    pub(super) fn apply(&mut self, s: &Rc<Expr>, env: &Env, t: &Rc<Term>) -> Step {
         stacker::maybe_grow(256 * 1024, 8 * 1024 * 1024, || self.apply_here(s, env, t))
     }
 
@@ -400,7 +294,7 @@ impl Machine<'_> {
     }
 
     /// A rule application: counted, and traced when asked.
-    fn applied(&mut self, rule: &Rc<str>, u: Rc<Term>) -> Step {
+    pub(super) fn applied(&mut self, rule: &Rc<str>, u: Rc<Term>) -> Step {
         self.counts.rules += 1;
         if self.settings.trace {
             self.trace.push(Applied {
@@ -412,7 +306,7 @@ impl Machine<'_> {
         self.success(u)
     }
 
-    fn value(&mut self, e: &Rc<Expr>, env: &Env) -> Result<Value> {
+    pub(super) fn value(&mut self, e: &Rc<Expr>, env: &Env) -> Result<Value> {
         Ok(match &**e {
             Expr::Num(n, _) => Value::Num(*n),
             Expr::Str(s, span) => Value::File(s.clone(), span.clone()),
@@ -424,7 +318,7 @@ impl Machine<'_> {
         })
     }
 
-    fn number(&mut self, e: &Rc<Expr>, env: &Env) -> Result<i64> {
+    pub(super) fn number(&mut self, e: &Rc<Expr>, env: &Env) -> Result<i64> {
         let Expr::Arith(op, a, b) = &**e else {
             return match self.value(e, env)? {
                 Value::Num(n) => Ok(n),
@@ -483,7 +377,12 @@ impl Machine<'_> {
         r
     }
 
-    fn strategy_arg(&mut self, args: &[Rc<Expr>], k: usize, env: &Env) -> Result<(Rc<Expr>, Env)> {
+    pub(super) fn strategy_arg(
+        &mut self,
+        args: &[Rc<Expr>],
+        k: usize,
+        env: &Env,
+    ) -> Result<(Rc<Expr>, Env)> {
         match self.value(&args[k], env)? {
             Value::Strategy(e, env) => Ok((e, env)),
             _ => Err(Error::at(
@@ -491,479 +390,6 @@ impl Machine<'_> {
                 format!("`{}` is not a strategy", args[k]),
             )),
         }
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn builtin(
-        &mut self,
-        site: &Rc<Expr>,
-        op: Op,
-        c: &Call,
-        args: &[Rc<Expr>],
-        env: &Env,
-        t: &Rc<Term>,
-    ) -> Step {
-        let b = builtins::BUILTINS
-            .iter()
-            .find(|b| b.op == op)
-            .expect("a built-in");
-        if args.len() != b.args.len() {
-            return Err(Error::at(
-                &c.span,
-                format!(
-                    "`{}` takes {} argument(s), given {}",
-                    b.name,
-                    b.args.len(),
-                    args.len()
-                ),
-            ));
-        }
-        let r = match op {
-            Op::Id => return self.success(t.clone()),
-            Op::Fail => None,
-            Op::Try => {
-                let (s, e) = self.strategy_arg(args, 0, env)?;
-                match self.apply(&s, &e, t)? {
-                    Some(u) => Some(u),
-                    None => return self.success(t.clone()),
-                }
-            }
-            Op::Repeat => {
-                let (s, e) = self.strategy_arg(args, 0, env)?;
-                return self.repeat(&s, &e, t);
-            }
-            Op::RepeatNTimes => {
-                let n = self.number(&args[0], env)?;
-                let (s, e) = self.strategy_arg(args, 1, env)?;
-                let mut u = t.clone();
-                for _ in 0..n.max(0) {
-                    match self.apply(&s, &e, &u)? {
-                        Some(v) => u = v,
-                        None => return Ok(None),
-                    }
-                }
-                return self.success(u);
-            }
-            Op::Not => {
-                let (s, e) = self.strategy_arg(args, 0, env)?;
-                match self.apply(&s, &e, t)? {
-                    Some(_) => None,
-                    None => return self.success(t.clone()),
-                }
-            }
-            Op::One | Op::All | Op::Some => {
-                let (s, e) = self.strategy_arg(args, 0, env)?;
-                let mut f = |m: &mut Self, c: &Rc<Term>| m.apply(&s, &e, c);
-                match op {
-                    Op::One => self.one(t, &mut f)?,
-                    Op::All => self.all(t, &mut f)?,
-                    _ => self.some(t, &mut f)?,
-                }
-            }
-            Op::TopDown
-            | Op::BottomUp
-            | Op::AllTopdown
-            | Op::AllBottomup
-            | Op::TryAll
-            | Op::Alltd
-            | Op::Sometd
-            | Op::Somebu => {
-                let (s, e) = self.strategy_arg(args, 0, env)?;
-                // Counted inside; fails as a whole where `s` applies nowhere (as Elevate's
-                // `one` at the root does).
-                match self.whole(op, &s, &e, t)? {
-                    Some(u) => return Ok(Some(u)),
-                    None => None,
-                }
-            }
-            Op::Normalize => {
-                let (s, e) = self.strategy_arg(args, 0, env)?;
-                let top_down = |m: &mut Self, u: &Rc<Term>| m.whole(Op::TopDown, &s, &e, u);
-                return self.repeat_with(t, top_down);
-            }
-            Op::Body | Op::Function | Op::Argument => {
-                let (s, e) = self.strategy_arg(args, 0, env)?;
-                let i = match (op, &t.node) {
-                    (Op::Body, Node::Lam(_) | Node::NatLam(_)) => Some(0),
-                    (Op::Function, Node::App(..)) => Some(0),
-                    (Op::Argument, Node::App(..)) => Some(1),
-                    _ => None,
-                };
-                match i {
-                    // The child's failure is the traversal's (as in Elevate).
-                    Some(i) => return self.passing(t, i, &s, &e),
-                    None => None,
-                }
-            }
-            Op::ArgumentOf => {
-                let p = prim_arg(&args[0])?;
-                let (s, e) = self.strategy_arg(args, 1, env)?;
-                match &t.node {
-                    Node::App(f, _) if head_is(f, p) => return self.passing(t, 1, &s, &e),
-                    _ => None,
-                }
-            }
-            Op::Is | Op::IsPrim(_) => {
-                let p = match op {
-                    Op::IsPrim(p) => p,
-                    _ => prim_arg(&args[0])?,
-                };
-                head_is(t, p).then(|| t.clone())
-            }
-            Op::IsLambda => matches!(t.node, Node::Lam(_)).then(|| t.clone()),
-            Op::IsDepLambda => matches!(t.node, Node::NatLam(_)).then(|| t.clone()),
-            Op::IsComputation => is_computation(t).then(|| t.clone()),
-            Op::StoreInMemory => {
-                let (what, we) = self.strategy_arg(args, 0, env)?;
-                let (how, he) = self.strategy_arg(args, 1, env)?;
-                self.store_in_memory((&what, &we), (&how, &he), t)?
-            }
-            Op::IsApply => matches!(t.node, Node::App(..)).then(|| t.clone()),
-            Op::IsIdentifier => matches!(t.node, Node::Var(_)).then(|| t.clone()),
-            Op::IsApp | Op::IsApplied => {
-                let (fs, fe) = self.strategy_arg(args, 0, env)?;
-                match &t.node {
-                    Node::App(f, x) => {
-                        let ok = self.apply(&fs, &fe, f)?.is_some()
-                            && match op {
-                                Op::IsApp => {
-                                    let (xs, xe) = self.strategy_arg(args, 1, env)?;
-                                    self.apply(&xs, &xe, x)?.is_some()
-                                }
-                                _ => self.success(x.clone())?.is_some(),
-                            };
-                        ok.then(|| t.clone())
-                    }
-                    _ => None,
-                }
-            }
-            Op::Beta | Op::Eta | Op::EtaAbstraction => {
-                let u = match op {
-                    Op::Beta => lambda::beta(t),
-                    Op::Eta => lambda::eta_reduce(t),
-                    _ => lambda::eta_abstract(t),
-                };
-                return match u {
-                    Some(u) => self.applied(&c.name, u),
-                    None => self.failed(site, t),
-                };
-            }
-            Op::Saturate | Op::Search => self.saturate(op, args, env, t)?,
-        };
-        match r {
-            Some(u) => self.success(u),
-            None => self.failed(site, t),
-        }
-    }
-
-    /// `repeat(s)`: `s` until it fails, then `id`.
-    fn repeat(&mut self, s: &Rc<Expr>, env: &Env, t: &Rc<Term>) -> Step {
-        self.repeat_with(t, |m, u| m.apply(s, env, u))
-    }
-
-    fn repeat_with(
-        &mut self,
-        t: &Rc<Term>,
-        mut f: impl FnMut(&mut Self, &Rc<Term>) -> Step,
-    ) -> Step {
-        let mut u = t.clone();
-        while let Some(v) = f(self, &u)? {
-            u = v;
-        }
-        self.success(u)
-    }
-
-    /// `s` on child `i` of `t`, and `t` rebuilt around its result (a success); the child's
-    /// failure is passed on.
-    fn passing(&mut self, t: &Rc<Term>, i: usize, s: &Rc<Expr>, env: &Env) -> Step {
-        match self.at_child(t, i, &mut |m, c| m.apply(s, env, c))? {
-            Some(u) => self.success(u),
-            None => Ok(None),
-        }
-    }
-
-    /// `f` on child `i` of `t`, and `t` rebuilt around its result.
-    fn at_child(
-        &mut self,
-        t: &Rc<Term>,
-        i: usize,
-        f: &mut dyn FnMut(&mut Self, &Rc<Term>) -> Step,
-    ) -> Result<Option<Rc<Term>>> {
-        self.path.push(i);
-        let r = f(self, child(t, i));
-        self.path.pop();
-        Ok(r?.map(|c| with_child(t, i, c)))
-    }
-
-    fn one(
-        &mut self,
-        t: &Rc<Term>,
-        f: &mut dyn FnMut(&mut Self, &Rc<Term>) -> Step,
-    ) -> Result<Option<Rc<Term>>> {
-        for &i in visit_order(t, self.settings.order) {
-            if let Some(u) = self.at_child(t, i, f)? {
-                return Ok(Some(u));
-            }
-        }
-        Ok(None)
-    }
-
-    fn all(
-        &mut self,
-        t: &Rc<Term>,
-        f: &mut dyn FnMut(&mut Self, &Rc<Term>) -> Step,
-    ) -> Result<Option<Rc<Term>>> {
-        let mut kids = vec![];
-        for (i, c) in t.node.children().into_iter().enumerate() {
-            self.path.push(i);
-            let r = f(self, c);
-            self.path.pop();
-            match r? {
-                Some(u) => kids.push(u),
-                None => return Ok(None),
-            }
-        }
-        Ok(Some(with_children(t, kids)))
-    }
-
-    fn some(
-        &mut self,
-        t: &Rc<Term>,
-        f: &mut dyn FnMut(&mut Self, &Rc<Term>) -> Step,
-    ) -> Result<Option<Rc<Term>>> {
-        let (mut kids, mut any) = (vec![], false);
-        for (i, c) in t.node.children().into_iter().enumerate() {
-            self.path.push(i);
-            let r = f(self, c);
-            self.path.pop();
-            match r? {
-                Some(u) => {
-                    any = true;
-                    kids.push(u)
-                }
-                None => kids.push(c.clone()),
-            }
-        }
-        Ok(any.then(|| with_children(t, kids)))
-    }
-
-    /// A whole-term traversal of `s` (a success of its own is counted by the caller, as the
-    /// traversal's last one-level step or `s` itself).
-    fn whole(&mut self, op: Op, s: &Rc<Expr>, env: &Env, t: &Rc<Term>) -> Step {
-        stacker::maybe_grow(256 * 1024, 8 * 1024 * 1024, || {
-            self.whole_here(op, s, env, t)
-        })
-    }
-
-    fn whole_here(&mut self, op: Op, s: &Rc<Expr>, env: &Env, t: &Rc<Term>) -> Step {
-        let mut rec = |m: &mut Self, c: &Rc<Term>| m.whole(op, s, env, c);
-        let counted = |m: &mut Self, r: Option<Rc<Term>>| match r {
-            Some(u) => m.success(u),
-            None => Ok(None),
-        };
-        match op {
-            Op::TopDown | Op::Alltd | Op::Sometd => {
-                if let Some(u) = self.apply(s, env, t)? {
-                    return Ok(Some(u));
-                }
-                let r = match op {
-                    Op::TopDown => self.one(t, &mut rec)?,
-                    Op::Alltd => self.all(t, &mut rec)?,
-                    _ => self.some(t, &mut rec)?,
-                };
-                counted(self, r)
-            }
-            Op::BottomUp | Op::Somebu => {
-                let r = match op {
-                    Op::BottomUp => self.one(t, &mut rec)?,
-                    _ => self.some(t, &mut rec)?,
-                };
-                match r {
-                    Some(u) => self.success(u),
-                    None => self.apply(s, env, t),
-                }
-            }
-            Op::AllTopdown => match self.apply(s, env, t)? {
-                Some(u) => {
-                    let r = self.all(&u, &mut rec)?;
-                    counted(self, r)
-                }
-                None => Ok(None),
-            },
-            Op::AllBottomup => match self.all(t, &mut rec)? {
-                Some(u) => {
-                    let u = self.success(u)?.expect("a success");
-                    self.apply(s, env, &u)
-                }
-                None => Ok(None),
-            },
-            Op::TryAll => {
-                let u = self.all(t, &mut rec)?.expect("tryAll never fails");
-                let u = self.success(u)?.expect("a success");
-                match self.apply(s, env, &u)? {
-                    Some(v) => Ok(Some(v)),
-                    None => self.success(u),
-                }
-            }
-            _ => unreachable!("not a whole-term traversal"),
-        }
-    }
-
-    /// `saturate("F.rules[:SET]", "F.sketch:NAME" | "F.rise:NAME")` or
-    /// `search("F.guide:SKETCH")`: a guided search from `t`, by the run's [`Searcher`].
-    fn saturate(
-        &mut self,
-        op: Op,
-        args: &[Rc<Expr>],
-        env: &Env,
-        t: &Rc<Term>,
-    ) -> Result<Option<Rc<Term>>> {
-        let mut files = vec![];
-        for a in args {
-            match self.value(a, env)? {
-                Value::File(s, span) => files.push((s, span)),
-                _ => return Err(Error::at(a.span(), "expected a file name in quotes")),
-            }
-        }
-        let Some(searcher) = self.settings.searcher.clone() else {
-            let at = &files[0].1;
-            return Err(Error::at(at, "this run of strategies has no guided search"));
-        };
-        let time = self.settings.time.saturating_sub(self.started.elapsed());
-        let call = SearchCall {
-            guide_step: op == Op::Search,
-            dir: &self.files[usize::from(env.prelude)].dir,
-            files: &files,
-            sizes: &self.settings.sizes,
-            limits: &self.settings.search,
-            time,
-        };
-        let found = searcher.search(&call, t)?;
-        self.counts.searches += 1;
-        self.counts.enodes += found.enodes;
-        if found.out_of_time {
-            return Err(limit("time"));
-        }
-        Ok(found.term.filter(|u| u.ty == t.ty))
-    }
-}
-
-/// A guided search a strategy names: `search("F.guide:SKETCH")` (`guide_step`) or
-/// `saturate("F.rules[:SET]", "F.sketch:NAME" | "F.rise:NAME")`.
-pub struct SearchCall<'a> {
-    pub guide_step: bool,
-    /// The directory the files are relative to.
-    pub dir: &'a std::path::Path,
-    /// The files named, each where it is written.
-    pub files: &'a [(Rc<str>, Span)],
-    /// The program's size parameters, which sketches name.
-    pub sizes: &'a [String],
-    /// `saturate`'s limits.
-    pub limits: &'a Limits,
-    /// What is left of the run's time.
-    pub time: Duration,
-}
-
-/// What a guided search found.
-pub struct Found {
-    /// The extracted term; `None` when the target was not found.
-    pub term: Option<Rc<Term>>,
-    pub enodes: usize,
-    /// The run's time ran out during the search.
-    pub out_of_time: bool,
-}
-
-/// Runs the guided searches strategies name (the guide module's is
-/// `crate::guide::Searches`).
-pub trait Searcher: std::fmt::Debug {
-    fn search(&self, call: &SearchCall, t: &Rc<Term>) -> Result<Found>;
-}
-
-impl Machine<'_> {
-    /// Elevate's `storeInMemory(what, how)`: the first subterm where `what` succeeds (a
-    /// term of the root's scope: it uses no variable bound inside the root), `how` applied to
-    /// it, and the root with every occurrence of it replaced by a variable bound to the stored
-    /// result: `let (toMem how(e)) (fun x => root[e := x])`.
-    fn store_in_memory(
-        &mut self,
-        what: (&Rc<Expr>, &Env),
-        how: (&Rc<Expr>, &Env),
-        t: &Rc<Term>,
-    ) -> Result<Option<Rc<Term>>> {
-        let Some(e) = self.extract(what, t, 0)? else {
-            return Ok(None);
-        };
-        let Some(stored) = self.apply(how.0, how.1, &e)? else {
-            return Ok(None);
-        };
-        let Some(body) = replace_all(&e, t, 0) else {
-            return Ok(None);
-        };
-        let to_mem = Term::new(Node::Prim(Prim::ToMem), fun(e.ty.clone(), e.ty.clone()));
-        let value = Term::new(Node::App(to_mem, stored), e.ty.clone());
-        let lam = lambda::lambda(e.ty.clone(), body);
-        let let_ty = fun(e.ty.clone(), fun(lam.ty.clone(), t.ty.clone()));
-        let bind = Term::new(Node::Prim(Prim::Let), let_ty);
-        let partial = Term::new(Node::App(bind, value), fun(lam.ty.clone(), t.ty.clone()));
-        Ok(Some(Term::new(Node::App(partial, lam), t.ty.clone())))
-    }
-
-    /// The first subterm of `t` (under `depth` binders of the root) where `what` succeeds, in
-    /// Elevate's order (the node, then an application's function and argument, a lambda's
-    /// body), lowered to the root's scope; `None` where it uses a variable bound inside.
-    fn extract(
-        &mut self,
-        what: (&Rc<Expr>, &Env),
-        t: &Rc<Term>,
-        depth: u32,
-    ) -> Result<Option<Rc<Term>>> {
-        if self.apply(what.0, what.1, t)?.is_some() {
-            let outer = !lambda::has_free_below(t, depth);
-            return Ok(outer
-                .then(|| lambda::shift(t, -(depth as i64), 0, 0))
-                .flatten());
-        }
-        match &t.node {
-            Node::App(f, x) => match self.extract(what, f, depth)? {
-                Some(e) => Ok(Some(e)),
-                None => self.extract(what, x, depth),
-            },
-            Node::Lam(b) => self.extract(what, b, depth + 1),
-            _ => Ok(None),
-        }
-    }
-}
-
-/// `t` (under `depth` binders of the root) with every occurrence of `e` (a term of the root's
-/// scope) replaced by the variable of a new binder around the root; `None` across a size
-/// binder.
-fn replace_all(e: &Rc<Term>, t: &Rc<Term>, depth: u32) -> Option<Rc<Term>> {
-    if t.ty == e.ty && lambda::shift(t, -(depth as i64), 0, 0).is_some_and(|u| u == *e) {
-        return Some(Term::new(Node::Var(depth), t.ty.clone()));
-    }
-    let node = match &t.node {
-        Node::Var(i) if *i >= depth => Node::Var(i + 1),
-        Node::Lam(b) => Node::Lam(replace_all(e, b, depth + 1)?),
-        Node::NatLam(_) => return None,
-        n => n.try_map(|c| replace_all(e, c, depth))?,
-    };
-    Some(Term::at(node, t.ty.clone(), t.span.clone()))
-}
-
-/// Elevate's `isComputation`: the identity, or a lambda from scalars (or pairs of them) to
-/// scalars (or pairs).
-fn is_computation(t: &Term) -> bool {
-    fn basic(t: &Type) -> bool {
-        match t {
-            Type::F32 | Type::Int | Type::Bool | Type::Vector(..) => true,
-            Type::Pair(a, b) => basic(a) && basic(b),
-            _ => false,
-        }
-    }
-    match (&t.node, &t.ty) {
-        (Node::Lam(b), _) if b.node == Node::Var(0) => true,
-        (Node::Lam(_), Type::Fun(a, r)) => basic(a) && basic(r),
-        _ => false,
     }
 }
 
@@ -977,25 +403,7 @@ fn applies(d: &Def, values: &[Value]) -> bool {
         })
 }
 
-/// The primitive named by a built-in's primitive argument.
-fn prim_arg(e: &Expr) -> Result<crate::rise::primitives::Prim> {
-    match e {
-        Expr::Call(c) if c.args.is_empty() => crate::rise::primitives::Prim::from_name(&c.name)
-            .ok_or_else(|| Error::at(&c.span, format!("`{}` is not a Rise primitive", c.name))),
-        _ => Err(Error::at(e.span(), "expected a Rise primitive's name")),
-    }
-}
-
-/// Is `t` the primitive `p`, applied to sizes or not?
-fn head_is(t: &Term, p: crate::rise::primitives::Prim) -> bool {
-    match &t.node {
-        Node::Prim(q) => *q == p,
-        Node::NatApp(f, _) => head_is(f, p),
-        _ => false,
-    }
-}
-
-fn limit(name: &'static str) -> Error {
+pub(super) fn limit(name: &'static str) -> Error {
     Error {
         kind: ErrorKind::Limit(name),
         ..Error::check_failed(format!("the {name} limit stopped the strategy"))

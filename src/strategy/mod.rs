@@ -18,9 +18,13 @@
 
 pub mod builtins;
 mod check;
+mod combinators;
 pub mod eval;
+mod memory;
 pub mod parse;
 mod prelude;
+mod searcher;
+mod settings;
 #[cfg(test)]
 mod tests;
 mod traverse;
@@ -31,10 +35,10 @@ use std::fmt;
 use std::path::Path;
 use std::rc::Rc;
 
-pub use eval::{
-    run, Applied, Counts, Ending, Failure, Found, Order, Outcome, SearchCall, Searcher, Settings,
-};
+pub use eval::run;
 pub use parse::{load, StrategyFile};
+pub use searcher::{Found, SearchCall, Searcher};
+pub use settings::{Applied, Counts, Ending, Failure, Order, Outcome, Settings};
 
 /// The strategy `FILE.elevate:STRATEGY`: the file, and `STRATEGY` (a definition's name, or
 /// any strategy written with the file's names) parsed and checked.

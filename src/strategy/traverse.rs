@@ -1,7 +1,7 @@
 //! The children of a Rise term as one-level traversals see them, and the term rebuilt around
 //! a rewritten child.
 
-use super::eval::Order;
+use super::settings::Order;
 use crate::rise::term::{Node, Term};
 use std::rc::Rc;
 
