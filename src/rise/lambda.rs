@@ -128,17 +128,6 @@ pub fn eta_abstract(t: &Rc<Term>) -> Option<Rc<Term>> {
     Some(Term::new(Node::Lam(body), t.ty.clone()))
 }
 
-/// `f x`, typed: `None` when `f` is not a function of `x`'s type.
-pub fn apply(f: &Rc<Term>, x: &Rc<Term>) -> Option<Rc<Term>> {
-    match &f.ty {
-        Type::Fun(param, result) if **param == x.ty => Some(Term::new(
-            Node::App(f.clone(), x.clone()),
-            (**result).clone(),
-        )),
-        _ => None,
-    }
-}
-
 /// `fun (x : param) => body`, typed.
 pub fn lambda(param: Type, body: Rc<Term>) -> Rc<Term> {
     let ty = fun(param, body.ty.clone());

@@ -106,19 +106,6 @@ impl Expr {
         }
     }
 
-    /// The number of combinators, calls and literals in the expression.
-    pub fn size(&self) -> usize {
-        match self {
-            Expr::Seq(a, b)
-            | Expr::SeqNormal(a, b)
-            | Expr::Choice(a, b)
-            | Expr::At(a, b)
-            | Expr::Arith(_, a, b) => 1 + a.size() + b.size(),
-            Expr::Call(c) => 1 + c.args.iter().map(|a| a.size()).sum::<usize>(),
-            Expr::Num(..) | Expr::Str(..) => 1,
-        }
-    }
-
     /// Binding strength when printed: `<+` binds loosest, then `;` and `;;`, then `@`.
     fn precedence(&self) -> u8 {
         match self {

@@ -96,11 +96,6 @@ impl StrategyFile {
             .map(code)
             .sum()
     }
-
-    /// Is `name` defined here (a definition or a rule)?
-    pub fn defines(&self, name: &str) -> bool {
-        self.clauses(name).next().is_some() || self.rules.iter().any(|r| r.name == name)
-    }
 }
 
 /// Reads a `.elevate` file, the rules files it names, and checks every name it uses.
@@ -126,12 +121,7 @@ pub(super) fn parse_defs(src: &Arc<Source>) -> Result<StrategyFile> {
 }
 
 fn items(src: &Arc<Source>, dir: &Path) -> Result<StrategyFile> {
-    let mut p = Parser {
-        toks: lex(src)?,
-        pos: 0,
-        src: src.clone(),
-        depth: 0,
-    };
+    let mut p = Parser::new(src)?;
     let mut file = StrategyFile {
         dir: dir.to_path_buf(),
         ..Default::default()
@@ -157,12 +147,7 @@ fn items(src: &Arc<Source>, dir: &Path) -> Result<StrategyFile> {
 
 /// One strategy expression (`--strategy` text on the command line, a step of a guide).
 pub fn parse_expr(src: &Arc<Source>) -> Result<Rc<Expr>> {
-    let mut p = Parser {
-        toks: lex(src)?,
-        pos: 0,
-        src: src.clone(),
-        depth: 0,
-    };
+    let mut p = Parser::new(src)?;
     let e = p.expr()?;
     match p.peek() {
         Tok::Eof => Ok(e),
@@ -249,6 +234,15 @@ struct Parser {
 }
 
 impl Parser {
+    fn new(src: &Arc<Source>) -> Result<Parser> {
+        Ok(Parser {
+            toks: lex(src)?,
+            pos: 0,
+            src: src.clone(),
+            depth: 0,
+        })
+    }
+
     fn peek(&self) -> &Tok {
         &self.toks[self.pos].0
     }
