@@ -80,20 +80,9 @@ impl RewriteArgs {
             }
             Ending::Failure(f) => {
                 println!("{summary}");
-                let within = match f.within.is_empty() {
-                    true => String::new(),
-                    false => format!(" (in {})", f.within.join(" > ")),
-                };
-                let term = debruijn::to_named(&f.term, debruijn::Annotate::Bare);
-                let message = format!(
-                    "strategy failed: `{}`{within} at position [{}]: {}",
-                    f.strategy,
-                    position(&f.at),
-                    print::print_expr(&term)
-                );
                 Err(Error {
                     kind: ErrorKind::CheckFailed,
-                    ..Error::at(&f.span, message)
+                    ..Error::at(&f.span, f.to_string())
                 })
             }
             Ending::Stopped(limit) => {
@@ -113,17 +102,11 @@ impl RewriteArgs {
                 "{:>6} {} at [{}]: {}",
                 i + 1,
                 a.rule,
-                position(&a.at),
+                strategy::position(&a.at),
                 print::print_expr(&term)
             );
         }
     }
-}
-
-/// Child indices from the root, comma-separated.
-fn position(at: &[usize]) -> String {
-    let parts: Vec<String> = at.iter().map(|i| i.to_string()).collect();
-    parts.join(",")
 }
 
 /// The counts, time and memory of a run, on one line.

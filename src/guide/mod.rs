@@ -85,8 +85,6 @@ pub struct Step {
 /// A step that rewrites with a strategy ([`crate::strategy`]) instead of searching.
 #[derive(Clone, Debug)]
 pub struct Rewrite {
-    /// `FILE.elevate:S` as written.
-    pub spec: String,
     pub file: Rc<crate::strategy::StrategyFile>,
     pub strategy: Rc<crate::strategy::Expr>,
 }
@@ -389,18 +387,11 @@ fn rewrite(start: &Rc<Term>, step: &Step, rw: &Rewrite, sizes: &[String]) -> Res
     let run = crate::strategy::run(&rw.file, &rw.strategy, start, &settings)?;
     let (stop, term, why) = match run.ending {
         Ending::Success(t) => (StopReason::Found, Some(t), None),
-        Ending::Failure(f) => {
-            let term =
-                crate::rise::debruijn::to_named(&f.term, crate::rise::debruijn::Annotate::Bare);
-            let why = format!(
-                "{}: strategy failed: `{}` at position {:?}: {}\n",
-                f.span,
-                f.strategy,
-                f.at,
-                crate::rise::print::print_expr(&term)
-            );
-            (StopReason::Saturated, None, Some(why))
-        }
+        Ending::Failure(f) => (
+            StopReason::Saturated,
+            None,
+            Some(format!("{}: {f}\n", f.span)),
+        ),
         Ending::Stopped(limit) => {
             let stop = match limit {
                 "memory" => StopReason::MemoryLimit,

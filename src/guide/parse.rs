@@ -332,7 +332,6 @@ pub fn load_guide(path: &Path) -> Result<Guide> {
                 let target = SketchDecl::any(&format!("strategy {}", spec.text));
                 let mut step = Step::new(target, s.rules, settings);
                 step.rewrite = Some(super::Rewrite {
-                    spec: spec.text.clone(),
                     file: std::rc::Rc::new(file),
                     strategy,
                 });

@@ -38,7 +38,7 @@ use std::rc::Rc;
 pub use eval::run;
 pub use parse::{load, StrategyFile};
 pub use searcher::{Found, SearchCall, Searcher};
-pub use settings::{Applied, Counts, Ending, Failure, Order, Outcome, Settings};
+pub use settings::{position, Applied, Counts, Ending, Failure, Order, Outcome, Settings};
 
 /// The strategy `FILE.elevate:STRATEGY`: the file, and `STRATEGY` (a definition's name, or
 /// any strategy written with the file's names) parsed and checked.

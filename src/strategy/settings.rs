@@ -82,6 +82,26 @@ pub struct Failure {
     pub term: Rc<Term>,
 }
 
+impl std::fmt::Display for Failure {
+    /// `strategy failed: `S` (in D > E) at position [0,1]: TERM`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "strategy failed: `{}`", self.strategy)?;
+        if !self.within.is_empty() {
+            write!(f, " (in {})", self.within.join(" > "))?;
+        }
+        let term =
+            crate::rise::debruijn::to_named(&self.term, crate::rise::debruijn::Annotate::Bare);
+        let term = crate::rise::print::print_expr(&term);
+        write!(f, " at position [{}]: {term}", position(&self.at))
+    }
+}
+
+/// Child indices from the root, comma-separated.
+pub fn position(at: &[usize]) -> String {
+    let parts: Vec<String> = at.iter().map(|i| i.to_string()).collect();
+    parts.join(",")
+}
+
 /// One rule application, when traced.
 #[derive(Clone, Debug)]
 pub struct Applied {
