@@ -30,6 +30,8 @@ pub enum Kind {
     Guide,
     Cost,
     Egg,
+    /// A strategy file, its definitions run on the matrix multiplication.
+    Elevate,
     /// Several `.egg` files including each other, cycles and all.
     Includes,
     /// A command line.
@@ -47,13 +49,14 @@ pub enum Kind {
 }
 
 /// The kinds of file the project has, which mutation starts from.
-pub const FILE_KINDS: [Kind; 6] = [
+pub const FILE_KINDS: [Kind; 7] = [
     Kind::Rise,
     Kind::Sketch,
     Kind::Rules,
     Kind::Guide,
     Kind::Cost,
     Kind::Egg,
+    Kind::Elevate,
 ];
 
 impl Kind {
@@ -64,6 +67,7 @@ impl Kind {
             Kind::Rules => "rules",
             Kind::Guide => "guide",
             Kind::Cost => "cost",
+            Kind::Elevate => "elevate",
             Kind::Egg | Kind::Includes | Kind::Repl => "egg",
             Kind::Flags | Kind::Outputs => "command line",
             Kind::LowLevel => "rise (C)",
@@ -306,11 +310,12 @@ impl Corpus {
                     continue;
                 };
                 let text = std::fs::read_to_string(&p).map_err(|e| Error::io(&p, e))?;
-                // Guides name files relative to themselves: make those paths absolute.
-                let text = if *kind == Kind::Guide {
-                    absolute_guide_paths(&text, &root.join(dir))
-                } else {
-                    text
+                // Guides and strategies name files relative to themselves: make those paths
+                // absolute.
+                let text = match kind {
+                    Kind::Guide => absolute_guide_paths(&text, &root.join(dir)),
+                    Kind::Elevate => absolute_quoted_paths(&text, &root.join(dir)),
+                    _ => text,
                 };
                 files.push((*kind, text));
             }
@@ -447,6 +452,21 @@ fn absolute_guide_paths(text: &str, dir: &Path) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// `text` with each quoted file name (`"../rules/mm.rules:copy"`) made absolute.
+fn absolute_quoted_paths(text: &str, dir: &Path) -> String {
+    let parts: Vec<&str> = text.split('"').collect();
+    let quoted = |(i, p): (usize, &&str)| match i % 2 {
+        1 if p.contains('.') => dir.join(p).display().to_string(),
+        _ => p.to_string(),
+    };
+    parts
+        .iter()
+        .enumerate()
+        .map(quoted)
+        .collect::<Vec<_>>()
+        .join("\"")
 }
 
 /// One random edit: delete, duplicate or move a span; insert a token; nest a span very
@@ -645,6 +665,7 @@ fn generate(kind: Kind, rng: &mut Rng, corpus: &Corpus) -> String {
                 rng.pick(&["split", "baseline", "nope", "*"]),
             )
         }
+        Kind::Elevate => gen_strategy(rng, depth, root),
         Kind::Cost => format!(
             "{} {}\ndefault {}",
             rng.pick(&["app", "lam", "map", "nope", "asVector"]),
@@ -674,6 +695,64 @@ fn generate(kind: Kind, rng: &mut Rng, corpus: &Corpus) -> String {
             s
         }
     }
+}
+
+/// A strategy file of random combinators, traversals, rules and definitions.
+fn gen_strategy(rng: &mut Rng, depth: usize, root: &Path) -> String {
+    fn strategy(rng: &mut Rng, depth: usize) -> String {
+        const LEAVES: [&str; 12] = [
+            "id",
+            "fail",
+            "beta",
+            "eta",
+            "etaAbstraction",
+            "isMap",
+            "map-fusion",
+            "DFNF",
+            "BENF",
+            "RNF",
+            "d",
+            "s",
+        ];
+        const UNARY: [&str; 10] = [
+            "try",
+            "repeat",
+            "not",
+            "one",
+            "all",
+            "topDown",
+            "normalize",
+            "body",
+            "fmap",
+            "mapNest",
+        ];
+        if depth == 0 {
+            return rng.pick(&LEAVES).to_string();
+        }
+        let (a, b) = (strategy(rng, depth - 1), strategy(rng, depth - 1));
+        match rng.below(6) {
+            0 => format!("{a} ; {b}"),
+            1 => format!("({a} <+ {b})"),
+            2 => format!("({a} ;; {b})"),
+            3 => format!(
+                "{a} @ {}",
+                rng.pick(&["topDown", "outermost(isApply)", "body"])
+            ),
+            4 => format!(
+                "repeatNTimes({}, {a})",
+                rng.pick(&["0", "3", "-1", "99999999999"])
+            ),
+            _ => format!("{}({a})", rng.pick(&UNARY)),
+        }
+    }
+    let rules = root.join("rules/mm.rules");
+    format!(
+        "rules \"{}\"\ndef d = {}\ndef e(s) = {}\ndef f = e({})",
+        rules.display(),
+        strategy(rng, depth),
+        strategy(rng, depth),
+        strategy(rng, depth)
+    )
 }
 
 /// What a mutated `.egg` program is only parsed for, not run: commands that may search for
@@ -819,6 +898,7 @@ fn run_file(kind: Kind, text: &str, dir: &Path) -> Result<()> {
                 Kind::Cost => {
                     crate::egraph::extract::Weighted::load(&path)?;
                 }
+                Kind::Elevate => run_strategies(&path)?,
                 _ if PARSE_ONLY.iter().any(|w| text.contains(w)) => {
                     crate::limits::check_egg_nesting(&src, crate::limits::MAX_EGG_NESTING)?;
                     let mut eg = crate::runner::sketchlog_egraph();
@@ -829,6 +909,27 @@ fn run_file(kind: Kind, text: &str, dir: &Path) -> Result<()> {
                 _ => crate::runner::run_files(&[path], Some(dir), &mut std::io::sink())?,
             }
         }
+    }
+    Ok(())
+}
+
+/// Every definition of a strategy file that takes no parameter, run on the matrix
+/// multiplication under small limits (a search it names is an error: no searcher).
+fn run_strategies(path: &Path) -> Result<()> {
+    let file = crate::strategy::load(path)?;
+    let mm = concat!(env!("CARGO_MANIFEST_DIR"), "/programs/matmul.rise");
+    let program = crate::rise::load_def(Path::new(mm), "mm")?;
+    let settings = crate::strategy::Settings {
+        max_steps: 20_000,
+        time: std::time::Duration::from_secs(2),
+        max_depth: 200,
+        ..Default::default()
+    };
+    let nullary = file.defs.iter().filter(|d| d.params.is_empty());
+    for def in nullary {
+        let src = Source::new(path.display().to_string(), def.name.to_string());
+        let s = crate::strategy::strategy_in(&file, &src)?;
+        crate::strategy::run(&file, &s, &program, &settings)?;
     }
     Ok(())
 }

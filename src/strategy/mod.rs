@@ -7,7 +7,8 @@
 //! ([`builtins`]); the normal forms and Rise traversals that Elevate defines with them are
 //! defined the same way, in the strategy language itself, in a prelude every file sees.
 //! Named rules of `.rules` files are strategies that rewrite at the root or fail; a guided
-//! search (`saturate`) is one too, so sketches and strategies compose both ways.
+//! search (`saturate`, `search`, run by a [`Searcher`]) is one too, so sketches and
+//! strategies compose both ways.
 //!
 //! ```text
 //! rules "../rules/mm.rules"

@@ -344,48 +344,65 @@ impl Parser {
         })
     }
 
-    fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+    /// One more open level (an expression in parentheses or arguments, or an operator of a
+    /// chain, which nests as deep as it is long), failing at a located error past
+    /// [`crate::limits::MAX_NESTING`] open levels instead of growing a term too deep to walk.
+    fn open(&mut self) -> Result<()> {
         if self.depth >= crate::limits::MAX_NESTING {
-            return Err(Error::at(
-                &self.here(),
-                format!(
-                    "strategy nested more than {} levels deep",
-                    crate::limits::MAX_NESTING
-                ),
-            ));
+            let limit = crate::limits::MAX_NESTING;
+            let message = format!("strategy nested more than {limit} levels deep");
+            return Err(Error::at(&self.here(), message));
         }
         self.depth += 1;
+        Ok(())
+    }
+
+    fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        self.open()?;
         let r = f(self);
         self.depth -= 1;
         r
     }
 
+    /// One more operator in a chain, `n` of them so far (closed by the chain's end).
+    fn chained(&mut self, n: &mut usize) -> Result<()> {
+        *n += 1;
+        self.open()
+    }
+
     fn expr(&mut self) -> Result<Rc<Expr>> {
         self.nested(|p| {
-            let mut e = p.seq()?;
+            let (mut e, mut n) = (p.seq()?, 0);
             while p.eat("<+") {
+                p.chained(&mut n)?;
                 e = Rc::new(Expr::Choice(e, p.seq()?));
             }
+            p.depth -= n;
             Ok(e)
         })
     }
 
     fn seq(&mut self) -> Result<Rc<Expr>> {
-        let mut e = self.at()?;
+        let (mut e, mut n) = (self.at()?, 0);
         loop {
+            if matches!(self.peek(), Tok::Sym(";" | ";;")) {
+                self.chained(&mut n)?;
+            }
             if self.eat(";;") {
                 e = Rc::new(Expr::SeqNormal(e, self.at()?));
             } else if self.eat(";") {
                 e = Rc::new(Expr::Seq(e, self.at()?));
             } else {
+                self.depth -= n;
                 return Ok(e);
             }
         }
     }
 
     fn at(&mut self) -> Result<Rc<Expr>> {
-        let mut e = self.arith()?;
+        let (mut e, mut n) = (self.arith()?, 0);
         while self.eat("@") {
+            self.chained(&mut n)?;
             let t = self.arith()?;
             if !matches!(&*t, Expr::Call(_)) {
                 return Err(Error::at(
@@ -395,18 +412,23 @@ impl Parser {
             }
             e = Rc::new(Expr::At(e, t));
         }
+        self.depth -= n;
         Ok(e)
     }
 
     fn arith(&mut self) -> Result<Rc<Expr>> {
-        let mut e = self.atom()?;
+        let (mut e, mut n) = (self.atom()?, 0);
         loop {
             let op = match self.peek() {
                 Tok::Sym("+") => '+',
                 Tok::Sym("-") => '-',
                 Tok::Sym("*") => '*',
-                _ => return Ok(e),
+                _ => {
+                    self.depth -= n;
+                    return Ok(e);
+                }
             };
+            self.chained(&mut n)?;
             self.pos += 1;
             e = Rc::new(Expr::Arith(op, e, self.atom()?));
         }

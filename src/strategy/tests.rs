@@ -288,3 +288,13 @@ fn store_in_memory_binds_every_occurrence_of_the_first_match() {
         "fun x => add x x"
     );
 }
+
+#[test]
+fn a_chain_as_deep_as_the_nesting_limit_is_a_located_error() {
+    let limit = crate::limits::MAX_NESTING;
+    let long = vec!["id"; limit + 2].join(" ; ");
+    let err = parse::parse_expr(&Source::new("t", &long)).unwrap_err();
+    assert!(err.to_string().contains("nested more than"), "{err}");
+    let fits = vec!["id"; limit / 2].join(" ; ");
+    assert!(parse::parse_expr(&Source::new("t", &fits)).is_ok());
+}
