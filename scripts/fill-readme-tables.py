@@ -217,6 +217,7 @@ def fuzz():
     """results/fuzz.txt (the shards of one fuzz run, each a table), summed per kind of input."""
     names = {"rise": "`.rise` files", "sketch": "`.sketch` files", "rules": "`.rules` files",
              "guide": "`.guide` files", "cost": "`.cost` files", "egg": "`.egg` programs",
+             "elevate": "`.elevate` files",
              "include graphs": "`.egg` include graphs",
              "REPL sessions": "REPL sessions (`run` on standard input)",
              "low-level programs (bench-c)":
