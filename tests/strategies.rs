@@ -198,3 +198,15 @@ fn harris_strategy_steps_give_the_guides_c() {
         assert_eq!(c(ours), c(theirs), "{ours}");
     }
 }
+
+#[test]
+fn a_guided_search_runs_on_the_subterm_a_traversal_gives_it() {
+    let search = "saturate(\"../rules/mm.rules:baseline\", \"mm.sketch:baseline\")";
+    let under_parameters = format!("body(body(body(body(body({search})))))");
+    let (t, outcome) = rewrite(&under_parameters);
+    assert_eq!(outcome.counts.searches, 1);
+    assert!(outcome.counts.enodes > 0);
+    // The program's parameters are as they were; below them, the baseline's loops.
+    assert_eq!(t.ty, def(MM, "mm").ty);
+    assert_eq!(benf(&t), guide_program("baseline"));
+}
