@@ -587,8 +587,7 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
                 self.add(Con::Lam, &[b], ty)
             }
             Raw::Leaf(Con::Prim, p) => {
-                let lifts = ["add", "mul", "fst", "snd", "makePair"];
-                if !lifts.iter().any(|name| self.prim(name) == p) {
+                if !VECTORIZABLE.iter().any(|q| self.prim(q.name()) == p) {
                     return None;
                 }
                 self.add(Con::Prim, &[p], ty)
@@ -652,6 +651,13 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
         Some(v)
     }
 }
+
+/// The primitives `vectorize` keeps in a function's vector version (they work on vectors
+/// lane by lane).
+pub(crate) const VECTORIZABLE: [crate::rise::primitives::Prim; 5] = {
+    use crate::rise::primitives::Prim::*;
+    [Add, Mul, Fst, Snd, MakePair]
+};
 
 /// `t` with every `f32` replaced by `vec[f32, n]`.
 pub(crate) fn vectorized(t: &Type, n: &Nat) -> Type {

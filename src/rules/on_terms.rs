@@ -4,8 +4,9 @@
 
 use super::backend::moved_index;
 use super::compile::{compile_typed, CompiledRule, Tmpl};
+use super::rhs::vector_width;
 use crate::egraph::encoding::Encoding;
-use crate::egraph::subst::vectorized;
+use crate::egraph::subst::{vectorized, VECTORIZABLE};
 use crate::error::Result;
 use crate::rise::infer::Matcher;
 use crate::rise::lambda::has_free;
@@ -154,7 +155,7 @@ impl CompiledRule {
             Tmpl::Vectorize(f, slot) => {
                 let f = self.build_term(f, vars, nats, m)?;
                 let ty = self.slot_type(*slot, nats, m)?;
-                vectorize(&f, first_vector_width(&ty)?, 0)?
+                vectorize(&f, vector_width(&ty)?, 0)?
             }
             Tmpl::Node(node, slot) => {
                 let ty = self.slot_type(*slot, nats, m)?;
@@ -186,18 +187,6 @@ fn reindex(t: &Rc<Term>, depth: u32, map: &dyn Fn(u32) -> Option<u32>) -> Option
     Some(Term::at(node, t.ty.clone(), t.span.clone()))
 }
 
-/// The width of the first vector type in `t`.
-fn first_vector_width(t: &Type) -> Option<&Nat> {
-    match t {
-        Type::Vector(_, n) => Some(n),
-        Type::Arr(_, e) => first_vector_width(e),
-        Type::Pair(a, b) | Type::Fun(a, b) => {
-            first_vector_width(a).or_else(|| first_vector_width(b))
-        }
-        _ => None,
-    }
-}
-
 /// The vector version of the scalar function `t`, `n` lanes wide: its `f32`s become vectors,
 /// its constants are broadcast; `None` if it uses anything but its own variables, `add`,
 /// `mul`, pairs and constants.
@@ -207,9 +196,7 @@ fn vectorize(t: &Rc<Term>, n: &Nat, depth: u32) -> Option<Rc<Term>> {
         Node::Var(i) if *i < depth => Node::Var(*i),
         Node::App(f, x) => Node::App(vectorize(f, n, depth)?, vectorize(x, n, depth)?),
         Node::Lam(b) => Node::Lam(vectorize(b, n, depth + 1)?),
-        Node::Prim(p @ (Prim::Add | Prim::Mul | Prim::Fst | Prim::Snd | Prim::MakePair)) => {
-            Node::Prim(*p)
-        }
+        Node::Prim(p) if VECTORIZABLE.contains(p) => Node::Prim(*p),
         Node::F32(_) => {
             let broadcast = Term::new(
                 Node::Prim(Prim::VectorFromScalar),

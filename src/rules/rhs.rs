@@ -199,7 +199,7 @@ impl CompiledRule {
 }
 
 /// The width of the first vector type in `t` (the type of a `vectorize` result).
-fn vector_width(t: &Type) -> Option<&Nat> {
+pub(super) fn vector_width(t: &Type) -> Option<&Nat> {
     match t {
         Type::Vector(_, n) => Some(n),
         Type::Arr(_, e) => vector_width(e),
