@@ -76,10 +76,7 @@ fn fuse_reduce_map(t: &Rc<Term>) -> Option<Rc<Term>> {
         Type::Fun(_, result) => Some(Term::new(Node::App(f.clone(), x), (**result).clone())),
         _ => None,
     };
-    let (op, f) = (
-        sequential(&shifted(op, 2, 0)),
-        sequential(&shifted(f, 2, 0)),
-    );
+    let (op, f) = (sequential(&raised(op)), sequential(&raised(f)));
     let body = app(&app(&op, var(1, &acc_ty))?, app(&f, var(0, &elem_ty))?)?;
     let inner = Term::new(Node::Lam(body), fun(elem_ty.clone(), acc_ty.clone()));
     let lam = Term::new(
@@ -95,14 +92,9 @@ fn fuse_reduce_map(t: &Rc<Term>) -> Option<Rc<Term>> {
     app(&app(&app(&reduce, lam)?, sequential(init))?, sequential(xs))
 }
 
-/// `t` with its free variables (from `cutoff` binders in) raised by `by`.
-fn shifted(t: &Rc<Term>, by: u32, cutoff: u32) -> Rc<Term> {
-    let node = match &t.node {
-        Node::Var(i) if *i >= cutoff => Node::Var(i + by),
-        Node::Lam(b) => Node::Lam(shifted(b, by, cutoff + 1)),
-        n => n.map(|c| shifted(c, by, cutoff)),
-    };
-    Term::at(node, t.ty.clone(), t.span.clone())
+/// `t` under two more binders: its free variables raised by two.
+fn raised(t: &Rc<Term>) -> Rc<Term> {
+    crate::rise::lambda::shift(t, 2, 0, 0).expect("raising never fails")
 }
 
 /// Does the term do arithmetic or reduce?
