@@ -100,6 +100,7 @@ impl LimitArgs {
             enodes: self.enodes,
             time: self.time_s,
             memory_mb: self.memory_mb,
+            ..egraph::saturate::Limits::default()
         }
     }
     pub(super) fn filter(&self) -> egraph::filter::Filter {

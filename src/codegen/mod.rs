@@ -5,6 +5,7 @@
 
 pub mod emit;
 pub mod index;
+pub mod kernel;
 pub mod preamble;
 #[cfg(feature = "cli")]
 pub mod reference;
@@ -24,18 +25,37 @@ use std::rc::Rc;
 /// and vectors are what the program already says. A sequential reduction of a computing
 /// map applies the map's function to each element as it accumulates it (`reduceSeq (fun
 /// acc x => op acc (f x)) init xs`), as the reference generates a reduction of a functional
-/// map, instead of storing the map first.
+/// map, instead of storing the map first. A program whose body is still a function (`nfun n
+/// => map f`, as beta-eta normal form writes it) is first given a lambda per parameter.
 pub fn sequential(t: &Rc<Term>) -> Rc<Term> {
+    lower_maps(&with_parameters(t))
+}
+
+/// The program with a lambda for every parameter: a function under its leading `nfun`s and
+/// `fun`s eta-expanded (the generated C names each parameter).
+fn with_parameters(t: &Rc<Term>) -> Rc<Term> {
+    let node = match &t.node {
+        Node::NatLam(b) => Node::NatLam(with_parameters(b)),
+        Node::Lam(b) => Node::Lam(with_parameters(b)),
+        _ => match crate::rise::lambda::eta_abstract(t) {
+            Some(expanded) => return with_parameters(&expanded),
+            None => return t.clone(),
+        },
+    };
+    Term::at(node, t.ty.clone(), t.span.clone())
+}
+
+fn lower_maps(t: &Rc<Term>) -> Rc<Term> {
     if let Some(fused) = fuse_reduce_map(t) {
         return fused;
     }
     let node = match &t.node {
         Node::App(f, g) if f.node == Node::Prim(Prim::Map) && computes(g) => {
             let map_seq = Term::at(Node::Prim(Prim::MapSeq), f.ty.clone(), f.span.clone());
-            Node::App(map_seq, sequential(g))
+            Node::App(map_seq, lower_maps(g))
         }
         Node::Prim(Prim::Reduce) => Node::Prim(Prim::ReduceSeq),
-        n => n.map(sequential),
+        n => n.map(lower_maps),
     };
     Term::at(node, t.ty.clone(), t.span.clone())
 }
@@ -76,7 +96,7 @@ fn fuse_reduce_map(t: &Rc<Term>) -> Option<Rc<Term>> {
         Type::Fun(_, result) => Some(Term::new(Node::App(f.clone(), x), (**result).clone())),
         _ => None,
     };
-    let (op, f) = (sequential(&raised(op)), sequential(&raised(f)));
+    let (op, f) = (lower_maps(&raised(op)), lower_maps(&raised(f)));
     let body = app(&app(&op, var(1, &acc_ty))?, app(&f, var(0, &elem_ty))?)?;
     let inner = Term::new(Node::Lam(body), fun(elem_ty.clone(), acc_ty.clone()));
     let lam = Term::new(
@@ -89,7 +109,7 @@ fn fuse_reduce_map(t: &Rc<Term>) -> Option<Rc<Term>> {
         fun(lam.ty.clone(), rest),
         reduce.span.clone(),
     );
-    app(&app(&app(&reduce, lam)?, sequential(init))?, sequential(xs))
+    app(&app(&app(&reduce, lam)?, lower_maps(init))?, lower_maps(xs))
 }
 
 /// `t` under two more binders: its free variables raised by two.
@@ -101,10 +121,12 @@ fn raised(t: &Rc<Term>) -> Rc<Term> {
 fn computes(t: &Term) -> bool {
     use Prim::*;
     match &t.node {
-        Node::Prim(p) => matches!(
-            p,
-            Add | Mul | Sub | Div | Reduce | ReduceSeq | ReduceSeqUnroll
-        ),
+        Node::Prim(p) => {
+            matches!(
+                p,
+                Add | Mul | Sub | Div | Neg | Reduce | ReduceSeq | ReduceSeqUnroll
+            ) || p.math_function().is_some()
+        }
         n => n.children().iter().any(|c| computes(c)),
     }
 }

@@ -113,7 +113,7 @@ pub fn allocator(name: &str, huge_from: i64) -> String {
 
 /// The headers the preamble's code needs.
 pub fn includes(buffers: bool) -> String {
-    let mut c = String::from("#include <stdlib.h>\n");
+    let mut c = String::from("#include <stdlib.h>\n#include <math.h>\n");
     if buffers {
         c.push_str("#include <stdio.h>\n#include <string.h>\n#include <sys/mman.h>\n");
     }

@@ -82,6 +82,39 @@ fn compiler() -> Result<std::process::Command> {
     Ok(cmd)
 }
 
+/// Compiles C `sources` into `out` with `opts`' flags (and `extra` ones, such as `-shared`),
+/// linking the maths library: a located error when the compiler is missing or refuses them.
+pub(super) fn build(
+    opts: &COptions,
+    sources: &[&std::path::Path],
+    out: &std::path::Path,
+    extra: &[&str],
+) -> Result<()> {
+    let mut cmd = compiler()?;
+    let cc = cmd.get_program().to_string_lossy().into_owned();
+    let done = cmd
+        .args(&opts.flags)
+        .args(extra)
+        .arg("-std=gnu99")
+        .args(sources)
+        .arg("-o")
+        .arg(out)
+        .arg("-lm")
+        .output()
+        .map_err(|e| {
+            Error::bad_input(format!(
+                "no C compiler: `{cc}` could not be started ({e}); install one (e.g. Debian's gcc) or set CC"
+            ))
+        })?;
+    if !done.status.success() {
+        return Err(Error::bad_input(format!(
+            "the generated C does not compile ({cc}):\n{}",
+            String::from_utf8_lossy(&done.stderr)
+        )));
+    }
+    Ok(())
+}
+
 /// Bytes from which numpy advises an array onto huge pages (and so does the harness).
 const NUMPY_HUGE_PAGES: i64 = 4 << 20;
 
@@ -136,55 +169,71 @@ void {name}({params}float *);
     )
 }
 
+/// A program's C at given sizes, with its buffers' shapes and a temporary directory to
+/// compile it in.
+pub(super) struct Generated {
+    pub name: &'static str,
+    pub c: String,
+    pub flops: f64,
+    pub input_shapes: Vec<Vec<i64>>,
+    pub output_shape: Vec<i64>,
+    pub dir: tempfile::TempDir,
+}
+
+impl Generated {
+    pub fn new(program: &Rc<Term>, sizes: &[i64], opts: &COptions) -> Result<Generated> {
+        let name = "rise_program";
+        let generated = lowered_c(name, program, sizes, opts.lowering)?;
+        let (input_shapes, output_shape) = super::emit::buffer_shapes(program, sizes)?;
+        let dir = tempfile::Builder::new()
+            .prefix("sketchlog-c-")
+            .tempdir()
+            .map_err(|e| Error::io(&std::env::temp_dir(), e))?;
+        let src = dir.path().join("program.c");
+        std::fs::write(&src, &generated.c).map_err(|e| Error::io(&src, e))?;
+        Ok(Generated {
+            name,
+            c: generated.c,
+            flops: generated.flops,
+            input_shapes,
+            output_shape,
+            dir,
+        })
+    }
+
+    /// The path of the program's C.
+    pub fn source(&self) -> PathBuf {
+        self.dir.path().join("program.c")
+    }
+
+    /// Floats in each input, and in the output.
+    pub fn counts(&self) -> (Vec<usize>, usize) {
+        let count = |s: &Vec<i64>| s.iter().product::<i64>() as usize;
+        let inputs = self.input_shapes.iter().map(count).collect();
+        (inputs, count(&self.output_shape))
+    }
+}
+
 /// Generates C for `program` at `sizes` and compiles it with a harness.
 pub fn compile(program: &Rc<Term>, sizes: &[i64], opts: &COptions) -> Result<Compiled> {
-    let name = "rise_program";
-    let generated = lowered_c(name, program, sizes, opts.lowering)?;
-    let (shapes, output_shape) = super::emit::buffer_shapes(program, sizes)?;
-    let count = |s: &Vec<i64>| s.iter().product::<i64>() as usize;
-    let inputs: Vec<usize> = shapes.iter().map(count).collect();
-    let output = count(&output_shape);
-    let dir = tempfile::Builder::new()
-        .prefix("sketchlog-c-")
-        .tempdir()
-        .map_err(|e| Error::io(&std::env::temp_dir(), e))?;
-    let (src, main, exe) = (
-        dir.path().join("program.c"),
-        dir.path().join("main.c"),
-        dir.path().join("program"),
+    let generated = Generated::new(program, sizes, opts)?;
+    let (inputs, output) = generated.counts();
+    let (main, exe) = (
+        generated.dir.path().join("main.c"),
+        generated.dir.path().join("program"),
     );
-    std::fs::write(&src, &generated.c).map_err(|e| Error::io(&src, e))?;
-    std::fs::write(&main, harness(name, &inputs, output)).map_err(|e| Error::io(&main, e))?;
-    let mut cmd = compiler()?;
-    let cc = cmd.get_program().to_string_lossy().into_owned();
-    let out = cmd
-        .args(&opts.flags)
-        .arg("-std=gnu99")
-        .arg(&src)
-        .arg(&main)
-        .arg("-o")
-        .arg(&exe)
-        .output()
-        .map_err(|e| {
-            Error::bad_input(format!(
-                "no C compiler: `{cc}` could not be started ({e}); install one (e.g. Debian's gcc) or set CC"
-            ))
-        })?;
-    if !out.status.success() {
-        return Err(Error::bad_input(format!(
-            "the generated C does not compile ({cc}):\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        )));
-    }
+    let harness = harness(generated.name, &inputs, output);
+    std::fs::write(&main, harness).map_err(|e| Error::io(&main, e))?;
+    build(opts, &[&generated.source(), &main], &exe, &[])?;
     Ok(Compiled {
         exe,
         sizes: sizes.to_vec(),
         inputs,
-        input_shapes: shapes,
+        input_shapes: generated.input_shapes,
         output,
-        output_shape,
+        output_shape: generated.output_shape,
         flops: generated.flops,
-        _dir: dir,
+        _dir: generated.dir,
     })
 }
 

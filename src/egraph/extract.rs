@@ -138,13 +138,18 @@ impl Weighted {
     /// overflowing 64 bits.
     pub const MAX: u64 = 1_000_000_000;
 
+    /// Reads a cost file: `NAME WEIGHT` lines, `default WEIGHT` for every other constructor.
     pub fn load(path: &std::path::Path) -> Result<Weighted> {
-        let src = crate::files::read_source(path)?;
+        Weighted::parse(&crate::files::read_source(path)?)
+    }
+
+    /// [`Weighted::load`] of a source's text.
+    pub fn parse(src: &std::sync::Arc<crate::source::Source>) -> Result<Weighted> {
         let mut w = Weighted {
             weights: HashMap::default(),
             default: 1,
         };
-        for (span, words) in crate::source::word_lines(&src, "//") {
+        for (span, words) in crate::source::word_lines(src, "//") {
             let words: Vec<&str> = words.iter().map(|w| &*w.text).collect();
             match words.as_slice() {
                 [name, weight] => {

@@ -22,6 +22,25 @@ pub struct Limits {
     pub time: Duration,
     /// Resident memory of the process, in MB (`None`: no limit).
     pub memory_mb: Option<u64>,
+    /// Set from outside the search (another thread, a signal handler) to end it before its
+    /// next iteration, as a limit would.
+    pub cancel: Cancel,
+}
+
+/// A request to stop a running search, from outside it: an embedding's interrupt (Ctrl-C in
+/// a Python interpreter) or a Stop button. Clones share the request.
+#[derive(Clone, Debug, Default)]
+pub struct Cancel(Arc<std::sync::atomic::AtomicBool>);
+
+impl Cancel {
+    /// Asks every search holding this (or a clone) to stop before its next iteration.
+    pub fn cancel(&self) {
+        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
 }
 
 impl Default for Limits {
@@ -31,6 +50,7 @@ impl Default for Limits {
             enodes: 10_000_000,
             time: Duration::from_secs(240),
             memory_mb: None,
+            cancel: Cancel::default(),
         }
     }
 }
@@ -78,6 +98,8 @@ pub enum StopReason {
     NodeLimit,
     TimeLimit,
     MemoryLimit,
+    /// Stopped by a [`Cancel`] request.
+    Interrupted,
     /// The search failed: an error, or a child process that ended without its result.
     Error,
 }
@@ -97,6 +119,7 @@ impl StopReason {
             StopReason::NodeLimit => "node-limit",
             StopReason::TimeLimit => "time-limit",
             StopReason::MemoryLimit => "memory-limit",
+            StopReason::Interrupted => "interrupted",
             StopReason::Error => "error",
         }
     }
@@ -366,6 +389,9 @@ fn saturate_loop(
         }
         if start.elapsed() >= limits.time {
             break StopReason::TimeLimit;
+        }
+        if limits.cancel.is_cancelled() {
+            break StopReason::Interrupted;
         }
         let mut clock = Clock::default();
         // Bring the free-variable relations up to date (De Bruijn Rise alone: the snapshot

@@ -61,6 +61,7 @@ pub fn targets() -> Vec<Target> {
             enodes: 10_000_000,
             time: Duration::from_secs(300),
             memory_mb: Some(4000),
+            ..Limits::default()
         },
         filter: Filter {
             array_depth: Some(6),
@@ -82,6 +83,7 @@ pub fn targets() -> Vec<Target> {
             enodes: 1_000_000,
             time: Duration::from_secs(60),
             memory_mb: Some(4000),
+            ..Limits::default()
         },
         filter,
         normal_form: NormalForm::Cnf,

@@ -55,6 +55,7 @@ pub fn unguided_step(g: &Guide, caps: Caps) -> Step {
         enodes: usize::MAX,
         time: caps.time,
         memory_mb: Some(caps.memory_mb * 9 / 10),
+        ..Limits::default()
     };
     Step {
         sketch_engine: last.sketch_engine,

@@ -282,7 +282,7 @@ pub fn search(
 }
 
 /// [`search`] of a program whose leading binders are named `names` (in `--why`).
-fn search_named(
+pub fn search_named(
     start: &Term,
     step: &Step,
     names: &crate::rise::debruijn::Names,
@@ -368,6 +368,54 @@ fn search_named(
         peak_rss_mb: resident_mb(true),
         why,
         explanation,
+        strategy: None,
+    })
+}
+
+/// Equality saturation without a target: grows the e-graph of `start` with the step's rules
+/// until nothing changes or a limit stops it (the step's sketch and goal are not consulted),
+/// then extracts the cheapest term of the start's class by the step's cost. The report's
+/// outcome says why it stopped; its term is always there.
+pub fn simplify(
+    start: &Term,
+    step: &Step,
+    mut on_iteration: impl FnMut(&IterationStats),
+) -> Result<StepReport> {
+    let t0 = Instant::now();
+    let (input, mut eg, snap) = prepare(start, step)?;
+    let mut pruned = 0;
+    let outcome = saturate(
+        &mut eg,
+        "rw",
+        &snap,
+        &step.limits,
+        |eg| {
+            let (_, n, filter_seconds) = pruned_root(eg, &input, &step.filter)?;
+            pruned += n;
+            Ok(Check {
+                found: false,
+                work: 0,
+                filter_seconds,
+            })
+        },
+        &mut on_iteration,
+    )?;
+    if let Some(dump) = &step.dump {
+        dump.write(&eg)?;
+    }
+    let (graph, root) = read_out(eg, &input)?;
+    let cheapest = SketchDecl::any("cheapest");
+    let (term, normalised) = satisfying_term(&graph, root, &cheapest, &step.cost, step)?;
+    Ok(StepReport {
+        sketch: cheapest.name,
+        outcome,
+        term: Some(term),
+        normalised,
+        seconds: t0.elapsed().as_secs_f64(),
+        pruned,
+        peak_rss_mb: resident_mb(true),
+        why: None,
+        explanation: None,
         strategy: None,
     })
 }

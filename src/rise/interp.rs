@@ -482,6 +482,32 @@ fn arith(
     }
 }
 
+/// An elementary function of `f32` on its arguments, as C's `<math.h>` computes it.
+fn math(prim: Prim, a: &[Value]) -> EvalResult<Value> {
+    use Prim::*;
+    let x = |i: usize| match &a[i] {
+        Value::F32(x) => Ok(*x),
+        other => Err(format!("`{}` of {}", prim.name(), other.kind())),
+    };
+    let y = match prim {
+        Sin => x(0)?.sin(),
+        Cos => x(0)?.cos(),
+        Tan => x(0)?.tan(),
+        Sinh => x(0)?.sinh(),
+        Cosh => x(0)?.cosh(),
+        Tanh => x(0)?.tanh(),
+        Exp => x(0)?.exp(),
+        Log => x(0)?.ln(),
+        Sqrt => x(0)?.sqrt(),
+        Absolute => x(0)?.abs(),
+        Max => x(0)?.max(x(1)?),
+        Min => x(0)?.min(x(1)?),
+        Pow => x(0)?.powf(x(1)?),
+        _ => unreachable!("not an elementary function"),
+    };
+    Ok(Value::F32(y))
+}
+
 fn binomial_weights(p: Prim) -> Value {
     let w = [1.0, 2.0, 1.0].map(|x: f32| x / 4.0);
     match p {
@@ -598,6 +624,9 @@ fn compute(p: &Partial) -> EvalResult<Value> {
             }
         }
         Neg => arith(&a[0], &a[0], |x, _| -x, |x, _| x.wrapping_neg()),
+        Sin | Cos | Tan | Sinh | Cosh | Tanh | Exp | Log | Sqrt | Absolute | Max | Min | Pow => {
+            math(p.prim, a)
+        }
         PadClamp | PadCst | PadEmpty => {
             let (l, r) = match p.prim {
                 PadEmpty => (0, p.nats[0] as usize),

@@ -56,27 +56,33 @@ pub fn load_def_ref(spec: &str, dir: &Path) -> Result<LoadedDef> {
         Some((f, n)) if f.ends_with(".rise") => (f, Some(n)),
         _ => (spec, None),
     };
-    let program = load_program(&dir.join(file))?;
-    let name = match name {
-        Some(n) => n.to_string(),
-        None if program.defs.len() == 1 => program.defs[0].name.clone(),
-        None => {
-            let names: Vec<&str> = program.defs.iter().map(|d| d.name.as_str()).collect();
-            return Err(crate::error::Error::bad_input(format!(
-                "{file} has several definitions ({}); name one as {file}:NAME",
-                names.join(", ")
-            )));
-        }
-    };
-    let term = infer::elaborate_def(&program, &name)?;
-    let sizes = program.get(&name).map_or(vec![], |d| d.expr.size_params());
-    let names = program
-        .get(&name)
-        .map_or_else(Default::default, |d| d.expr.leading_names());
-    Ok(LoadedDef {
-        name,
-        term,
-        sizes,
-        names,
-    })
+    LoadedDef::of(&load_program(&dir.join(file))?, name, file)
+}
+
+impl LoadedDef {
+    /// Definition `name` of a parsed program (`file`, as errors name it), or its only one.
+    pub fn of(program: &syntax::Program, name: Option<&str>, file: &str) -> Result<LoadedDef> {
+        let name = match name {
+            Some(n) => n.to_string(),
+            None if program.defs.len() == 1 => program.defs[0].name.clone(),
+            None => {
+                let names: Vec<&str> = program.defs.iter().map(|d| d.name.as_str()).collect();
+                return Err(crate::error::Error::bad_input(format!(
+                    "{file} has several definitions ({}); name one as {file}:NAME",
+                    names.join(", ")
+                )));
+            }
+        };
+        let term = infer::elaborate_def(program, &name)?;
+        let sizes = program.get(&name).map_or(vec![], |d| d.expr.size_params());
+        let names = program
+            .get(&name)
+            .map_or_else(Default::default, |d| d.expr.leading_names());
+        Ok(LoadedDef {
+            name,
+            term,
+            sizes,
+            names,
+        })
+    }
 }

@@ -53,6 +53,10 @@ primitives! {
     // `makeArray<k> x1 .. xk`: an array of its `k` arguments (its type depends on `k`, so
     // elaboration types each use: [`Prim::make_array`]).
     MakeArray = "makeArray",
+    // Elementary functions of `f32` (C's `sinf`, `fmaxf`, `powf`, ...).
+    Sin = "sin", Cos = "cos", Tan = "tan", Sinh = "sinh", Cosh = "cosh", Tanh = "tanh",
+    Exp = "exp", Log = "log", Sqrt = "sqrt", Absolute = "abs",
+    Max = "max", Min = "min", Pow = "pow",
 }
 
 /// Supplies fresh metavariables when a scheme is instantiated.
@@ -64,6 +68,28 @@ pub trait Fresh {
 }
 
 impl Prim {
+    /// The elementary function of `f32` the primitive is (`sin`, `max`, ...), as C's
+    /// `<math.h>` names it, if it is one.
+    pub fn math_function(self) -> Option<&'static str> {
+        use Prim::*;
+        Some(match self {
+            Sin => "sinf",
+            Cos => "cosf",
+            Tan => "tanf",
+            Sinh => "sinhf",
+            Cosh => "coshf",
+            Tanh => "tanhf",
+            Exp => "expf",
+            Log => "logf",
+            Sqrt => "sqrtf",
+            Absolute => "fabsf",
+            Max => "fmaxf",
+            Min => "fminf",
+            Pow => "powf",
+            _ => return None,
+        })
+    }
+
     /// Number of nat arguments the primitive takes before its value arguments.
     pub fn nat_arity(self) -> usize {
         match self {
@@ -106,7 +132,10 @@ impl Prim {
             | Prim::Scatter
             | Prim::Equal
             | Prim::Lt
-            | Prim::Gt => 2,
+            | Prim::Gt
+            | Prim::Max
+            | Prim::Min
+            | Prim::Pow => 2,
             _ => 1,
         }
     }
@@ -197,6 +226,10 @@ impl Prim {
                 let t = fr.data();
                 fun(t.clone(), t)
             }
+            Sin | Cos | Tan | Sinh | Cosh | Tanh | Exp | Log | Sqrt | Absolute => {
+                fun(Type::F32, Type::F32)
+            }
+            Max | Min | Pow => fun(Type::F32, fun(Type::F32, Type::F32)),
             PadClamp | PadCst => {
                 // (l) (r) {n} {t} [t ->] n.t -> (l+n+r).t; l is index 1, r index 0
                 let (n, t) = (fr.nat(), fr.data());

@@ -231,6 +231,16 @@ pub fn run_files(
     run_quietly(files, &flags, out)
 }
 
+/// Runs one `.egg` program given as text (named `name` in its errors) in a fresh e-graph with
+/// egglog's default flags, writing its outputs to `out`.
+pub fn run_source(name: &str, text: &str, out: &mut dyn Write) -> Result<()> {
+    let flags = EggFlags::plain();
+    let mut eg = flags.egraph();
+    let src = crate::source::Source::new(name, text);
+    check_input(&mut eg, &src, &flags)?;
+    run_text(&mut eg, Some(&src.name), &src.text, flags.mode, out)
+}
+
 /// The files a run writes: the serialized e-graph beside each file (`--to-json`, `--to-dot`,
 /// `--to-svg`) and the run report (`--save-report`), each with the flag that asks for it.
 pub fn outputs(files: &[PathBuf], flags: &EggFlags) -> crate::files::Outputs {

@@ -98,6 +98,25 @@ impl Emitter {
                     },
                 }))
             }
+            Neg | Sin | Cos | Tan | Sinh | Cosh | Tanh | Exp | Log | Sqrt | Absolute | Max
+            | Min | Pow => {
+                self.arith += 1;
+                let mut scalars = vec![];
+                for a in args {
+                    match self.force(a)? {
+                        Val::Scalar(x) => scalars.push(Rc::new(x)),
+                        _ => {
+                            return Err(unsupported(format!(
+                                "`{}` of something not a scalar",
+                                prim.name()
+                            )))
+                        }
+                    }
+                }
+                // `-(x)` is C's negation, written as a call.
+                let function = prim.math_function().unwrap_or("-");
+                Ok(Val::Scalar(Scalar::Call(function, scalars)))
+            }
             // An index is a number in C.
             NatAsIndex | IndexAsNat => self.force(arg(0)),
             // A line buffer where a sequential loop reads it (`streams`), in memory elsewhere.
@@ -259,8 +278,8 @@ impl Emitter {
                 }
                 Ok(dest)
             }
-            Vectorize | Mod | Neg | PadCst | PadEmpty | Concat | MapFst | MapSnd | ScanSeq
-            | Idx | Gather | Scatter => Err(unsupported(format!(
+            Vectorize | Mod | PadCst | PadEmpty | Concat | MapFst | MapSnd | ScanSeq | Idx
+            | Gather | Scatter => Err(unsupported(format!(
                 "the primitive `{}` has no C translation",
                 prim.name()
             ))),

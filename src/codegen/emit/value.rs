@@ -28,6 +28,8 @@ pub enum Scalar {
     Select(Rc<Scalar>, Rc<Scalar>, Rc<Scalar>),
     /// `((type)a)`.
     Cast(&'static str, Rc<Scalar>),
+    /// `f(a, ...)`: a function of `<math.h>`.
+    Call(&'static str, Vec<Rc<Scalar>>),
 }
 
 impl std::fmt::Display for Scalar {
@@ -39,6 +41,10 @@ impl std::fmt::Display for Scalar {
             Scalar::Op(op, a, b) => write!(f, "({a} {op} {b})"),
             Scalar::Select(c, a, b) => write!(f, "({c} ? {a} : {b})"),
             Scalar::Cast(ty, a) => write!(f, "(({ty}){a})"),
+            Scalar::Call(name, args) => {
+                let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+                write!(f, "{name}({})", args.join(", "))
+            }
         }
     }
 }
@@ -62,6 +68,7 @@ impl Scalar {
                 b.loads(out);
             }
             Scalar::Cast(_, a) => a.loads(out),
+            Scalar::Call(_, args) => args.iter().for_each(|a| a.loads(out)),
         }
     }
     pub fn load(array: impl Into<Rc<str>>, ix: Ix) -> Val {

@@ -139,6 +139,16 @@ impl Emitter {
                 (a, false) => Some((format!("(({ty}){a})"), false)),
                 (_, true) => None,
             },
+            Scalar::Call(name, args) => {
+                let mut scalar = vec![];
+                for a in args {
+                    match self.vectorise(a, lane, width, offset)? {
+                        (a, false) => scalar.push(a),
+                        (_, true) => return None,
+                    }
+                }
+                Some((format!("{name}({})", scalar.join(", ")), false))
+            }
         }
     }
 }

@@ -1,0 +1,701 @@
+//! Rules, sketches, guides and the searches over them: `check`, `simplify`, `guide`,
+//! `guide_auto` and `rewrite`, each run with the GIL released.
+
+use crate::errors::{to_py, OrRaise};
+use crate::program::Program;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use sketchlog::egraph::extract::Weighted;
+use sketchlog::egraph::filter::Filter;
+use sketchlog::egraph::saturate::{normalise, Cancel, IterationStats, Limits};
+use sketchlog::error::Error;
+use sketchlog::guide::{self, report, Cost, Step, StepReport};
+use sketchlog::rise::syntax::RuleDecl;
+use sketchlog::sketch::SketchDecl;
+use sketchlog::source::Source;
+use std::rc::Rc;
+use std::time::Duration;
+
+/// Rewrite rules: a whole `.rules` file, one of its rule sets, or one rule.
+///
+/// `Rules.load("rules/mm.rules:split")`; `Rules.parse(text, set=None)`.
+#[pyclass(unsendable, module = "sketchlog")]
+#[derive(Clone)]
+pub struct Rules {
+    pub rules: Vec<RuleDecl>,
+    label: String,
+}
+
+#[pymethods]
+impl Rules {
+    /// Reads `FILE.rules[:SET]`.
+    #[staticmethod]
+    fn load(spec: &str) -> PyResult<Rules> {
+        Ok(Rules {
+            rules: sketchlog::rules::load_selection(spec).or_raise()?,
+            label: spec.to_string(),
+        })
+    }
+
+    /// Parses rules written as in a `.rules` file; `set` picks one rule set (or rule).
+    #[staticmethod]
+    #[pyo3(signature = (text, set = None, source = "<string>"))]
+    fn parse(text: &str, set: Option<&str>, source: &str) -> PyResult<Rules> {
+        let file =
+            sketchlog::rise::parse::parse_rule_file(&Source::new(source, text)).or_raise()?;
+        Ok(Rules {
+            rules: sketchlog::rules::select(&file, set).or_raise()?,
+            label: set.map_or(source.to_string(), |s| format!("{source}:{s}")),
+        })
+    }
+
+    /// Rules that ship with the package: `algebra` (f32 arithmetic) or `elementary`
+    /// (trigonometric, hyperbolic and exponential identities).
+    #[staticmethod]
+    fn builtin(name: &str) -> PyResult<Rules> {
+        let text = match name {
+            "algebra" => include_str!("../../rules/algebra.rules"),
+            "elementary" => include_str!("../../rules/elementary.rules"),
+            other => {
+                return Err(to_py(Error::bad_input(format!(
+                    "no built-in rules `{other}` (there are: algebra, elementary)"
+                ))))
+            }
+        };
+        Rules::parse(text, None, &format!("{name}.rules"))
+    }
+
+    /// The rules' names.
+    #[getter]
+    fn names(&self) -> Vec<String> {
+        self.rules.iter().map(|r| r.name.clone()).collect()
+    }
+
+    /// These rules and `other`'s.
+    fn __add__(&self, other: &Rules) -> Rules {
+        Rules {
+            rules: self.rules.iter().chain(&other.rules).cloned().collect(),
+            label: format!("{} + {}", self.label, other.label),
+        }
+    }
+
+    fn __len__(&self) -> usize {
+        self.rules.len()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<Rules {}: {} rules>", self.label, self.rules.len())
+    }
+}
+
+/// A sketch: a program pattern with holes, resolved against each program it is searched
+/// from. `Sketch.load("programs/mv.sketch:split")`; `Sketch.parse(text, name=None)`.
+#[pyclass(unsendable, module = "sketchlog")]
+#[derive(Clone)]
+pub struct Sketch {
+    decl: SketchDecl,
+}
+
+#[pymethods]
+impl Sketch {
+    /// Reads `FILE.sketch:NAME`.
+    #[staticmethod]
+    fn load(spec: &str) -> PyResult<Sketch> {
+        let (file, name) = spec.rsplit_once(':').ok_or_else(|| {
+            to_py(Error::bad_input(format!(
+                "`{spec}` names no sketch: write FILE.sketch:NAME"
+            )))
+        })?;
+        let src = sketchlog::files::read_source(std::path::Path::new(file)).or_raise()?;
+        Sketch::from_source(&src, Some(name))
+    }
+
+    /// Parses `sketch NAME = ...` declarations and keeps `name` (the only one when there
+    /// is one).
+    #[staticmethod]
+    #[pyo3(signature = (text, name = None, source = "<string>"))]
+    fn parse(text: &str, name: Option<&str>, source: &str) -> PyResult<Sketch> {
+        Sketch::from_source(&Source::new(source, text), name)
+    }
+
+    #[getter]
+    fn name(&self) -> String {
+        self.decl.name.clone()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<Sketch {}>", self.decl.name)
+    }
+}
+
+impl Sketch {
+    fn from_source(src: &std::sync::Arc<Source>, name: Option<&str>) -> PyResult<Sketch> {
+        let file = sketchlog::sketch::parse::parse_sketch_file(src).or_raise()?;
+        let decl = match name {
+            Some(name) => file.get(name).or_raise()?.clone(),
+            None if file.sketches.len() == 1 => file.sketches[0].clone(),
+            None => {
+                return Err(to_py(Error::bad_input(format!(
+                    "{} declares {} sketches: name one",
+                    src.name,
+                    file.sketches.len()
+                ))))
+            }
+        };
+        Ok(Sketch { decl })
+    }
+}
+
+/// The result of one search: whether it found its target, why it stopped, its size and
+/// time, and the term it extracted. `str(result)` is the command line's summary.
+#[pyclass(unsendable, module = "sketchlog")]
+pub struct SearchResult {
+    report: StepReport,
+    program: Program,
+    label: String,
+}
+
+impl SearchResult {
+    fn new(report: StepReport, program: &Program, label: String) -> SearchResult {
+        SearchResult {
+            report,
+            program: program.clone(),
+            label,
+        }
+    }
+}
+
+#[pymethods]
+impl SearchResult {
+    #[getter]
+    fn found(&self) -> bool {
+        self.report.outcome.found()
+    }
+
+    /// Why the search stopped: `found`, `saturated`, `iteration-limit`, `node-limit`,
+    /// `time-limit`, `memory-limit` or `interrupted`.
+    #[getter]
+    fn stop(&self) -> &'static str {
+        self.report.outcome.stop.name()
+    }
+
+    #[getter]
+    fn iterations(&self) -> usize {
+        self.report.outcome.iterations.len()
+    }
+
+    #[getter]
+    fn enodes(&self) -> usize {
+        self.report.outcome.size().0
+    }
+
+    #[getter]
+    fn eclasses(&self) -> usize {
+        self.report.outcome.size().1
+    }
+
+    #[getter]
+    fn rules_applied(&self) -> usize {
+        self.report.outcome.rules_applied()
+    }
+
+    #[getter]
+    fn seconds(&self) -> f64 {
+        self.report.seconds
+    }
+
+    #[getter]
+    fn peak_rss_mb(&self) -> f64 {
+        self.report.peak_rss_mb
+    }
+
+    /// The extracted term, as a program (None when nothing was found).
+    #[getter]
+    fn term(&self) -> Option<Program> {
+        let t = self.report.term.clone()?;
+        Some(self.program.with_term(t))
+    }
+
+    /// Figures of every iteration, as dictionaries.
+    #[getter]
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let rows = self.report.outcome.iterations.iter();
+        let dicts: PyResult<Vec<_>> = rows.map(|s| stats_dict(py, 0, s)).collect();
+        PyList::new(py, dicts?)
+    }
+
+    /// When the sketch was not found (and `why=True` was asked): which sub-sketches hold
+    /// where, the nearest misses and their terms.
+    fn why(&self) -> Option<String> {
+        self.report.why.clone()
+    }
+
+    /// When found (and `explain=True` was asked): the rewrite path from the program to the
+    /// term, every rule applied, where, with the subterm before and after.
+    fn explain(&self) -> Option<String> {
+        let e = self.report.explanation.as_ref()?;
+        Some(report::explanation(e, &self.program.def.names))
+    }
+
+    fn __str__(&self) -> String {
+        report::summary(&self.label, &self.report, &self.program.def.names)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<SearchResult {}>", self.__str__())
+    }
+}
+
+/// An iteration's figures as a dictionary.
+fn stats_dict<'py>(
+    py: Python<'py>,
+    step: usize,
+    s: &IterationStats,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("step", step)?;
+    d.set_item("iteration", s.iteration)?;
+    d.set_item("enodes", s.enodes)?;
+    d.set_item("eclasses", s.eclasses)?;
+    d.set_item("rules_applied", s.applied_by_rule.values().sum::<usize>())?;
+    d.set_item("seconds", s.seconds())?;
+    d.set_item("rss_mb", s.rss_mb)?;
+    Ok(d)
+}
+
+/// Makes a value cross into a closure run with the GIL released.
+struct OnThisThread<T>(T);
+
+impl<T> OnThisThread<T> {
+    fn into_inner(self) -> T {
+        self.0
+    }
+}
+
+// SAFETY: `Python::detach` runs its closure on the calling thread, before it returns; the
+// values wrapped (terms shared by `Rc`, held by `unsendable` classes) are reached from no
+// other thread meanwhile, since `unsendable` classes refuse every other thread.
+unsafe impl<T> Send for OnThisThread<T> {}
+
+/// Runs `search` with the GIL released. After each iteration, `progress` (a callable taking
+/// a dictionary of the iteration's figures) is called and pending signals are handled: an
+/// exception from either (Ctrl-C's `KeyboardInterrupt`) stops the search before its next
+/// iteration through `cancel`, and is raised once it has returned.
+pub fn detached<T>(
+    py: Python<'_>,
+    cancel: &Cancel,
+    progress: Option<Py<PyAny>>,
+    search: impl FnOnce(&mut dyn FnMut(usize, &IterationStats)) -> sketchlog::error::Result<T>,
+) -> PyResult<T> {
+    let mut raised: Option<PyErr> = None;
+    let mut on_iteration = |step: usize, s: &IterationStats| {
+        if raised.is_some() {
+            return;
+        }
+        Python::attach(|py| {
+            let called = match &progress {
+                Some(f) => stats_dict(py, step, s).and_then(|d| f.call1(py, (d,)).map(drop)),
+                None => Ok(()),
+            };
+            if let Err(e) = called.and_then(|()| py.check_signals()) {
+                raised = Some(e);
+                cancel.cancel();
+            }
+        });
+    };
+    let work = OnThisThread((search, &mut on_iteration));
+    let result = py.detach(move || {
+        let (search, on_iteration) = work.into_inner();
+        OnThisThread(search(on_iteration))
+    });
+    if let Some(e) = raised {
+        return Err(e);
+    }
+    result.0.or_raise()
+}
+
+/// Limits of a search, as keyword arguments give them.
+pub struct Caps {
+    pub iterations: usize,
+    pub enodes: usize,
+    pub time_s: f64,
+    pub memory_mb: Option<u64>,
+}
+
+impl Caps {
+    pub fn limits(&self, cancel: &Cancel) -> PyResult<Limits> {
+        let time = Duration::try_from_secs_f64(self.time_s).map_err(|_| {
+            to_py(Error::bad_input(format!(
+                "time_s = {} is not a number of seconds",
+                self.time_s
+            )))
+        })?;
+        Ok(Limits {
+            iterations: self.iterations,
+            enodes: self.enodes,
+            time,
+            memory_mb: self.memory_mb,
+            cancel: cancel.clone(),
+        })
+    }
+}
+
+/// Rules given as `Rules` objects or `FILE.rules[:SET]` strings.
+fn rules_of(rules: &Bound<'_, PyAny>) -> PyResult<Vec<RuleDecl>> {
+    let one = |r: &Bound<'_, PyAny>| -> PyResult<Vec<RuleDecl>> {
+        match r.extract::<PyRef<Rules>>() {
+            Ok(r) => Ok(r.rules.clone()),
+            Err(_) => Ok(Rules::load(&r.extract::<String>()?)?.rules),
+        }
+    };
+    match rules.cast::<PyList>() {
+        Ok(list) => list
+            .iter()
+            .map(|r| one(&r))
+            .collect::<PyResult<Vec<_>>>()
+            .map(|v| v.concat()),
+        Err(_) => one(rules),
+    }
+}
+
+/// A program given as a `Program` or a `FILE.rise:NAME` string.
+pub fn program_of(p: &Bound<'_, PyAny>) -> PyResult<Program> {
+    match p.extract::<PyRef<Program>>() {
+        Ok(p) => Ok(p.clone()),
+        Err(_) => Program::load_spec(&p.extract::<String>()?),
+    }
+}
+
+/// The costs `@kernel` extracts with: elementary functions as several operations.
+pub const ELEMENTARY_COST: &str = include_str!("../../rules/elementary.cost");
+
+/// A cost model: AST size (None), or the weights of a cost file's text.
+fn cost_of(weights: Option<&str>) -> PyResult<Cost> {
+    Ok(match weights {
+        None => Cost::AstSize,
+        Some(text) => Cost::Weighted(Weighted::parse(&Source::new("<weights>", text)).or_raise()?),
+    })
+}
+
+/// Searches from `program` with `rules` until the program's e-class satisfies `sketch`
+/// (a `Sketch` or `FILE.sketch:NAME`) or holds `goal` (a `Program` or `FILE.rise:NAME`,
+/// compared in beta-eta normal form), or a limit stops it. A limit is not an error: the
+/// result says `found = False` and why it stopped. `weights` is the text of a cost file
+/// (default: AST size); `why` analyses a miss, `explain` finds the rewrite path of a hit.
+#[pyfunction]
+#[pyo3(signature = (program, rules, sketch = None, goal = None, *, iterations = 30, enodes = 1_000_000,
+                    time_s = 60.0, memory_mb = None, weights = None, why = false, explain = false,
+                    progress = None))]
+#[allow(clippy::too_many_arguments)]
+pub fn check(
+    py: Python<'_>,
+    program: &Bound<'_, PyAny>,
+    rules: &Bound<'_, PyAny>,
+    sketch: Option<&Bound<'_, PyAny>>,
+    goal: Option<&Bound<'_, PyAny>>,
+    iterations: usize,
+    enodes: usize,
+    time_s: f64,
+    memory_mb: Option<u64>,
+    weights: Option<&str>,
+    why: bool,
+    explain: bool,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<SearchResult> {
+    let program = program_of(program)?;
+    let cancel = Cancel::default();
+    let caps = Caps {
+        iterations,
+        enodes,
+        time_s,
+        memory_mb,
+    };
+    let limits = caps.limits(&cancel)?;
+    let (decl, goal_term) = match (sketch, goal) {
+        (Some(s), None) => {
+            let s = match s.extract::<PyRef<Sketch>>() {
+                Ok(s) => s.clone(),
+                Err(_) => Sketch::load(&s.extract::<String>()?)?,
+            };
+            (s.decl.resolve(&program.def.sizes).or_raise()?, None)
+        }
+        (None, Some(g)) => {
+            let g = program_of(g)?;
+            if g.term().ty != program.term().ty {
+                return Err(to_py(Error::bad_input(format!(
+                    "goal `{}` has type {}, but `{}` has type {}",
+                    g.def.name,
+                    g.term().ty,
+                    program.def.name,
+                    program.term().ty
+                ))));
+            }
+            let normal = normalise(g.term(), &limits).or_raise()?.0;
+            (
+                SketchDecl::any(&format!("goal {}", g.def.name)),
+                Some(normal),
+            )
+        }
+        _ => {
+            return Err(to_py(Error::bad_input(
+                "give one target: `sketch=` or `goal=`",
+            )))
+        }
+    };
+    let mut step = Step::new(
+        decl,
+        rules_of(rules)?,
+        (cost_of(weights)?, limits, Filter::default()),
+    );
+    step.goal = goal_term;
+    step.why = why;
+    step.explain = explain.then(Default::default);
+    let label = format!("check {}", step.sketch.name);
+    let start = program.term().clone();
+    let names = program.def.names.clone();
+    let report = detached(py, &cancel, progress, |on| {
+        guide::search_named(&start, &step, &names, |s| on(0, s))
+    })?;
+    Ok(SearchResult::new(report, &program, label))
+}
+
+/// Equality saturation without a target: grows the e-graph of `program` with `rules`
+/// until nothing changes or a limit stops it, then extracts the cheapest term by `weights`
+/// (the text of a cost file; default: AST size). The result's `term` is always there.
+#[pyfunction]
+#[pyo3(signature = (program, rules, *, iterations = 10, enodes = 100_000, time_s = 10.0,
+                    memory_mb = None, weights = None, progress = None))]
+#[allow(clippy::too_many_arguments)]
+pub fn simplify(
+    py: Python<'_>,
+    program: &Bound<'_, PyAny>,
+    rules: &Bound<'_, PyAny>,
+    iterations: usize,
+    enodes: usize,
+    time_s: f64,
+    memory_mb: Option<u64>,
+    weights: Option<&str>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<SearchResult> {
+    let program = program_of(program)?;
+    let cancel = Cancel::default();
+    let limits = Caps {
+        iterations,
+        enodes,
+        time_s,
+        memory_mb,
+    }
+    .limits(&cancel)?;
+    let step = Step::new(
+        SketchDecl::any("cheapest"),
+        rules_of(rules)?,
+        (cost_of(weights)?, limits, Filter::default()),
+    );
+    let start = program.term().clone();
+    let report = detached(py, &cancel, progress, |on| {
+        guide::simplify(&start, &step, |s| on(0, s))
+    })?;
+    Ok(SearchResult::new(report, &program, "simplify".into()))
+}
+
+/// A guide (`.guide`): a program and a sequence of sketch-guided steps.
+#[pyclass(unsendable, module = "sketchlog")]
+pub struct Guide {
+    guide: guide::Guide,
+}
+
+#[pymethods]
+impl Guide {
+    /// Reads a `.guide` file and every file it names.
+    #[staticmethod]
+    fn load(path: &str) -> PyResult<Guide> {
+        let guide = guide::parse::load_guide(std::path::Path::new(path)).or_raise()?;
+        Ok(Guide { guide })
+    }
+
+    /// The program it starts from.
+    #[getter]
+    fn program(&self) -> Program {
+        Program::from_term(
+            &self.guide.program,
+            self.guide.start.clone(),
+            self.guide.names.clone(),
+        )
+    }
+
+    /// Its steps' sketch names.
+    #[getter]
+    fn steps(&self) -> Vec<String> {
+        self.guide
+            .steps
+            .iter()
+            .map(|s| s.sketch.name.clone())
+            .collect()
+    }
+
+    /// Runs the steps in order, each from the last one's term, until one does not find its
+    /// sketch: a result per step run.
+    #[pyo3(signature = (*, progress = None))]
+    fn run(&self, py: Python<'_>, progress: Option<Py<PyAny>>) -> PyResult<Vec<SearchResult>> {
+        let cancel = Cancel::default();
+        let mut g = self.guide.clone();
+        for step in &mut g.steps {
+            step.limits.cancel = cancel.clone();
+        }
+        let reports = detached(py, &cancel, progress, |on| guide::run(&g, on, |_, _| {}))?;
+        let program = self.program();
+        Ok(reports
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| SearchResult::new(r, &program, report::step_label(&g, i)))
+            .collect())
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<Guide {}: {} steps>",
+            self.guide.program,
+            self.guide.steps.len()
+        )
+    }
+}
+
+/// Runs a guide (a `Guide` or the path of a `.guide` file): a result per step run.
+#[pyfunction(name = "guide")]
+#[pyo3(signature = (guide, *, progress = None))]
+pub fn run_guide(
+    py: Python<'_>,
+    guide: &Bound<'_, PyAny>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<Vec<SearchResult>> {
+    match guide.extract::<PyRef<Guide>>() {
+        Ok(g) => g.run(py, progress),
+        Err(_) => Guide::load(&guide.extract::<String>()?)?.run(py, progress),
+    }
+}
+
+/// Finds a guide automatically: from `program` (`FILE.rise:NAME`) to the final `sketch`
+/// (`FILE.sketch:NAME`) or `goal` (`FILE.rise:NAME`), through checkpoints derived from the
+/// target, each step's rules chosen among `rules` (`FILE.rules[:SET]` strings). A result
+/// per step found; an error when the target is not reached within `total_s` seconds.
+#[pyfunction]
+#[pyo3(signature = (program, rules, sketch = None, goal = None, *, iterations = 30, enodes = 1_000_000,
+                    time_s = 60.0, memory_mb = None, total_s = 600.0))]
+#[allow(clippy::too_many_arguments)]
+pub fn guide_auto(
+    py: Python<'_>,
+    program: &str,
+    rules: Vec<String>,
+    sketch: Option<&str>,
+    goal: Option<&str>,
+    iterations: usize,
+    enodes: usize,
+    time_s: f64,
+    memory_mb: Option<u64>,
+    total_s: f64,
+) -> PyResult<Vec<SearchResult>> {
+    use guide::auto;
+    let target = match (sketch, goal) {
+        (Some(s), None) => guide::Target::Sketch(s),
+        (None, Some(g)) => guide::Target::Goal(g),
+        _ => {
+            return Err(to_py(Error::bad_input(
+                "give one target: `sketch=` or `goal=`",
+            )))
+        }
+    };
+    let cancel = Cancel::default();
+    let limits = Caps {
+        iterations,
+        enodes,
+        time_s,
+        memory_mb,
+    }
+    .limits(&cancel)?;
+    let def = sketchlog::rise::load_def_ref(program, std::path::Path::new("")).or_raise()?;
+    let checkpoints = auto::checkpoints(target, &def, &limits).or_raise()?;
+    let mut candidates = vec![];
+    for spec in &rules {
+        candidates.extend(auto::candidates(spec).or_raise()?);
+    }
+    let total = Caps {
+        iterations,
+        enodes,
+        time_s: total_s,
+        memory_mb,
+    }
+    .limits(&cancel)?
+    .time;
+    let settings = auto::Settings {
+        cost: Cost::AstSize,
+        limits,
+        filter: Filter::default(),
+        normal_form: Default::default(),
+        total,
+    };
+    let start = def.term.clone();
+    let (steps, missed) = detached(py, &cancel, None, |_| {
+        auto::find(&start, &checkpoints, &candidates, &settings, |_| {})
+    })?;
+    if let Some(stop) = missed {
+        return Err(to_py(Error::check_failed(format!(
+            "the target is not reached ({stop}): {} of {} checkpoints found before it",
+            steps.len(),
+            checkpoints.len() - 1
+        ))));
+    }
+    let program = Program { def: Rc::new(def) };
+    Ok(steps
+        .into_iter()
+        .map(|f| {
+            let label = format!(
+                "step {} `{}`",
+                f.checkpoint + 1,
+                checkpoints[f.checkpoint].name
+            );
+            SearchResult::new(f.report, &program, label)
+        })
+        .collect())
+}
+
+/// Rewrites `program` with a strategy (`FILE.elevate:STRATEGY`): the term it gives, or an
+/// error saying where the strategy failed.
+#[pyfunction]
+#[pyo3(signature = (program, strategy, *, max_steps = 1_000_000, time_s = 60.0))]
+pub fn rewrite(
+    py: Python<'_>,
+    program: &Bound<'_, PyAny>,
+    strategy: &str,
+    max_steps: u64,
+    time_s: f64,
+) -> PyResult<Program> {
+    use sketchlog::strategy::{Ending, Settings};
+    let program = program_of(program)?;
+    let (file, expr) = sketchlog::strategy::load_spec(strategy).or_raise()?;
+    let time = Caps {
+        iterations: 0,
+        enodes: 0,
+        time_s,
+        memory_mb: None,
+    }
+    .limits(&Cancel::default())?
+    .time;
+    let settings = Settings {
+        time,
+        max_steps,
+        sizes: program.def.sizes.clone(),
+        searcher: Some(Rc::new(guide::Searches::default())),
+        ..Settings::default()
+    };
+    let start = program.term().clone();
+    let run = detached(py, &Cancel::default(), None, |_| {
+        sketchlog::strategy::run(&file, &expr, &start, &settings)
+    })?;
+    match run.ending {
+        Ending::Success(t) => Ok(program.with_term(t)),
+        Ending::Failure(f) => Err(to_py(Error::check_failed(format!("{}: {f}", f.span)))),
+        Ending::Stopped(limit) => Err(to_py(Error::check_failed(format!(
+            "the {limit} limit stopped the strategy"
+        )))),
+    }
+}
