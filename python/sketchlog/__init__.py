@@ -33,6 +33,16 @@ from ._sketchlog import (
 )
 from .trace import kernel, trace
 
+
+def rule(name, lhs, rhs, where=None):
+    """One rewrite rule as ``Rules``: ``lhs => rhs`` in Rise with pattern variables, and
+    ``where`` conditions (such as ``"x notin f"``) as a string or a list of them."""
+    conditions = [where] if isinstance(where, str) else list(where or [])
+    text = f"rule {name} = {lhs} => {rhs}"
+    if conditions:
+        text += " where " + ", ".join(conditions)
+    return Rules.parse(text, source=f"<rule {name}>")
+
 __all__ = [
     "ELEMENTARY_COST",
     "Error",
@@ -50,6 +60,7 @@ __all__ = [
     "guide_auto",
     "kernel",
     "rewrite",
+    "rule",
     "run_egg",
     "simplify",
     "trace",

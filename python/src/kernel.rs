@@ -56,6 +56,7 @@ pub struct Kernel {
 #[pyfunction]
 #[pyo3(signature = (program, sizes = None, *, threads = 1, flags = None, lowering = "vector",
                     validate = false, tolerance = 1e-3))]
+#[allow(clippy::too_many_arguments)]
 pub fn compile(
     py: Python<'_>,
     program: &Bound<'_, PyAny>,

@@ -8,6 +8,7 @@ use pyo3::types::{PyDict, PyList};
 use sketchlog::egraph::extract::Weighted;
 use sketchlog::egraph::filter::Filter;
 use sketchlog::egraph::saturate::{normalise, Cancel, IterationStats, Limits};
+use sketchlog::egraph::serialize::Dump;
 use sketchlog::error::Error;
 use sketchlog::guide::{self, report, Cost, Step, StepReport};
 use sketchlog::rise::syntax::RuleDecl;
@@ -153,6 +154,7 @@ pub struct SearchResult {
     report: StepReport,
     program: Program,
     label: String,
+    svg: Option<String>,
 }
 
 impl SearchResult {
@@ -161,6 +163,7 @@ impl SearchResult {
             report,
             program: program.clone(),
             label,
+            svg: None,
         }
     }
 }
@@ -235,6 +238,12 @@ impl SearchResult {
     fn explain(&self) -> Option<String> {
         let e = self.report.explanation.as_ref()?;
         Some(report::explanation(e, &self.program.def.names))
+    }
+
+    /// The final e-graph as SVG (when `egraph=True` was asked), the e-classes that satisfy
+    /// the sketch in a colour of their own: how Jupyter shows the result.
+    fn _repr_svg_(&self) -> Option<String> {
+        self.svg.clone()
     }
 
     fn __str__(&self) -> String {
@@ -381,11 +390,13 @@ fn cost_of(weights: Option<&str>) -> PyResult<Cost> {
 /// (a `Sketch` or `FILE.sketch:NAME`) or holds `goal` (a `Program` or `FILE.rise:NAME`,
 /// compared in beta-eta normal form), or a limit stops it. A limit is not an error: the
 /// result says `found = False` and why it stopped. `weights` is the text of a cost file
-/// (default: AST size); `why` analyses a miss, `explain` finds the rewrite path of a hit.
+/// (default: AST size); `why` analyses a miss, `explain` finds the rewrite path of a hit;
+/// `egraph` keeps a picture of the final e-graph (at most `max_enodes` e-nodes of each
+/// constructor; rendering needs Graphviz's `dot`).
 #[pyfunction]
 #[pyo3(signature = (program, rules, sketch = None, goal = None, *, iterations = 30, enodes = 1_000_000,
                     time_s = 60.0, memory_mb = None, weights = None, why = false, explain = false,
-                    progress = None))]
+                    egraph = false, max_enodes = 200, progress = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn check(
     py: Python<'_>,
@@ -400,6 +411,8 @@ pub fn check(
     weights: Option<&str>,
     why: bool,
     explain: bool,
+    egraph: bool,
+    max_enodes: usize,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<SearchResult> {
     let program = program_of(program)?;
@@ -450,13 +463,25 @@ pub fn check(
     step.goal = goal_term;
     step.why = why;
     step.explain = explain.then(Default::default);
+    let picture = match egraph {
+        true => Some(tempfile::tempdir().map_err(|e| to_py(Error::io(&std::env::temp_dir(), e)))?),
+        false => None,
+    };
+    if let Some(dir) = &picture {
+        step.dump = Some(Dump::new(&dir.path().join("egraph.svg"), max_enodes).or_raise()?);
+    }
     let label = format!("check {}", step.sketch.name);
     let start = program.term().clone();
     let names = program.def.names.clone();
     let report = detached(py, &cancel, progress, |on| {
         guide::search_named(&start, &step, &names, |s| on(0, s))
     })?;
-    Ok(SearchResult::new(report, &program, label))
+    let mut result = SearchResult::new(report, &program, label);
+    if let Some(dir) = &picture {
+        let svg = dir.path().join("egraph.svg");
+        result.svg = Some(sketchlog::files::read_source(&svg).or_raise()?.text.clone());
+    }
+    Ok(result)
 }
 
 /// Equality saturation without a target: grows the e-graph of `program` with `rules`

@@ -137,3 +137,38 @@ fn dl_error() -> String {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kernel_of_elementary_functions_computes_what_the_c_library_does() {
+        let src = crate::source::Source::new(
+            "k.rise",
+            "def k = nfun n => fun (xs : n.f32) (ys : n.f32) => \
+             mapPar (fun p => add (sinh (mul 2.0 (fst p))) (max (neg (snd p)) (sqrt (abs (fst p))))) (zip xs ys)",
+        );
+        let program = crate::rise::parse::parse_program(&src).unwrap();
+        let term = crate::rise::infer::elaborate_def(&program, "k").unwrap();
+        let k = Kernel::compile(
+            &super::super::sequential(&term),
+            &[100],
+            &COptions::default(),
+        )
+        .unwrap();
+        let xs: Vec<f32> = (0..100).map(|i| i as f32 / 50.0 - 1.0).collect();
+        let ys: Vec<f32> = (0..100).map(|i| (i % 7) as f32 - 3.0).collect();
+        let mut out = vec![0.0; 100];
+        k.call(&[&xs, &ys], &mut out, 2).unwrap();
+        for i in 0..100 {
+            let expected = (2.0 * xs[i]).sinh() + (-ys[i]).max(xs[i].abs().sqrt());
+            assert!(
+                (out[i] - expected).abs() <= 1e-5 * expected.abs().max(1.0),
+                "{i}"
+            );
+        }
+        assert!(k.call(&[&xs], &mut out, 1).is_err());
+        assert!(k.call(&[&xs, &ys], &mut out[..99], 1).is_err());
+    }
+}

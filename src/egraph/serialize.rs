@@ -158,13 +158,25 @@ impl Dump {
 
     /// Writes `eg`.
     pub fn write(&self, eg: &EGraph) -> Result<()> {
+        self.write_marked(eg, |_| false)
+    }
+
+    /// Writes `eg`, the term e-classes for which `marked` holds (those that satisfy a sketch)
+    /// drawn in a colour of their own: their type in the picture is [`MARKED`].
+    pub fn write_marked(&self, eg: &EGraph, marked: impl Fn(egglog::Value) -> bool) -> Result<()> {
         let options = Options {
             max_functions: usize::MAX,
             max_calls_per_function: self.max_enodes,
             split_primitive_outputs: false,
             inline_leaves: 0,
         };
-        let serialization = Serialization::new(eg, &options);
+        let mut serialization = Serialization::new(eg, &options);
+        for (id, data) in serialization.picture.class_data.iter_mut() {
+            let term = data.typ.as_deref() == Some(crate::egraph::schema::Field::Term.sort());
+            if term && marked(eg.class_id_to_value(id)) {
+                data.typ = Some(MARKED.to_string());
+            }
+        }
         if let Some(omitted) = &serialization.omitted {
             eprintln!(
                 "warning: {} holds at most {} e-nodes of each constructor \
@@ -177,6 +189,9 @@ impl Dump {
         serialization.write(&self.path)
     }
 }
+
+/// The type a marked e-class has in a picture ([`Dump::write_marked`]).
+pub const MARKED: &str = "satisfies the sketch";
 
 /// A size or a type, decoded from its serialized e-class.
 #[derive(Clone)]

@@ -315,7 +315,8 @@ pub fn search_named(
         &mut on_iteration,
     )?;
     if let Some(dump) = &step.dump {
-        dump.write(&eg)?;
+        let sketched = !matches!(step.sketch.sketch, crate::sketch::Sketch::Any);
+        dump.write_marked(&eg, |class| sketched && query.holds(&eg, class))?;
     }
     let why = if step.why && !outcome.found() {
         let graph = ExprGraph::read(&eg)?;
