@@ -11,7 +11,8 @@ use std::rc::Rc;
 /// pointers, OpenMP's thread count set first (when positive).
 type Entry = unsafe extern "C" fn(*const *const f32, *mut f32, c_int);
 
-/// A program compiled at fixed sizes and loaded into this process.
+/// A program compiled at fixed sizes and loaded into this process (its code stays mapped
+/// until the process ends, with the OpenMP runtime whose threads run it).
 pub struct Kernel {
     library: *mut c_void,
     entry: Entry,
@@ -46,7 +47,10 @@ impl Kernel {
         // SAFETY: dlopen and dlsym are given NUL-terminated strings; the library is the one
         // just built, whose constructors are OpenMP's and the C library's.
         let (handle, symbol) = unsafe {
-            let handle = libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL);
+            // Never unmapped (RTLD_NODELETE): OpenMP's worker threads outlive the kernel, and
+            // unloading the OpenMP runtime under them would crash the process.
+            let flags = libc::RTLD_NOW | libc::RTLD_LOCAL | libc::RTLD_NODELETE;
+            let handle = libc::dlopen(path.as_ptr(), flags);
             if handle.is_null() {
                 return Err(Error::internal(format!(
                     "the compiled kernel could not be loaded: {}",
