@@ -323,30 +323,29 @@ pub fn detached<T>(
     result.0.or_raise()
 }
 
-/// Limits of a search, as keyword arguments give them.
-pub struct Caps {
-    pub iterations: usize,
-    pub enodes: usize,
-    pub time_s: f64,
-    pub memory_mb: Option<u64>,
+/// `value` seconds, the keyword argument `name`: an error when it is not a number of seconds.
+fn seconds(name: &str, value: f64) -> PyResult<Duration> {
+    Duration::try_from_secs_f64(value).map_err(|_| {
+        to_py(Error::bad_input(format!(
+            "{name} = {value} is not a number of seconds"
+        )))
+    })
 }
 
-impl Caps {
-    pub fn limits(&self, cancel: &Cancel) -> PyResult<Limits> {
-        let time = Duration::try_from_secs_f64(self.time_s).map_err(|_| {
-            to_py(Error::bad_input(format!(
-                "time_s = {} is not a number of seconds",
-                self.time_s
-            )))
-        })?;
-        Ok(Limits {
-            iterations: self.iterations,
-            enodes: self.enodes,
-            time,
-            memory_mb: self.memory_mb,
-            cancel: cancel.clone(),
-        })
-    }
+/// Limits of a search, as keyword arguments give them, stopped early by `cancel`.
+fn limits_of(
+    (iterations, enodes): (usize, usize),
+    time_s: f64,
+    memory_mb: Option<u64>,
+    cancel: &Cancel,
+) -> PyResult<Limits> {
+    Ok(Limits {
+        iterations,
+        enodes,
+        time: seconds("time_s", time_s)?,
+        memory_mb,
+        cancel: cancel.clone(),
+    })
 }
 
 /// Rules given as `Rules` objects or `FILE.rules[:SET]` strings.
@@ -417,13 +416,7 @@ pub fn check(
 ) -> PyResult<SearchResult> {
     let program = program_of(program)?;
     let cancel = Cancel::default();
-    let caps = Caps {
-        iterations,
-        enodes,
-        time_s,
-        memory_mb,
-    };
-    let limits = caps.limits(&cancel)?;
+    let limits = limits_of((iterations, enodes), time_s, memory_mb, &cancel)?;
     let (decl, goal_term) = match (sketch, goal) {
         (Some(s), None) => {
             let s = match s.extract::<PyRef<Sketch>>() {
@@ -504,13 +497,7 @@ pub fn simplify(
 ) -> PyResult<SearchResult> {
     let program = program_of(program)?;
     let cancel = Cancel::default();
-    let limits = Caps {
-        iterations,
-        enodes,
-        time_s,
-        memory_mb,
-    }
-    .limits(&cancel)?;
+    let limits = limits_of((iterations, enodes), time_s, memory_mb, &cancel)?;
     let step = Step::new(
         SketchDecl::any("cheapest"),
         rules_of(rules)?,
@@ -630,27 +617,14 @@ pub fn guide_auto(
         }
     };
     let cancel = Cancel::default();
-    let limits = Caps {
-        iterations,
-        enodes,
-        time_s,
-        memory_mb,
-    }
-    .limits(&cancel)?;
+    let limits = limits_of((iterations, enodes), time_s, memory_mb, &cancel)?;
     let def = sketchlog::rise::load_def_ref(program, std::path::Path::new("")).or_raise()?;
     let checkpoints = auto::checkpoints(target, &def, &limits).or_raise()?;
     let mut candidates = vec![];
     for spec in &rules {
         candidates.extend(auto::candidates(spec).or_raise()?);
     }
-    let total = Caps {
-        iterations,
-        enodes,
-        time_s: total_s,
-        memory_mb,
-    }
-    .limits(&cancel)?
-    .time;
+    let total = seconds("total_s", total_s)?;
     let settings = auto::Settings {
         cost: Cost::AstSize,
         limits,
@@ -697,14 +671,7 @@ pub fn rewrite(
     use sketchlog::strategy::{Ending, Settings};
     let program = program_of(program)?;
     let (file, expr) = sketchlog::strategy::load_spec(strategy).or_raise()?;
-    let time = Caps {
-        iterations: 0,
-        enodes: 0,
-        time_s,
-        memory_mb: None,
-    }
-    .limits(&Cancel::default())?
-    .time;
+    let time = seconds("time_s", time_s)?;
     let settings = Settings {
         time,
         max_steps,

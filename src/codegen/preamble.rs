@@ -111,6 +111,54 @@ pub fn allocator(name: &str, huge_from: i64) -> String {
     )
 }
 
+/// Declarations that let the C compiler call vector versions of the `<math.h>` functions
+/// `used` (glibc's libmvec, which [`super::run`] links) in loops it vectorises: OpenMP's
+/// `declare simd` for each function libmvec has on this machine's glibc. Elsewhere, none.
+pub fn vector_math(used: &std::collections::BTreeSet<&'static str>) -> String {
+    let available = libmvec_functions();
+    let mut c = String::new();
+    for f in used.iter().filter(|f| available.contains(f)) {
+        let params = if *f == "powf" {
+            "float, float"
+        } else {
+            "float"
+        };
+        let _ = writeln!(
+            c,
+            "#pragma omp declare simd notinbranch\nfloat {f}({params});"
+        );
+    }
+    c
+}
+
+/// The `float` functions glibc's libmvec has for this target (those since glibc 2.22, and
+/// the hyperbolic functions and `tanf` since 2.35); none off x86-64 Linux with glibc.
+pub fn libmvec_functions() -> &'static [&'static str] {
+    const SINCE_2_22: &[&str] = &["sinf", "cosf", "expf", "logf", "powf"];
+    const SINCE_2_35: &[&str] = &[
+        "sinf", "cosf", "expf", "logf", "powf", "tanf", "sinhf", "coshf", "tanhf",
+    ];
+    #[cfg(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: gnu_get_libc_version returns a static NUL-terminated string.
+        let version = unsafe { std::ffi::CStr::from_ptr(libc::gnu_get_libc_version()) };
+        let minor = version
+            .to_str()
+            .ok()
+            .and_then(|v| v.strip_prefix("2.")?.split('.').next()?.parse::<u32>().ok());
+        match minor {
+            Some(m) if m >= 35 => SINCE_2_35,
+            Some(m) if m >= 22 => SINCE_2_22,
+            _ => &[],
+        }
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu")))]
+    {
+        let _ = (SINCE_2_22, SINCE_2_35);
+        &[]
+    }
+}
+
 /// The headers the preamble's code needs.
 pub fn includes(buffers: bool) -> String {
     let mut c = String::from("#include <stdlib.h>\n#include <math.h>\n");

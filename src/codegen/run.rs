@@ -3,7 +3,8 @@
 //!
 //! The C compiler is found by the `cc` crate as Rust build scripts find it: `CC` (or `cc`),
 //! with `CFLAGS` added, at `-O3`; the OpenMP flag is the compiler family's (GCC and Clang:
-//! `-fopenmp`), and the program's own flags default to `-march=native`.
+//! `-fopenmp`, with `-fno-math-errno`), and the program's own flags default to
+//! `-march=native`.
 
 use super::emit::{lowered_c, Lowering};
 use crate::error::{Error, Result};
@@ -77,7 +78,8 @@ fn compiler() -> Result<std::process::Command> {
         .map_err(|e| Error::bad_input(format!("no C compiler: {e}")))?;
     let mut cmd = tool.to_command();
     if tool.is_like_gnu() || tool.is_like_clang() {
-        cmd.arg("-fopenmp");
+        // `<math.h>` functions without `errno`, so that loops calling them vectorise.
+        cmd.arg("-fopenmp").arg("-fno-math-errno");
     }
     Ok(cmd)
 }
@@ -99,7 +101,7 @@ pub(super) fn build(
         .args(sources)
         .arg("-o")
         .arg(out)
-        .arg("-lm")
+        .args(libraries())
         .output()
         .map_err(|e| {
             Error::bad_input(format!(
@@ -113,6 +115,15 @@ pub(super) fn build(
         )));
     }
     Ok(())
+}
+
+/// The libraries generated C links: the maths library, and glibc's vector maths library
+/// where it has functions the C may call ([`super::preamble::vector_math`]).
+fn libraries() -> &'static [&'static str] {
+    match super::preamble::libmvec_functions().is_empty() {
+        true => &["-lm"],
+        false => &["-lm", "-lmvec"],
+    }
 }
 
 /// Bytes from which numpy advises an array onto huge pages (and so does the harness).

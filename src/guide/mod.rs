@@ -292,25 +292,17 @@ pub fn search_named(
     let (input, mut eg, snap) = prepare(start, step)?;
     let goal = step.goal.as_ref().map(|g| step.in_form(g)).transpose()?;
     let mut query = SketchQuery::install(&mut eg, &step.sketch.sketch, step.sketch_engine)?;
-    let mut pruned = 0;
-    let outcome = saturate(
+    let (outcome, pruned) = saturate_pruned(
         &mut eg,
-        "rw",
-        &snap,
-        &step.limits,
-        |eg| {
-            let (root, n, filter_seconds) = pruned_root(eg, &input, &step.filter)?;
-            pruned += n;
+        (&input, &snap),
+        step,
+        |eg, root| {
             let work = query.update(eg)?;
             let found = match &goal {
                 Some(goal) => find_term(eg, goal) == Some(root),
                 None => query.holds(eg, root),
             };
-            Ok(Check {
-                found,
-                work,
-                filter_seconds,
-            })
+            Ok((found, work))
         },
         &mut on_iteration,
     )?;
@@ -384,21 +376,11 @@ pub fn simplify(
 ) -> Result<StepReport> {
     let t0 = Instant::now();
     let (input, mut eg, snap) = prepare(start, step)?;
-    let mut pruned = 0;
-    let outcome = saturate(
+    let (outcome, pruned) = saturate_pruned(
         &mut eg,
-        "rw",
-        &snap,
-        &step.limits,
-        |eg| {
-            let (_, n, filter_seconds) = pruned_root(eg, &input, &step.filter)?;
-            pruned += n;
-            Ok(Check {
-                found: false,
-                work: 0,
-                filter_seconds,
-            })
-        },
+        (&input, &snap),
+        step,
+        |_, _| Ok((false, 0)),
         &mut on_iteration,
     )?;
     if let Some(dump) = &step.dump {
@@ -419,6 +401,37 @@ pub fn simplify(
         explanation: None,
         strategy: None,
     })
+}
+
+/// Saturates `eg`, which holds `input`, with the step's rules and limits; before each check
+/// the step's filter prunes below the input's class, then `found` decides from that class
+/// (with its work). The outcome, and the e-nodes pruned.
+fn saturate_pruned(
+    eg: &mut EGraph,
+    (input, snap): (&Term, &SharedSnapshot),
+    step: &Step,
+    mut found: impl FnMut(&mut EGraph, Value) -> Result<(bool, usize)>,
+    on_iteration: impl FnMut(&IterationStats),
+) -> Result<(Outcome, usize)> {
+    let mut pruned = 0;
+    let outcome = saturate(
+        eg,
+        "rw",
+        snap,
+        &step.limits,
+        |eg| {
+            let (root, n, filter_seconds) = pruned_root(eg, input, &step.filter)?;
+            pruned += n;
+            let (found, work) = found(eg, root)?;
+            Ok(Check {
+                found,
+                work,
+                filter_seconds,
+            })
+        },
+        on_iteration,
+    )?;
+    Ok((outcome, pruned))
 }
 
 /// Runs a strategy step from `start`: found when the strategy succeeds; where it fails or a

@@ -482,7 +482,21 @@ fn arith(
     }
 }
 
-/// An elementary function of `f32` on its arguments, as C's `<math.h>` computes it.
+fn select(c: bool, a: f32, b: f32) -> f32 {
+    if c {
+        a
+    } else {
+        b
+    }
+}
+
+/// An exponent that `pow` computes as a product of its base: a whole number from 1 to 4.
+pub fn small_power(exponent: f32) -> Option<u32> {
+    (exponent.fract() == 0.0 && (1.0..=4.0).contains(&exponent)).then_some(exponent as u32)
+}
+
+/// An elementary function of `f32` on its arguments, as the generated C computes it
+/// (`<math.h>`; `max`, `min` and small whole powers as the C writes them).
 fn math(prim: Prim, a: &[Value]) -> EvalResult<Value> {
     use Prim::*;
     let x = |i: usize| match &a[i] {
@@ -500,9 +514,16 @@ fn math(prim: Prim, a: &[Value]) -> EvalResult<Value> {
         Log => x(0)?.ln(),
         Sqrt => x(0)?.sqrt(),
         Absolute => x(0)?.abs(),
-        Max => x(0)?.max(x(1)?),
-        Min => x(0)?.min(x(1)?),
-        Pow => x(0)?.powf(x(1)?),
+        // As vector instructions and the generated C compute them: `a > b ? a : b`.
+        Max => select(x(0)? > x(1)?, x(0)?, x(1)?),
+        Min => select(x(0)? < x(1)?, x(0)?, x(1)?),
+        Pow => match small_power(x(1)?) {
+            Some(k) => {
+                let base = x(0)?;
+                (1..k).fold(base, |p, _| p * base)
+            }
+            None => x(0)?.powf(x(1)?),
+        },
         _ => unreachable!("not an elementary function"),
     };
     Ok(Value::F32(y))

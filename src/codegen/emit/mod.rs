@@ -123,6 +123,8 @@ pub struct Emitter {
     lowering: Lowering,
     /// The values each loop variable takes (first and last), for [`Emitter::clamp`].
     ranges: std::collections::HashMap<String, (i64, i64)>,
+    /// The functions of `<math.h>` called.
+    math: std::collections::BTreeSet<&'static str>,
 }
 
 /// How C expresses a program's short arrays and large outputs.
@@ -832,6 +834,7 @@ fn signature(program: &Rc<Term>, sizes: &[i64], lowering: Lowering) -> Result<Si
         aligned_widths: Default::default(),
         aligned: Default::default(),
         lanewise: Default::default(),
+        math: Default::default(),
         accesses: vec![],
         lowering,
         ranges: Default::default(),
@@ -903,6 +906,7 @@ pub fn lowered_c(
     written.map_err(|e| em.in_context(e, &body))?;
     let mut body = format!("{}{}", em.prologue, em.body);
     let mut c = preamble::includes(!em.buffers.is_empty() || !em.thread_buffers.is_empty());
+    c.push_str(&preamble::vector_math(&em.math));
     c.push_str(&preamble::vector_types(&em.widths, &em.aligned_widths));
     c.push_str(&preamble::buffers(&em.buffers, &em.thread_buffers));
     if em.streams > 0 {

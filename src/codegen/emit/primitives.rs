@@ -113,9 +113,11 @@ impl Emitter {
                         }
                     }
                 }
-                // `-(x)` is C's negation, written as a call.
-                let function = prim.math_function().unwrap_or("-");
-                Ok(Val::Scalar(Scalar::Call(function, scalars)))
+                let c = elementary(prim, scalars);
+                if let Scalar::Call(f, _) = &c {
+                    self.math.insert(f);
+                }
+                Ok(Val::Scalar(c))
             }
             // An index is a number in C.
             NatAsIndex | IndexAsNat => self.force(arg(0)),
@@ -313,5 +315,36 @@ impl Emitter {
             Ok(Val::Reshaped { dest, .. }) => Some(dest),
             _ => None,
         }
+    }
+}
+
+/// An elementary function of scalars as C: `max` and `min` as selects (what vector
+/// instructions compute, as the interpreter does), a power by a whole exponent from 1 to 4
+/// as products, negation as `-(x)`, the others as calls of `<math.h>`.
+fn elementary(prim: Prim, mut args: Vec<Rc<Scalar>>) -> Scalar {
+    use crate::rise::interp::small_power;
+    let op = |op, a: &Rc<Scalar>, b: &Rc<Scalar>| Rc::new(Scalar::Op(op, a.clone(), b.clone()));
+    match prim {
+        Prim::Max | Prim::Min => {
+            let (a, b) = (args[0].clone(), args[1].clone());
+            let cmp = if prim == Prim::Max { ">" } else { "<" };
+            Scalar::Select(op(cmp, &a, &b), a, b)
+        }
+        Prim::Pow => {
+            let exponent = match &*args[1] {
+                Scalar::Code(c) => c.trim_end_matches('f').parse::<f32>().ok(),
+                _ => None,
+            };
+            match exponent.and_then(small_power) {
+                Some(k) => {
+                    let x = args.swap_remove(0);
+                    let product = (1..k).fold(x.clone(), |p, _| op("*", &p, &x));
+                    Rc::unwrap_or_clone(product)
+                }
+                None => Scalar::Call("powf", args),
+            }
+        }
+        Prim::Neg => Scalar::Call("-", args),
+        _ => Scalar::Call(prim.math_function().expect("elementary"), args),
     }
 }
