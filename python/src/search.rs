@@ -255,6 +255,45 @@ impl SearchResult {
     }
 }
 
+/// Where the pictures of searches' final e-graphs are drawn, when they are asked for: SVG
+/// files in a temporary directory, one per step, read back into the results.
+struct Pictures(Option<tempfile::TempDir>);
+
+impl Pictures {
+    fn new(wanted: bool) -> PyResult<Pictures> {
+        let dir = match wanted {
+            true => {
+                Some(tempfile::tempdir().map_err(|e| to_py(Error::io(&std::env::temp_dir(), e)))?)
+            }
+            false => None,
+        };
+        Ok(Pictures(dir))
+    }
+
+    fn path(&self, step: usize) -> Option<std::path::PathBuf> {
+        Some(self.0.as_ref()?.path().join(format!("step{step}.svg")))
+    }
+
+    /// The dump that draws step `step`'s e-graph, at most `max_enodes` e-nodes of each
+    /// constructor.
+    fn dump(&self, step: usize, max_enodes: usize) -> PyResult<Option<Dump>> {
+        self.path(step)
+            .map(|p| Dump::new(&p, max_enodes))
+            .transpose()
+            .or_raise()
+    }
+
+    /// Step `step`'s picture, if it was drawn.
+    fn svg(&self, step: usize) -> PyResult<Option<String>> {
+        match self.path(step) {
+            Some(p) if p.exists() => Ok(Some(
+                sketchlog::files::read_source(&p).or_raise()?.text.clone(),
+            )),
+            _ => Ok(None),
+        }
+    }
+}
+
 /// An iteration's figures as a dictionary.
 fn stats_dict<'py>(
     py: Python<'py>,
@@ -456,13 +495,8 @@ pub fn check(
     step.goal = goal_term;
     step.why = why;
     step.explain = explain.then(Default::default);
-    let picture = match egraph {
-        true => Some(tempfile::tempdir().map_err(|e| to_py(Error::io(&std::env::temp_dir(), e)))?),
-        false => None,
-    };
-    if let Some(dir) = &picture {
-        step.dump = Some(Dump::new(&dir.path().join("egraph.svg"), max_enodes).or_raise()?);
-    }
+    let pictures = Pictures::new(egraph)?;
+    step.dump = pictures.dump(0, max_enodes)?;
     let label = format!("check {}", step.sketch.name);
     let start = program.term().clone();
     let names = program.def.names.clone();
@@ -470,10 +504,7 @@ pub fn check(
         guide::search_named(&start, &step, &names, |s| on(0, s))
     })?;
     let mut result = SearchResult::new(report, &program, label);
-    if let Some(dir) = &picture {
-        let svg = dir.path().join("egraph.svg");
-        result.svg = Some(sketchlog::files::read_source(&svg).or_raise()?.text.clone());
-    }
+    result.svg = pictures.svg(0)?;
     Ok(result)
 }
 
@@ -546,21 +577,32 @@ impl Guide {
     }
 
     /// Runs the steps in order, each from the last one's term, until one does not find its
-    /// sketch: a result per step run.
-    #[pyo3(signature = (*, progress = None))]
-    fn run(&self, py: Python<'_>, progress: Option<Py<PyAny>>) -> PyResult<Vec<SearchResult>> {
+    /// sketch: a result per step run. `egraph` keeps a picture of each step's final e-graph,
+    /// as `check` does.
+    #[pyo3(signature = (*, egraph = false, max_enodes = 200, progress = None))]
+    fn run(
+        &self,
+        py: Python<'_>,
+        egraph: bool,
+        max_enodes: usize,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<Vec<SearchResult>> {
         let cancel = Cancel::default();
+        let pictures = Pictures::new(egraph)?;
         let mut g = self.guide.clone();
-        for step in &mut g.steps {
+        for (i, step) in g.steps.iter_mut().enumerate() {
             step.limits.cancel = cancel.clone();
+            step.dump = pictures.dump(i, max_enodes)?.or(step.dump.take());
         }
         let reports = detached(py, &cancel, progress, |on| guide::run(&g, on, |_, _| {}))?;
         let program = self.program();
-        Ok(reports
-            .into_iter()
-            .enumerate()
-            .map(|(i, r)| SearchResult::new(r, &program, report::step_label(&g, i)))
-            .collect())
+        let mut results = vec![];
+        for (i, r) in reports.into_iter().enumerate() {
+            let mut result = SearchResult::new(r, &program, report::step_label(&g, i));
+            result.svg = pictures.svg(i)?;
+            results.push(result);
+        }
+        Ok(results)
     }
 
     fn __repr__(&self) -> String {
@@ -574,15 +616,17 @@ impl Guide {
 
 /// Runs a guide (a `Guide` or the path of a `.guide` file): a result per step run.
 #[pyfunction(name = "guide")]
-#[pyo3(signature = (guide, *, progress = None))]
+#[pyo3(signature = (guide, *, egraph = false, max_enodes = 200, progress = None))]
 pub fn run_guide(
     py: Python<'_>,
     guide: &Bound<'_, PyAny>,
+    egraph: bool,
+    max_enodes: usize,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Vec<SearchResult>> {
     match guide.extract::<PyRef<Guide>>() {
-        Ok(g) => g.run(py, progress),
-        Err(_) => Guide::load(&guide.extract::<String>()?)?.run(py, progress),
+        Ok(g) => g.run(py, egraph, max_enodes, progress),
+        Err(_) => Guide::load(&guide.extract::<String>()?)?.run(py, egraph, max_enodes, progress),
     }
 }
 

@@ -51,6 +51,20 @@ def test_the_result_renders_its_egraph_with_the_sketchs_classes_marked():
     assert plain._repr_svg_() is None
 
 
+def test_a_guides_steps_render_their_egraphs():
+    steps = sl.guide("programs/mv-blocking.guide", egraph=True, max_enodes=50)
+    assert all("<svg" in s._repr_svg_() for s in steps)
+
+
+def test_bad_limits_are_errors_at_their_argument():
+    with pytest.raises(sl.Error) as caught:
+        sl.check("programs/mv.rise:mv", "rules/mm.rules:split",
+                 sketch="programs/mv.sketch:split", time_s=-1)
+    assert "time_s" in str(caught.value)
+    with pytest.raises(sl.Error):
+        sl.check("programs/mv.rise:mv", "rules/mm.rules:split")
+
+
 def test_simplify_extracts_the_cheapest_term_by_the_cost_given():
     p = sl.Program.parse("def f = fun (x : f32) => add (mul (sinh x) (cosh x)) (mul (cosh x) (sinh x))")
     rules = sl.Rules.builtin("algebra") + sl.Rules.builtin("elementary")
