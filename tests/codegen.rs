@@ -458,7 +458,7 @@ fn clamped_stencils_agree_with_the_interpreter_at_every_size() {
 /// a row and one or several rows; its blocks accumulate in vector variables.
 #[test]
 fn the_guided_separable_convolution_agrees_with_the_interpreter() {
-    let p = sketchlog::codegen::load_program("programs/shine/separable-lanes.guide").unwrap();
+    let p = common::lowered("programs/shine/separable-lanes.guide");
     let c = program_c("p", &p, &[64, 64]).unwrap().c;
     assert!(
         c.contains("#pragma omp parallel for") && c.contains("f32x"),
@@ -566,7 +566,7 @@ fn a_slide_of_size_zero_is_an_error() {
 #[test]
 fn harris_versions_agree_with_the_interpreter() {
     let naive = sequential(&def("programs/harris.rise", "harris"));
-    let parallel = sketchlog::codegen::load_program("programs/harris-parallel.guide").unwrap();
+    let parallel = common::lowered("programs/harris-parallel.guide");
     let c = program_c("harris", &parallel, &[64, 64]).unwrap().c;
     assert!(
         c.matches("omp parallel for").count() >= 10,
@@ -599,7 +599,7 @@ fn agrees_in_both_lowerings(p: &Rc<Term>, sizes: [i64; 2]) {
 /// per thread.
 #[test]
 fn harris_in_strips_agrees_with_the_interpreter() {
-    let strips = sketchlog::codegen::load_program("programs/harris-strips.guide").unwrap();
+    let strips = common::lowered("programs/harris-strips.guide");
     let c = program_c("harris", &strips, &[64, 64]).unwrap().c;
     assert_eq!(c.matches("omp parallel for").count(), 1, "{c}");
     for sizes in [[16, 1], [48, 17]] {
@@ -616,7 +616,7 @@ fn harris_in_strips_agrees_with_the_interpreter() {
 /// it; no image of products or of sums.
 #[test]
 fn harris_fused_stores_three_stages_and_agrees_with_the_interpreter() {
-    let fused = sketchlog::codegen::load_program("programs/harris-fused.guide").unwrap();
+    let fused = common::lowered("programs/harris-fused.guide");
     let c = program_c("harris", &fused, &[64, 64]).unwrap().c;
     let sizes = declared_buffers(&c);
     assert!(!sizes.is_empty(), "{c}");
@@ -634,7 +634,7 @@ fn harris_fused_stores_three_stages_and_agrees_with_the_interpreter() {
 /// included.
 #[test]
 fn harris_line_buffered_holds_three_rows_of_products_and_agrees_with_the_interpreter() {
-    let buffered = sketchlog::codegen::load_program("programs/harris-line-buffered.guide").unwrap();
+    let buffered = common::lowered("programs/harris-line-buffered.guide");
     let c = program_c("harris", &buffered, &[64, 64]).unwrap().c;
     let sizes = declared_buffers(&c);
     // Three rings for every copy of the strip's code (one grayscale buffer each).
@@ -657,7 +657,7 @@ fn harris_line_buffered_holds_three_rows_of_products_and_agrees_with_the_interpr
 /// is not a multiple of 16 is refused.
 #[test]
 fn harris_with_separated_sums_in_vectors_agrees_with_the_interpreter() {
-    let separated = sketchlog::codegen::load_program("programs/harris-separated.guide").unwrap();
+    let separated = common::lowered("programs/harris-separated.guide");
     let c = program_c("harris", &separated, &[64, 64]).unwrap().c;
     let accumulators = c
         .lines()

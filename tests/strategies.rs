@@ -185,7 +185,7 @@ fn elevates_versions_up_to_the_loop_permutation_give_the_guides_c() {
 #[test]
 fn harris_strategy_steps_give_the_guides_c() {
     let c = |guide: &str| {
-        let program = sketchlog::codegen::load_program(&format!("programs/{guide}.guide")).unwrap();
+        let program = common::lowered(&format!("programs/{guide}.guide"));
         sketchlog::codegen::emit::program_c("harris", &program, &[256, 256])
             .unwrap()
             .c

@@ -65,12 +65,12 @@ pub(super) fn codegen(
     lowering: crate::codegen::emit::Lowering,
     out: Option<&Path>,
 ) -> Result<()> {
-    let (named, reads) = crate::files::recording(|| crate::codegen::read_program(program));
+    let (named, reads) = crate::files::recording(|| crate::guide::program::read_program(program));
     let named = at_argument(program, named)?;
     if let Some(path) = out {
         written_by(path).check(&reads, true)?;
     }
-    let p = at_argument(program, named.lowered())?;
+    let p = crate::codegen::sequential(&at_argument(program, named.term())?);
     let sizes = if sizes.is_empty() {
         crate::codegen::sizes_of(&p, 1024)
     } else {
@@ -94,7 +94,8 @@ fn bench_c(
     opts: crate::codegen::run::COptions,
 ) -> Result<()> {
     use crate::codegen::run::{compile, COptions};
-    let p = at_argument(program, crate::codegen::load_program(program))?;
+    let p = at_argument(program, crate::guide::program::load_program(program))?;
+    let p = crate::codegen::sequential(&p);
     let sizes = if sizes.is_empty() {
         crate::codegen::sizes_of(&p, size)
     } else {

@@ -11,8 +11,6 @@ pub mod preamble;
 pub mod reference;
 pub mod run;
 
-use crate::error::Result;
-
 use crate::rise::primitives::Prim;
 use crate::rise::term::{Node, Term};
 use crate::rise::types::Type;
@@ -129,44 +127,6 @@ fn computes(t: &Term) -> bool {
         }
         n => n.children().iter().any(|c| computes(c)),
     }
-}
-
-/// A program named for code generation, read (with every file it names) but not searched
-/// for yet: a definition, or the guide that finds it.
-pub enum Named {
-    Def(Rc<Term>),
-    Guide(Box<crate::guide::Guide>),
-}
-
-/// Reads `FILE.rise:NAME`, or `FILE.guide` and the files it names.
-pub fn read_program(spec: &str) -> Result<Named> {
-    if spec.ends_with(".guide") {
-        let g = crate::guide::parse::load_guide(std::path::Path::new(spec))?;
-        return Ok(Named::Guide(Box::new(g)));
-    }
-    let program = crate::rise::load_def_ref(spec, std::path::Path::new("."))?.term;
-    Ok(Named::Def(program))
-}
-
-impl Named {
-    /// The program after the last lowering ([`sequential`]); a guide's is found by running it.
-    pub fn lowered(self) -> Result<Rc<Term>> {
-        let program = match self {
-            Named::Def(program) => program,
-            Named::Guide(g) => {
-                let reports = crate::guide::run(&g, |_, _| {}, |_, _| {})?;
-                crate::guide::check_found(&reports)?;
-                reports.last().and_then(|r| r.term.clone()).expect("found")
-            }
-        };
-        Ok(sequential(&program))
-    }
-}
-
-/// The program to generate code for, after the last lowering ([`sequential`]):
-/// `FILE.rise:NAME`, or `FILE.guide`'s result (found by running the guide).
-pub fn load_program(spec: &str) -> Result<Rc<Term>> {
-    read_program(spec)?.lowered()
 }
 
 /// The sizes a program takes (its leading `nfun`s), each `size`.

@@ -325,7 +325,7 @@ pub fn rows(size: i64, threads: &[usize], runs: usize, rounds: usize) -> Result<
     };
     for (label, spec, sizes) in versions(size) {
         eprintln!("{label} at {sizes:?} ...");
-        let program = crate::codegen::load_program(&spec)?;
+        let program = crate::codegen::sequential(&crate::guide::program::load_program(&spec)?);
         let exe = compile(&program, &sizes, &opts)?;
         let scalar = compile(&program, &sizes, &opts.scalar())?;
         let expected = Expected::of(&exe, &program)?;

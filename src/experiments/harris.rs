@@ -131,8 +131,9 @@ pub fn rows(
         let mut expected = None;
         for (label, spec) in VERSIONS {
             eprintln!("{label} at {w} x {h} ...");
+            let spec = super::input(spec).display().to_string();
             let program: Rc<Term> =
-                crate::codegen::load_program(&super::input(spec).display().to_string())?;
+                crate::codegen::sequential(&crate::guide::program::load_program(&spec)?);
             let opts = COptions::default();
             let exe = compile(&program, &[h, w], &opts)?;
             let scalar = compile(&program, &[h, w], &opts.scalar())?;

@@ -9,6 +9,7 @@
 pub mod auto;
 pub mod explain;
 pub mod parse;
+pub mod program;
 pub mod report;
 mod searches;
 pub mod shared;

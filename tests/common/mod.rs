@@ -106,3 +106,9 @@ pub fn assert_computes_matmul(program: &Term, rng: &mut Rng) {
         assert_close(&got.flatten_f32().unwrap(), &matmul(&a, &b, m, n, k), 1e-4);
     }
 }
+
+/// The program `FILE.rise:NAME` or the one `FILE.guide` finds, after the last lowering.
+pub fn lowered(spec: &str) -> Rc<Term> {
+    let program = sketchlog::guide::program::load_program(spec).unwrap();
+    sketchlog::codegen::sequential(&program)
+}

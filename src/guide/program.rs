@@ -1,0 +1,44 @@
+//! A program named for code generation or timing: `FILE.rise:NAME`, or `FILE.guide`, whose
+//! last step finds it.
+
+use super::Guide;
+use crate::error::Result;
+use crate::rise::term::Term;
+use std::rc::Rc;
+
+/// A named program, read (with every file it names) but not searched for yet: a
+/// definition, or the guide that finds it.
+pub enum Named {
+    Def(Rc<Term>),
+    Guide(Box<Guide>),
+}
+
+/// Reads `FILE.rise:NAME`, or `FILE.guide` and the files it names.
+pub fn read_program(spec: &str) -> Result<Named> {
+    if spec.ends_with(".guide") {
+        let g = super::parse::load_guide(std::path::Path::new(spec))?;
+        return Ok(Named::Guide(Box::new(g)));
+    }
+    let program = crate::rise::load_def_ref(spec, std::path::Path::new("."))?.term;
+    Ok(Named::Def(program))
+}
+
+impl Named {
+    /// The program: a definition's term, or the term a guide's last step finds (an error
+    /// when a step does not find its sketch).
+    pub fn term(self) -> Result<Rc<Term>> {
+        match self {
+            Named::Def(program) => Ok(program),
+            Named::Guide(g) => {
+                let reports = super::run(&g, |_, _| {}, |_, _| {})?;
+                super::check_found(&reports)?;
+                Ok(reports.last().and_then(|r| r.term.clone()).expect("found"))
+            }
+        }
+    }
+}
+
+/// The program `FILE.rise:NAME`, or the one `FILE.guide` finds (by running the guide).
+pub fn load_program(spec: &str) -> Result<Rc<Term>> {
+    read_program(spec)?.term()
+}
