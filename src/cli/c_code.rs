@@ -120,8 +120,7 @@ fn bench_c(
             threads: t,
             ..opts.clone()
         };
-        let m =
-            crate::experiments::codegen::measure(&exe, Some(&scalar), &expected, &opts, rounds)?;
+        let m = crate::codegen::measure::measure(&exe, Some(&scalar), &expected, &opts, rounds)?;
         let compared = match m.check.compared == m.check.output.len() {
             true => format!("all {} output elements", m.check.compared),
             false => format!("{} sampled output elements", m.check.compared),

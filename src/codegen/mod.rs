@@ -6,6 +6,8 @@
 pub mod emit;
 pub mod index;
 pub mod kernel;
+#[cfg(feature = "cli")]
+pub mod measure;
 pub mod preamble;
 #[cfg(feature = "cli")]
 pub mod reference;

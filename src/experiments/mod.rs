@@ -78,9 +78,4 @@ pub fn cell<T>(x: Option<T>, show: impl Fn(T) -> String) -> String {
     x.map_or_else(String::new, show)
 }
 
-/// The median of some measurements (the upper one of an even count).
-pub fn median(xs: &[f64]) -> f64 {
-    let mut xs = xs.to_vec();
-    xs.sort_by(f64::total_cmp);
-    xs.get(xs.len() / 2).copied().unwrap_or(f64::NAN)
-}
+pub use crate::codegen::measure::median;

@@ -157,7 +157,7 @@ pub fn rows(name: &str, sizes: [i64; 2], rounds: usize, runs: usize) -> Result<V
     Ok(rows)
 }
 
-/// Compiles, checks and times one step in both lowerings ([`super::codegen::measure`]),
+/// Compiles, checks and times one step in both lowerings ([`crate::codegen::measure::measure`]),
 /// filling `row`'s figures.
 fn time_step(
     program: &std::rc::Rc<crate::rise::term::Term>,
@@ -173,7 +173,7 @@ fn time_step(
     let exe = compile(program, &row.sizes, &opts)?;
     let scalar = compile(program, &row.sizes, &opts.scalar())?;
     let expected = Expected::of(&exe, program)?;
-    let measured = super::codegen::measure(&exe, Some(&scalar), &expected, &opts, rounds)?;
+    let measured = crate::codegen::measure::measure(&exe, Some(&scalar), &expected, &opts, rounds)?;
     row.max_rel_error = Some(measured.check.max_rel_error);
     row.median_ms = Some(measured.median_ms());
     row.scalar_ms = measured.scalar_median_ms();

@@ -358,7 +358,7 @@ pub fn point_main(sweep: &Path, point: &Point) -> Result<()> {
         };
         let exe = crate::codegen::run::compile(&program, &sizes, &opts)?;
         let expected = crate::codegen::run::Expected::of(&exe, &program)?;
-        let m = super::codegen::measure(&exe, None, &expected, &opts, 3)?;
+        let m = crate::codegen::measure::measure(&exe, None, &expected, &opts, 3)?;
         row.gflops = Some(m.gflops);
         row.ratio_vs_reference = m.reference(&exe).map(|(_, ratio)| ratio);
     }

@@ -1,0 +1,139 @@
+//! Timing generated C: a program checked against its meaning, then timed beside its scalar
+//! lowering and, where it computes a matrix product, the reference GEMM, in interleaved
+//! rounds (program, scalar, reference, program, ...; medians). What `bench-c` and the
+//! reproduction's tables time with.
+
+use super::reference;
+use super::run::{check, COptions, Compiled, Expected, Validation};
+use crate::error::Result;
+
+/// The median of some measurements (the upper one of an even count; NaN when there are
+/// none).
+pub fn median(xs: &[f64]) -> f64 {
+    let mut xs = xs.to_vec();
+    xs.sort_by(f64::total_cmp);
+    xs.get(xs.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// A program's validated, timed runs, its scalar lowering's and, where it computes the
+/// reference's product, the reference's times on the same inputs.
+pub struct Measured {
+    /// The first round's check (its inputs, output and error).
+    pub check: Validation,
+    /// Every timed run of every round, milliseconds.
+    pub times_ms: Vec<f64>,
+    pub gflops: f64,
+    pub gbytes: f64,
+    pub reference_ms: Option<Vec<f64>>,
+    /// The scalar lowering's timed runs (validated as the program is).
+    pub scalar_ms: Option<Vec<f64>>,
+    /// Per round, the reference's median time over the program's: the machine's speed
+    /// drifts between rounds, so the ratio is the median of these.
+    round_ratios: Vec<f64>,
+}
+
+impl Measured {
+    pub fn median_ms(&self) -> f64 {
+        median(&self.times_ms)
+    }
+    pub fn min_ms(&self) -> f64 {
+        self.times_ms.iter().copied().fold(f64::INFINITY, f64::min)
+    }
+    /// The scalar lowering's median time.
+    pub fn scalar_median_ms(&self) -> Option<f64> {
+        self.scalar_ms.as_deref().map(median)
+    }
+    /// The reference's GFLOP/s (2 m n k per second) and this program's speed relative to it
+    /// (the median of the rounds' ratios).
+    pub fn reference(&self, exe: &Compiled) -> Option<(f64, f64)> {
+        let times = self.reference_ms.as_ref()?;
+        let ms = median(times);
+        Some((exe.flops / (ms * 1e6), median(&self.round_ratios)))
+    }
+}
+
+/// Checks `exe` (and its scalar lowering `scalar`, if given) against its program's meaning
+/// (`expected`) in one run, then times it, the scalar lowering and the reference in `rounds`
+/// interleaved rounds of `opts.runs` runs each, or fewer for a slow program: a round of its
+/// runs takes about `ROUND_MS`, and at least one run.
+pub fn measure(
+    exe: &Compiled,
+    scalar: Option<&Compiled>,
+    expected: &Expected,
+    opts: &COptions,
+    rounds: usize,
+) -> Result<Measured> {
+    let once = COptions {
+        runs: 1,
+        ..opts.clone()
+    };
+    let checked = check(exe, expected, &once)?;
+    if let Some(scalar) = scalar {
+        check(scalar, expected, &once).map_err(|mut e| {
+            e.message = format!("the scalar lowering: {}", e.message);
+            e
+        })?;
+    }
+    let product = as_product(exe, expected, &checked, opts.tolerance);
+    let timed = COptions {
+        runs: ((ROUND_MS / checked.median_ms) as usize).clamp(1, opts.runs.max(1)),
+        ..opts.clone()
+    };
+    let mut times_ms = vec![];
+    let mut reference_ms = product.map(|_| vec![]);
+    let mut scalar_ms = scalar.map(|_| vec![]);
+    let mut round_ratios = vec![];
+    for _ in 0..rounds.max(1) {
+        let round = exe.run(&expected.inputs, &timed)?.1;
+        if let (Some(scalar), Some(times)) = (scalar, scalar_ms.as_mut()) {
+            times.extend(scalar.run(&expected.inputs, &timed)?.1);
+        }
+        if let (Some(sizes), Some(times)) = (product, reference_ms.as_mut()) {
+            let (a, b) = (&expected.inputs[0], &expected.inputs[1]);
+            let reference = reference::time(a, b, sizes, opts.threads, opts.runs);
+            round_ratios.push(median(&reference) / median(&round));
+            times.extend(reference);
+        }
+        times_ms.extend(round);
+    }
+    let ms = median(&times_ms);
+    Ok(Measured {
+        gflops: checked.gflops * checked.median_ms / ms,
+        gbytes: checked.gbytes * checked.median_ms / ms,
+        check: checked,
+        times_ms,
+        reference_ms,
+        scalar_ms,
+        round_ratios,
+    })
+}
+
+/// The sizes (m, n, k) when the program's output is the product of its two inputs (an
+/// m x k matrix and a k x n one, n = 1 for a vector): decided by computing the reference's
+/// product on the run's inputs, not by the program's shape alone.
+fn as_product(
+    exe: &Compiled,
+    expected: &Expected,
+    check: &Validation,
+    tolerance: f64,
+) -> Option<(usize, usize, usize)> {
+    let (inputs, output) = exe.shapes();
+    let [a, b] = inputs else { return None };
+    let [m, k] = a.as_slice() else { return None };
+    let (m, k) = (*m as usize, *k as usize);
+    let b_len: i64 = b.iter().product();
+    let n = b_len as usize / k.max(1);
+    let out_len = output.iter().product::<i64>() as usize;
+    if k == 0 || n * k != b_len as usize || out_len != m * n {
+        return None;
+    }
+    let c = reference::product(&expected.inputs[0], &expected.inputs[1], (m, n, k), 1);
+    let agrees = c
+        .iter()
+        .zip(&check.output)
+        .all(|(r, x)| ((x - r).abs() / r.abs().max(1.0)) as f64 <= tolerance);
+    agrees.then_some((m, n, k))
+}
+
+/// The time a round of a program's runs is given (one run at least).
+const ROUND_MS: f64 = 1000.0;
