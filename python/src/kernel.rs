@@ -167,13 +167,25 @@ impl Kernel {
                 })?,
             );
         }
-        let out = self.run(py, &slices)?;
-        if validate {
-            let owned: Vec<Vec<f32>> = slices.iter().map(|s| s.to_vec()).collect();
-            self.check_against_interpreter(&owned, &out)?;
-        }
+        // NumPy's own allocation (on huge pages when large, as NumPy advises them), written
+        // once by the kernel: not a zeroed buffer faulted in page by page.
         let dims: Vec<usize> = out_shape.iter().map(|&d| d as usize).collect();
-        numpy::PyArray1::from_vec(py, out).reshape(dims)
+        // SAFETY: every element is written by the kernel before the array is returned.
+        let out = unsafe { PyArrayDyn::<f32>::new(py, dims, false) };
+        {
+            let mut writable = out.readwrite();
+            let target = writable
+                .as_slice_mut()
+                .map_err(|_| to_py(Error::internal("a new array is not contiguous")))?;
+            let (kernel, threads) = (&self.kernel, self.threads);
+            py.detach(|| kernel.call(&slices, target, threads))
+                .or_raise()?;
+            if validate {
+                let owned: Vec<Vec<f32>> = slices.iter().map(|s| s.to_vec()).collect();
+                self.check_against_interpreter(&owned, target)?;
+            }
+        }
+        Ok(out)
     }
 
     /// The shapes of its inputs.

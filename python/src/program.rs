@@ -109,7 +109,7 @@ impl Program {
     }
 
     /// Runs the program in the Rise interpreter on float32 arrays at `sizes` (the program's
-    /// sizes, outermost first; by default read from the first input's shape).
+    /// sizes, outermost first; by default those at which it takes the inputs' shapes).
     #[pyo3(signature = (*inputs, sizes = None))]
     fn interpret<'py>(
         &self,

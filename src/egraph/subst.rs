@@ -481,8 +481,8 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
         class
     }
 
-    /// Subsumes an e-node, given its constructor and fields: egglog's rules no longer match
-    /// it, and extraction skips it.
+    /// Subsumes an e-node, given its constructor and fields: extraction skips it, rewrites
+    /// still match it (what a subsumed e-node is: [`crate::egraph::rust_rule`]).
     pub fn subsume(&mut self, con: Con, fields: &[Value]) {
         let _ = self
             .ws
