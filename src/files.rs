@@ -18,6 +18,8 @@ use std::sync::Arc;
 thread_local! {
     /// The files read on this thread, one list per open [`recording`] (innermost last).
     static READS: RefCell<Vec<Vec<PathBuf>>> = const { RefCell::new(Vec::new()) };
+    /// Texts standing in for files on this thread ([`with_overlay`]).
+    static OVERLAY: RefCell<Vec<(PathBuf, String)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Runs `f` and returns, with its result, every file [`read_source`] read on this thread
@@ -55,10 +57,6 @@ fn note_read(path: &Path) {
     });
 }
 
-/// Texts that stand in for files in [`read_source`]: a sweep point's instantiated templates
-/// (see [`crate::experiments::sweep`]), keyed by their lexically normalised paths.
-static OVERLAY: std::sync::Mutex<Vec<(PathBuf, String)>> = std::sync::Mutex::new(Vec::new());
-
 /// `path` with `.` and `dir/..` components removed, without consulting the file system.
 pub fn normalise_path(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
@@ -76,24 +74,33 @@ pub fn normalise_path(path: &Path) -> PathBuf {
     out
 }
 
-/// Makes [`read_source`] read `text` for `path` from now on (in this process).
-pub fn overlay(path: &Path, text: String) {
-    let path = normalise_path(path);
-    let mut files = OVERLAY.lock().expect("not poisoned");
-    files.retain(|(p, _)| *p != path);
-    files.push((path, text));
+/// Runs `f` with `texts` standing in for their files in [`read_source`] on this thread (a
+/// sweep point's instantiated templates, see [`crate::experiments::sweep`]), keyed by their
+/// lexically normalised paths.
+pub fn with_overlay<T>(texts: Vec<(PathBuf, String)>, f: impl FnOnce() -> T) -> T {
+    let texts = texts.into_iter().map(|(p, t)| (normalise_path(&p), t));
+    let before = OVERLAY.with(|o| std::mem::replace(&mut *o.borrow_mut(), texts.collect()));
+    let out = f();
+    OVERLAY.with(|o| *o.borrow_mut() = before);
+    out
 }
 
-/// Reads a file (or its [`overlay`]) into a [`Source`], or fails with a located error: a
+/// Reads a file (or the text standing in for it, [`with_overlay`]) into a [`Source`], or fails with a located error: a
 /// file that cannot be read at its name (which the caller may relocate to the line that
 /// names it, [`Error::or_at`]), invalid UTF-8 at its first bad byte.
 pub fn read_source(path: &Path) -> Result<Arc<Source>> {
     note_read(path);
     let key = normalise_path(path);
-    let overlaid = OVERLAY.lock().expect("not poisoned");
+    let overlaid = OVERLAY.with(|o| {
+        let texts = o.borrow();
+        texts
+            .iter()
+            .find(|(p, _)| *p == key)
+            .map(|(_, t)| t.clone())
+    });
     let name = path.display().to_string();
-    let text = match overlaid.iter().find(|(p, _)| *p == key) {
-        Some((_, text)) => text.clone(),
+    let text = match overlaid {
+        Some(text) => text,
         None => {
             let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
             utf8(&name, bytes)?

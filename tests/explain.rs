@@ -60,11 +60,11 @@ fn every_rewrite_of_the_blocking_path_keeps_the_meaning() {
     }
 }
 
-/// A budget too small for any path says so instead of printing a wrong one.
+/// Path limits too small for any path says so instead of printing a wrong one.
 #[test]
-fn a_path_beyond_the_budget_is_reported_not_found() {
+fn a_path_beyond_the_limits_is_reported_not_found() {
     let mut g = guide::parse::load_guide(Path::new("programs/fission.guide")).unwrap();
-    g.steps[1].explain = Some(guide::explain::Budget {
+    g.steps[1].explain = Some(guide::explain::PathLimits {
         expansions: 1,
         depth: 40,
     });

@@ -65,10 +65,10 @@ fn parallel() {
 /// each where a search for it alone does, and stops at a limit for the one never found.
 #[test]
 fn a_shared_search_finds_each_sketch_where_its_own_search_does() {
-    use sketchlog::cluster::child::Caps;
+    use sketchlog::cluster::child::ProcessLimits;
     use sketchlog::experiments::matmul::unguided_step;
     let g = guide::parse::load_guide(std::path::Path::new("programs/blocking.guide")).unwrap();
-    let caps = Caps {
+    let caps = ProcessLimits {
         memory_mb: 4000,
         time: std::time::Duration::from_secs(600),
     };

@@ -311,7 +311,7 @@ fn data_types_as_parameters() {
 /// `reproduce shine`'s child for `test`: one search for all of the test's goals.
 fn shine_job(test: &str) -> std::process::Output {
     let work = sketchlog::experiments::jobs::Work::Shine { test: test.into() };
-    let caps = sketchlog::cluster::child::Caps {
+    let caps = sketchlog::cluster::child::ProcessLimits {
         memory_mb: 4000,
         time: std::time::Duration::from_secs(120),
     };

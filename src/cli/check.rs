@@ -1,7 +1,7 @@
 //! `check`: one search from a program to a sketch or goal (or several), and the progress
 //! and summaries every search from the command line prints.
 
-use super::{at_argument, cost_of, explain_budget, DumpArgs, Outputs};
+use super::{at_argument, cost_of, explain_limits, DumpArgs, Outputs};
 use crate::egraph;
 use crate::error::{Error, Result};
 use crate::guide::{self, report};
@@ -164,7 +164,7 @@ pub(super) fn check(args: &CheckArgs) -> Result<()> {
     }
     g.steps[0].dump = dump;
     g.steps[0].why = args.why;
-    g.steps[0].explain = args.explain.map(explain_budget);
+    g.steps[0].explain = args.explain.map(explain_limits);
     if args.show_query && args.goal.is_empty() {
         let query = crate::sketch::query::SketchQuery::compile(&g.steps[0].sketch.sketch)?;
         print!("{}", query.program);

@@ -2,7 +2,7 @@
 //! goal and writes it.
 
 use super::check::{run_steps, LimitArgs};
-use super::{at_argument, cost_of, explain_budget, DumpArgs, Outputs};
+use super::{at_argument, cost_of, explain_limits, DumpArgs, Outputs};
 use crate::error::{Error, Result};
 use crate::guide::{self, report};
 use crate::{limits, rise};
@@ -82,7 +82,7 @@ impl GuideArgs {
         }
         for (i, step) in g.steps.iter_mut().enumerate() {
             step.dump = dump.as_ref().map(|d| d.for_step(i));
-            step.explain = explain.map(explain_budget);
+            step.explain = explain.map(explain_limits);
             if let (Some(step_dump), Some(d)) = (&step.dump, &dump) {
                 outputs.add(&step_dump.path, &d.path.display().to_string());
             }

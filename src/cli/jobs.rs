@@ -2,7 +2,7 @@
 //! or a cluster.
 
 use super::limits;
-use crate::cluster::child::Caps;
+use crate::cluster::child::ProcessLimits;
 use crate::egraph::encoding::{Binding, Substitution};
 use crate::error::Result;
 use clap::Args;
@@ -92,7 +92,7 @@ impl ReproduceArgs {
     /// Reproduces the tables asked for, each row a job under its caps.
     pub(super) fn run(self) -> Result<()> {
         use crate::experiments::matmul::{PAPER_UNGUIDED_CAPS, UNGUIDED_CAPS};
-        let caps = |default: Caps| Caps {
+        let caps = |default: ProcessLimits| ProcessLimits {
             memory_mb: self.memory_mb.unwrap_or(default.memory_mb),
             time: self.time_s.map_or(default.time, Duration::from_secs),
         };

@@ -155,8 +155,8 @@ enum Command {
 }
 
 /// The path search's budget for `--explain=N`.
-fn explain_budget(expansions: u32) -> guide::explain::Budget {
-    guide::explain::Budget {
+fn explain_limits(expansions: u32) -> guide::explain::PathLimits {
+    guide::explain::PathLimits {
         expansions: expansions as usize,
         ..Default::default()
     }
@@ -310,10 +310,10 @@ fn prepare(command: &Command) {
             egraph::saturate::start_watchdog(|_| std::process::exit(1))
         }
         Command::Job { .. } => egraph::saturate::start_watchdog(|stop| {
-            use crate::cluster::child::{report_stop, Cap};
+            use crate::cluster::child::{report_stop, ProcessLimit};
             match stop {
-                egraph::saturate::StopReason::MemoryLimit => report_stop(Cap::Memory),
-                _ => report_stop(Cap::Time),
+                egraph::saturate::StopReason::MemoryLimit => report_stop(ProcessLimit::Memory),
+                _ => report_stop(ProcessLimit::Time),
             }
             std::process::exit(1)
         }),

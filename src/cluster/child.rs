@@ -15,14 +15,14 @@ use std::time::{Duration, Instant};
 
 /// Limits on one child process.
 #[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
-pub struct Caps {
+pub struct ProcessLimits {
     pub memory_mb: u64,
     pub time: Duration,
 }
 
 /// A cap that stopped a child.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum Cap {
+pub enum ProcessLimit {
     Time,
     Memory,
 }
@@ -32,7 +32,7 @@ pub enum Cap {
 pub enum End {
     Finished,
     /// Stopped by a cap: its own watchdog's, or the parent's kill at the time limit.
-    Stopped(Cap),
+    Stopped(ProcessLimit),
     /// It failed otherwise; its error, or the last line of its error output.
     Failed(String),
 }
@@ -113,7 +113,7 @@ fn inherited_address_space() -> Option<u64> {
 /// A child's address-space cap: the memory cap plus the main thread's reserved stack
 /// ([`crate::limits::STACK_BYTES`]), so that the heap gets the whole cap; clamped to the
 /// limit this process inherited (said once on standard error).
-fn address_space_cap(caps: Caps) -> u64 {
+fn address_space_cap(caps: ProcessLimits) -> u64 {
     let wanted = caps
         .memory_mb
         .saturating_mul(1 << 20)
@@ -137,7 +137,7 @@ fn address_space_cap(caps: Caps) -> u64 {
 
 /// Runs `sketchlog ARGS..` under `caps` (`address_space_cap`). A cap the system refuses
 /// to set is bad input, located at `--memory-mb`.
-pub fn run(args: &[String], caps: Caps) -> Result<ChildRun> {
+pub fn run(args: &[String], caps: ProcessLimits) -> Result<ChildRun> {
     use std::os::unix::process::CommandExt;
     let started = Instant::now();
     let bytes = address_space_cap(caps);
@@ -200,7 +200,7 @@ pub fn run(args: &[String], caps: Caps) -> Result<ChildRun> {
     let stderr = err_reader.join().unwrap_or_default();
     let stopped = reports::<Stopped>(&stdout).last().map(|s| s.by);
     let end = match (status, stopped) {
-        (None, _) => End::Stopped(Cap::Time),
+        (None, _) => End::Stopped(ProcessLimit::Time),
         (Some(_), Some(by)) => End::Stopped(by),
         (Some(s), None) if s.success() => End::Finished,
         // An allocation beyond the address-space cap failed: Rust prints that and aborts
@@ -208,7 +208,7 @@ pub fn run(args: &[String], caps: Caps) -> Result<ChildRun> {
         (Some(s), None)
             if s.signal() == Some(libc::SIGABRT) && stderr.contains(ALLOCATION_FAILED) =>
         {
-            End::Stopped(Cap::Memory)
+            End::Stopped(ProcessLimit::Memory)
         }
         // Its error as it reported it; else (a panic, an abort) the last line it printed.
         (Some(_), None) => End::Failed(match reports::<Failure>(&stdout).last() {
@@ -230,7 +230,7 @@ const ALLOCATION_FAILED: &str = "memory allocation of";
 /// A child's report that its watchdog stopped it at a limit inside an iteration.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Stopped {
-    by: Cap,
+    by: ProcessLimit,
 }
 
 /// A child's report of the error it failed with (its one-line form).
@@ -250,6 +250,6 @@ pub fn report_failure<T>(outcome: Result<T>) -> Result<T> {
 }
 
 /// Reports to the parent that this child's own watchdog stopped it at `cap`.
-pub fn report_stop(cap: Cap) {
+pub fn report_stop(cap: ProcessLimit) {
     report(&Stopped { by: cap });
 }

@@ -3,7 +3,7 @@
 //! job computes is its [`Task`], defined by whoever submits the jobs; the cluster knows
 //! only this trait.
 
-use super::child::Caps;
+use super::child::ProcessLimits;
 use crate::error::{Error, Result};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -32,7 +32,7 @@ pub trait Task:
     /// Runs it under `caps` (normally in a child process, [`super::child::run`]). A row
     /// stopped by a cap or failing in the child is an outcome that says so; an error is the
     /// parent's own (a child that could not be started).
-    fn run(&self, caps: Caps) -> Result<Self::Outcome>;
+    fn run(&self, caps: ProcessLimits) -> Result<Self::Outcome>;
 
     /// An outcome in a few words, for progress lines.
     fn summary(outcome: &Self::Outcome) -> String;
@@ -53,7 +53,7 @@ pub struct Job<T: Task> {
 
 impl<T: Task> Job<T> {
     /// `task` under `caps`, keyed by reading its input files now.
-    pub fn new(task: T, caps: Caps) -> Result<Job<T>> {
+    pub fn new(task: T, caps: ProcessLimits) -> Result<Job<T>> {
         let mut hash = fnv::FnvHasher::default();
         let mut put = |bytes: &[u8]| {
             hash.write_usize(bytes.len());
@@ -77,8 +77,8 @@ impl<T: Task> Job<T> {
         })
     }
 
-    pub fn caps(&self) -> Caps {
-        Caps {
+    pub fn caps(&self) -> ProcessLimits {
+        ProcessLimits {
             memory_mb: self.memory_mb,
             time: Duration::from_secs(self.time_s),
         }

@@ -8,7 +8,7 @@
 
 use super::input;
 use super::Reason;
-use crate::cluster::child::{self, Caps};
+use crate::cluster::child::{self, ProcessLimits};
 use crate::egraph::filter::{Filter, SizeScope};
 use crate::egraph::normal::NormalForm;
 use crate::egraph::saturate::{resident_mb, Limits, StopReason};
@@ -227,8 +227,8 @@ impl Row {
     }
 }
 
-/// Caps of a row's child: the searches' own limits stop it; these guard the machine.
-pub const CAPS: Caps = Caps {
+/// ProcessLimits of a row's child: the searches' own limits stop it; these guard the machine.
+pub const CAPS: ProcessLimits = ProcessLimits {
     memory_mb: 8000,
     time: Duration::from_secs(900),
 };
@@ -351,7 +351,7 @@ fn unguided_row(t: &Target) -> Result<Row> {
 
 /// Runs a row in a child process under `caps`; a child stopped by a cap (or failing) gives a
 /// row that says so.
-pub fn run_child(name: &str, written: bool, caps: Caps) -> Result<Row> {
+pub fn run_child(name: &str, written: bool, caps: ProcessLimits) -> Result<Row> {
     let work = super::jobs::Work::Auto {
         target: name.to_string(),
         written,

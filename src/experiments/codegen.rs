@@ -101,7 +101,7 @@ pub fn program_inputs(specs: impl Iterator<Item = String>) -> Result<Vec<std::pa
 
 /// The caps of a timed table's child (codegen, Harris): its searches are guided; compiling
 /// and timing take the time.
-pub const CAPS: crate::cluster::child::Caps = crate::cluster::child::Caps {
+pub const CAPS: crate::cluster::child::ProcessLimits = crate::cluster::child::ProcessLimits {
     memory_mb: 8000,
     time: std::time::Duration::from_secs(3600),
 };
@@ -119,7 +119,7 @@ pub fn report_rows<R: serde::Serialize>(rows: Vec<R>) {
 /// table in an error.
 pub fn rows_child<R: serde::de::DeserializeOwned>(
     work: super::jobs::Work,
-    caps: crate::cluster::child::Caps,
+    caps: crate::cluster::child::ProcessLimits,
     table: &str,
 ) -> Result<Vec<R>> {
     let run = crate::cluster::child::run(&super::jobs::child_args(work, caps), caps)?;
@@ -141,7 +141,7 @@ pub fn row_main(size: i64) -> Result<()> {
 }
 
 /// Runs [`row_main`] in a child process under `caps`; its rows.
-pub fn run_child(size: i64, caps: crate::cluster::child::Caps) -> Result<Vec<Row>> {
+pub fn run_child(size: i64, caps: crate::cluster::child::ProcessLimits) -> Result<Vec<Row>> {
     rows_child(super::jobs::Work::Codegen { size }, caps, "codegen")
 }
 

@@ -5,7 +5,7 @@
 //! peak memory is its own.
 
 use super::input;
-use crate::cluster::child::{self, Caps};
+use crate::cluster::child::{self, ProcessLimits};
 use crate::error::{Error, Result};
 use crate::strategy::{self, Ending};
 use std::path::PathBuf;
@@ -26,7 +26,7 @@ pub const COLUMNS: [&str; 11] = [
 ];
 
 /// Each row's caps.
-pub const CAPS: Caps = Caps {
+pub const CAPS: ProcessLimits = ProcessLimits {
     memory_mb: 8000,
     time: Duration::from_secs(900),
 };
@@ -265,7 +265,7 @@ fn same_c_as_guide(program: &std::rc::Rc<crate::rise::term::Term>, version: &str
 
 /// Runs [`row_main`] in a child process under `caps`; its row (the cap that stopped it, if
 /// one did).
-pub fn run_child(name: &str, approach: &str, caps: Caps) -> Result<Row> {
+pub fn run_child(name: &str, approach: &str, caps: ProcessLimits) -> Result<Row> {
     let work = super::jobs::Work::Elevate {
         version: name.into(),
         approach: approach.into(),

@@ -104,7 +104,7 @@ pub fn row_main() -> Result<()> {
 }
 
 /// Runs [`row_main`] in a child process under `caps`; its rows.
-pub fn run_child(caps: crate::cluster::child::Caps) -> Result<Vec<Row>> {
+pub fn run_child(caps: crate::cluster::child::ProcessLimits) -> Result<Vec<Row>> {
     super::codegen::rows_child(super::jobs::Work::Harris, caps, "harris")
 }
 

@@ -3,7 +3,7 @@
 //! [`cluster`](crate::cluster) to schedule, key and keep.
 
 use super::{auto, codegen, elevate, harris, input, matmul, shine, steps, sweep, table2};
-use crate::cluster::child::Caps;
+use crate::cluster::child::ProcessLimits;
 use crate::cluster::job::Task;
 use crate::egraph::encoding::{Binding, Encoding, Substitution};
 use crate::error::Result;
@@ -58,11 +58,11 @@ pub enum Work {
 #[derive(Serialize, Deserialize)]
 struct Child {
     work: Work,
-    caps: Caps,
+    caps: ProcessLimits,
 }
 
 /// The command line of the child process that runs `work` under `caps`.
-pub fn child_args(work: Work, caps: Caps) -> Vec<String> {
+pub fn child_args(work: Work, caps: ProcessLimits) -> Vec<String> {
     let child = Child { work, caps };
     let json = serde_json::to_string(&child).expect("jobs are plain data");
     vec!["job".into(), json]
@@ -172,7 +172,7 @@ impl Task for Work {
         })
     }
 
-    fn run(&self, caps: Caps) -> Result<Outcome> {
+    fn run(&self, caps: ProcessLimits) -> Result<Outcome> {
         Ok(match self {
             Work::Table2 {
                 goal,

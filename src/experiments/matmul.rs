@@ -10,7 +10,7 @@
 //! lines into CSV files, written after every row.
 
 use super::Reason;
-use crate::cluster::child::{self, Caps, End};
+use crate::cluster::child::{self, End, ProcessLimits};
 use crate::egraph::saturate::{resident_mb, IterationStats, Limits, StopReason};
 use crate::error::{Error, Result};
 use crate::files::write_atomically;
@@ -42,7 +42,7 @@ pub(crate) fn guide_of(goal: &str) -> Result<Guide> {
 /// The single step of an unguided search: all the guide's rules (each once), its last
 /// sketch, cost and filter; the caps as limits (memory checked a little below the cap, so
 /// the search stops cleanly before an allocation fails).
-pub fn unguided_step(g: &Guide, caps: Caps) -> Step {
+pub fn unguided_step(g: &Guide, caps: ProcessLimits) -> Step {
     let last = g.steps.last().expect("a guide has steps");
     let mut rules: Vec<crate::rise::syntax::RuleDecl> = vec![];
     for r in g.steps.iter().flat_map(|s| &s.rules) {
@@ -148,7 +148,7 @@ pub fn guided_main(goal: &str) -> Result<()> {
 /// The child process of unguided goals that share one search ([`unguided_groups`]): grows
 /// its e-graph once under `caps`, checking every goal's last sketch after each iteration, and
 /// reports each iteration, each goal when found, and the goals never found when it stops.
-pub fn unguided_main(goals: &[String], caps: Caps) -> Result<()> {
+pub fn unguided_main(goals: &[String], caps: ProcessLimits) -> Result<()> {
     let guides = goals
         .iter()
         .map(|g| guide_of(g))
@@ -362,7 +362,7 @@ fn read_group_reports(goals: &[String], run: &child::ChildRun) -> Vec<GoalRun> {
 }
 
 /// Runs one goal's guide in a child process under `caps`.
-pub fn run_guided(goal: &str, caps: Caps) -> Result<GoalRun> {
+pub fn run_guided(goal: &str, caps: ProcessLimits) -> Result<GoalRun> {
     guide_of(goal)?;
     let work = super::jobs::Work::Guided {
         goal: goal.to_string(),
@@ -373,7 +373,7 @@ pub fn run_guided(goal: &str, caps: Caps) -> Result<GoalRun> {
 
 /// Runs the shared unguided search of `goals` (one of [`unguided_groups`]) in a child
 /// process under `caps`: each goal's run.
-pub fn run_unguided(goals: &[String], caps: Caps) -> Result<Vec<GoalRun>> {
+pub fn run_unguided(goals: &[String], caps: ProcessLimits) -> Result<Vec<GoalRun>> {
     let work = super::jobs::Work::Unguided {
         goals: goals.to_vec(),
     };
@@ -381,22 +381,22 @@ pub fn run_unguided(goals: &[String], caps: Caps) -> Result<Vec<GoalRun>> {
     Ok(read_group_reports(goals, &child::run(&args, caps)?))
 }
 
-/// Caps of an unguided row (Table 3, and Figure 16's unguided searches) by default: small
+/// ProcessLimits of an unguided row (Table 3, and Figure 16's unguided searches) by default: small
 /// enough for the main job to fit an afternoon on a 2-core machine, large enough to show the
 /// blow-up and the paper's pattern (baseline and blocking found, the copy-rule goals not).
-pub const UNGUIDED_CAPS: Caps = Caps {
+pub const UNGUIDED_CAPS: ProcessLimits = ProcessLimits {
     memory_mb: 3000,
     time: Duration::from_secs(200),
 };
 
 /// The paper's caps of an unguided row: 60 GB, and time for its searches of over an hour.
-pub const PAPER_UNGUIDED_CAPS: Caps = Caps {
+pub const PAPER_UNGUIDED_CAPS: ProcessLimits = ProcessLimits {
     memory_mb: 60_000,
     time: Duration::from_secs(7200),
 };
 
-/// Caps of a guided row: the guides' own limits stop it; these only guard the machine.
-pub const GUIDED_CAPS: Caps = Caps {
+/// ProcessLimits of a guided row: the guides' own limits stop it; these only guard the machine.
+pub const GUIDED_CAPS: ProcessLimits = ProcessLimits {
     memory_mb: 8000,
     time: Duration::from_secs(600),
 };
@@ -437,7 +437,7 @@ fn mb(x: Option<f64>) -> String {
 }
 
 /// Table 3: the unguided runs of `goals` found so far, under `caps`.
-pub fn table3(dir: &Path, goals: &[String], caps: Caps, runs: &Runs) -> Result<()> {
+pub fn table3(dir: &Path, goals: &[String], caps: ProcessLimits, runs: &Runs) -> Result<()> {
     let mut rows = vec![];
     for goal in goals {
         let Some(r) = runs(goal, true) else { continue };

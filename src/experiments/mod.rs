@@ -27,7 +27,7 @@ pub mod steps;
 pub mod sweep;
 pub mod table2;
 
-use crate::cluster::child::{Cap, End};
+use crate::cluster::child::{End, ProcessLimit};
 use crate::egraph::saturate::StopReason;
 use std::path::{Path, PathBuf};
 
@@ -41,8 +41,8 @@ pub trait Reason {
 impl Reason for End {
     fn reason(&self) -> StopReason {
         match self {
-            End::Stopped(Cap::Time) => StopReason::TimeLimit,
-            End::Stopped(Cap::Memory) => StopReason::MemoryLimit,
+            End::Stopped(ProcessLimit::Time) => StopReason::TimeLimit,
+            End::Stopped(ProcessLimit::Memory) => StopReason::MemoryLimit,
             End::Finished | End::Failed(_) => StopReason::Error,
         }
     }

@@ -4,7 +4,7 @@
 
 use super::jobs::{Job, Outcome, Store, Work};
 use super::{auto, codegen, elevate, harris, matmul, shine, steps, table2};
-use crate::cluster::child::Caps;
+use crate::cluster::child::ProcessLimits;
 use crate::cluster::Cluster;
 use crate::egraph::encoding::{Binding, Substitution};
 use crate::error::Result;
@@ -43,12 +43,12 @@ pub struct Settings {
     pub tables: Vec<Table>,
     pub dir: PathBuf,
     /// Table 2's rows' caps.
-    pub table2: Caps,
+    pub table2: ProcessLimits,
     /// Table 2: only one substitution, one binding.
     pub substitution: Option<Substitution>,
     pub binding: Option<Binding>,
-    /// Caps of the unguided matmul rows.
-    pub unguided: Caps,
+    /// ProcessLimits of the unguided matmul rows.
+    pub unguided: ProcessLimits,
     /// The matmul goals of Tables 3 to 5.
     pub goals: Vec<String>,
     /// The codegen table's matrix size.
@@ -61,7 +61,7 @@ impl Settings {
     /// Every job the tables need, each once, in table order.
     pub fn jobs(&self) -> Result<Vec<Job>> {
         let mut jobs: Vec<Job> = vec![];
-        let mut add = |task: Work, caps: Caps| -> Result<()> {
+        let mut add = |task: Work, caps: ProcessLimits| -> Result<()> {
             if !jobs.iter().any(|j| j.task == task) {
                 jobs.push(Job::new(task, caps)?);
             }
@@ -239,11 +239,14 @@ fn cells(
 /// `DIR/machine.txt` which machine and build made each table's rows.
 pub fn reproduce(settings: &Settings, cluster: Option<Cluster>) -> Result<()> {
     let jobs = settings.jobs()?;
-    crate::files::check_writable_dir(&settings.dir)?;
-    record_machine(&settings.dir.join("machine.txt"), &settings.tables)?;
     let settings = settings.clone();
     let (dir, fresh) = (settings.dir.clone(), settings.fresh);
+    // By the process that writes the tables, once, before their first rows.
+    let recorded = std::sync::atomic::AtomicBool::new(false);
     crate::cluster::run_jobs(jobs, &dir, fresh, cluster, move |store, jobs| {
+        if !recorded.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            record_machine(&settings.dir.join("machine.txt"), &settings.tables)?;
+        }
         settings.write_tables(store, jobs)
     })
 }

@@ -6,7 +6,7 @@
 //! the rewrite step, microseconds per new e-node and resident bytes per e-node.
 
 use super::matmul::{guide_of, unguided_step};
-use crate::cluster::child::Caps;
+use crate::cluster::child::ProcessLimits;
 use crate::egraph::saturate::IterationStats;
 use crate::error::Result;
 use crate::sketch::query::Engine;
@@ -16,7 +16,7 @@ use std::time::Duration;
 pub fn run(enodes: usize, time: Duration, engine: Engine) -> Result<()> {
     let g = guide_of("blocking")?;
     // No memory cap: the benchmark measures memory.
-    let mut step = unguided_step(&g, Caps { memory_mb: 0, time });
+    let mut step = unguided_step(&g, ProcessLimits { memory_mb: 0, time });
     step.limits.enodes = enodes;
     step.limits.memory_mb = None;
     step.sketch_engine = engine;

@@ -8,7 +8,7 @@
 
 use super::input;
 use super::Reason;
-use crate::cluster::child::{self, Caps};
+use crate::cluster::child::{self, ProcessLimits};
 use crate::egraph::filter::{Filter, SizeScope};
 use crate::egraph::normal::NormalForm;
 use crate::egraph::saturate::{resident_mb, IterationStats, Limits, StopReason};
@@ -282,8 +282,8 @@ pub const COLUMNS: [&str; 10] = [
     "scala_note",
 ];
 
-/// Caps of a test's child: a search for goals the Scala suite finds in seconds.
-pub const CAPS: Caps = Caps {
+/// ProcessLimits of a test's child: a search for goals the Scala suite finds in seconds.
+pub const CAPS: ProcessLimits = ProcessLimits {
     memory_mb: 4000,
     time: Duration::from_secs(120),
 };
@@ -461,7 +461,7 @@ struct Rows(Vec<Row>);
 
 /// Runs a test in a child process under `caps`; a child stopped by a cap (or failing) gives
 /// rows that say so, one per goal.
-pub fn run_child(name: &str, caps: Caps) -> Result<Vec<Row>> {
+pub fn run_child(name: &str, caps: ProcessLimits) -> Result<Vec<Row>> {
     let t = test(name)?;
     let work = super::jobs::Work::Shine {
         test: name.to_string(),

@@ -119,7 +119,7 @@ pub fn row_main(name: &str) -> Result<()> {
 }
 
 /// Runs [`row_main`] in a child process under `caps`; its rows.
-pub fn run_child(name: &str, caps: crate::cluster::child::Caps) -> Result<Vec<Row>> {
+pub fn run_child(name: &str, caps: crate::cluster::child::ProcessLimits) -> Result<Vec<Row>> {
     let work = super::jobs::Work::Steps { guide: name.into() };
     rows_child(work, caps, "steps")
 }

@@ -13,13 +13,13 @@
 //! ```
 //!
 //! Paths are relative to the sweep file. An instantiated template is read in place of the
-//! file of its name without `.in` ([`crate::files::overlay`]), so templates and the files
+//! file of its name without `.in` ([`crate::files::with_overlay`]), so templates and the files
 //! they name keep their usual relative paths. A point whose guide fails (a sketch not found,
 //! a limit, an error) is a row that says so.
 
 use super::jobs::{Job, Outcome, Store, Work};
 use super::Reason;
-use crate::cluster::child::{self, Caps, End};
+use crate::cluster::child::{self, End, ProcessLimits};
 use crate::egraph::saturate::StopReason;
 use crate::error::{Error, Result};
 use crate::files::read_source;
@@ -42,8 +42,8 @@ pub struct Sweep {
 /// One point of the grid: a value for each parameter, in the sweep's order.
 pub type Point = Vec<(String, String)>;
 
-/// Caps of a point: its guide's limits stop the search; these guard the machine.
-pub const CAPS: Caps = Caps {
+/// ProcessLimits of a point: its guide's limits stop the search; these guard the machine.
+pub const CAPS: ProcessLimits = ProcessLimits {
     memory_mb: 8000,
     time: Duration::from_secs(1200),
 };
@@ -138,14 +138,21 @@ impl Sweep {
         points
     }
 
-    /// Makes the templates, instantiated at `point`, stand in for their files.
-    pub fn instantiate(&self, point: &Point) -> Result<()> {
+    /// The templates instantiated at `point`, each with the file it stands in for.
+    pub fn instantiated(&self, point: &Point) -> Result<Vec<(PathBuf, String)>> {
+        let mut texts = vec![];
         for template in &self.templates {
             let src = read_source(template)?;
             let text = substitute(&src, point, &self.params)?;
-            crate::files::overlay(&template.with_extension(""), text);
+            texts.push((template.with_extension(""), text));
         }
-        Ok(())
+        Ok(texts)
+    }
+
+    /// The guide at `point`: its templates instantiated stand in for their files.
+    pub fn guide_at(&self, point: &Point) -> Result<crate::guide::Guide> {
+        let texts = self.instantiated(point)?;
+        crate::files::with_overlay(texts, || crate::guide::parse::load_guide(&self.guide))
     }
 
     /// The files a point's result depends on: the sweep, its templates, and every file the
@@ -154,15 +161,12 @@ impl Sweep {
         let mut files = vec![self.path.clone()];
         files.extend(self.templates.iter().cloned());
         // A point that does not instantiate or load fails in its child, as a row.
-        if self.instantiate(point).is_err() {
-            return Ok(files);
-        }
         let instantiated: Vec<PathBuf> = self
             .templates
             .iter()
             .map(|t| crate::files::normalise_path(&t.with_extension("")))
             .collect();
-        let Ok(guide) = crate::guide::parse::load_guide(&self.guide) else {
+        let Ok(guide) = self.guide_at(point) else {
             return Ok(files);
         };
         files.extend(
@@ -325,8 +329,7 @@ fn check_point(sweep: &Sweep, point: &Point) -> Result<()> {
 pub fn point_main(sweep: &Path, point: &Point) -> Result<()> {
     let sweep = load(sweep)?;
     check_point(&sweep, point)?;
-    sweep.instantiate(point)?;
-    let guide = crate::guide::parse::load_guide(&sweep.guide)?;
+    let guide = sweep.guide_at(point)?;
     let reports = crate::guide::run(&guide, |_, _| {}, |_, _| {})?;
     let steps_found = reports.iter().filter(|r| r.outcome.found()).count();
     let found = steps_found == guide.steps.len();
@@ -367,7 +370,7 @@ pub fn point_main(sweep: &Path, point: &Point) -> Result<()> {
 }
 
 /// Runs a point in a child process under `caps`; a child that failed is a row that says why.
-pub fn run_child(sweep: &Path, point: &Point, caps: Caps) -> Result<PointRow> {
+pub fn run_child(sweep: &Path, point: &Point, caps: ProcessLimits) -> Result<PointRow> {
     let work = super::jobs::Work::SweepPoint {
         sweep: sweep.to_path_buf(),
         point: point.clone(),

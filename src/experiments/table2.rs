@@ -9,7 +9,7 @@
 
 use super::jobs::Work;
 use super::Reason;
-use crate::cluster::child::{self, Caps, End};
+use crate::cluster::child::{self, End, ProcessLimits};
 use crate::egraph::encoding::{Binding, Encoding, Substitution};
 use crate::egraph::lookup::same_class;
 use crate::egraph::names;
@@ -94,8 +94,8 @@ pub fn search_goal(
     )
 }
 
-/// Caps of a row: 2 GB as in the paper, 240 s.
-pub const CAPS: Caps = Caps {
+/// ProcessLimits of a row: 2 GB as in the paper, 240 s.
+pub const CAPS: ProcessLimits = ProcessLimits {
     memory_mb: 2000,
     time: Duration::from_secs(240),
 };
@@ -156,7 +156,7 @@ impl Row {
 }
 
 /// One row, run in a child process under `caps`.
-pub fn run_child(goal: &str, encoding: Encoding, caps: Caps) -> Result<Row> {
+pub fn run_child(goal: &str, encoding: Encoding, caps: ProcessLimits) -> Result<Row> {
     let work = super::jobs::Work::Table2 {
         goal: goal.to_string(),
         substitution: encoding.substitution,
@@ -255,7 +255,7 @@ const TARGETS: [(&str, f64, f64); 3] = [
 
 /// `sketchlog bench table2`: the efficient encoding's saturation time and peak RSS per goal,
 /// medians of `runs` child-process runs, beside the targets.
-pub fn bench(caps: Caps, runs: usize) -> Result<()> {
+pub fn bench(caps: ProcessLimits, runs: usize) -> Result<()> {
     println!("goal       runs  saturation ms (median)  target ms  peak RSS MB (median)  target MB");
     for (goal, target_ms, target_mb) in TARGETS {
         let mut times = vec![];

@@ -16,7 +16,7 @@
 //!
 //! The cost is paid only when asked: one small e-graph per expanded term, tens of
 //! milliseconds each. A path found is a real one (every rewrite is an application of the
-//! named rule); the search may miss one within its [`Budget`], and then says so.
+//! named rule); the search may miss one within its [`PathLimits`], and then says so.
 
 use crate::egraph::extract::{CostModel, ENode, ExprGraph, Extractor};
 use crate::egraph::filter::Filter;
@@ -36,16 +36,16 @@ use std::rc::Rc;
 
 /// How far the path search looks.
 #[derive(Clone, Copy, Debug)]
-pub struct Budget {
+pub struct PathLimits {
     /// Terms whose rewrites are tried, at most.
     pub expansions: usize,
     /// Rewrites in a path, at most.
     pub depth: usize,
 }
 
-impl Default for Budget {
-    fn default() -> Budget {
-        Budget {
+impl Default for PathLimits {
+    fn default() -> PathLimits {
+        PathLimits {
             expansions: 500,
             depth: 40,
         }
@@ -74,8 +74,8 @@ pub enum Explanation {
         start: Rc<Term>,
         rewrites: Vec<Rewrite>,
     },
-    /// No path within the budget; `explored` terms were tried.
-    NotFound { explored: usize, budget: Budget },
+    /// No path within the limits; `explored` terms were tried.
+    NotFound { explored: usize, limits: PathLimits },
 }
 
 /// The rewrites that take `start` to `goal` (both in beta-eta normal form) with `rules`:
@@ -85,7 +85,7 @@ pub fn explain(
     goal: &Rc<Term>,
     rules: &[RuleDecl],
     limits: &Limits,
-    budget: Budget,
+    path: PathLimits,
 ) -> Result<Explanation> {
     use std::cmp::Reverse;
     let target = Target::new(goal);
@@ -100,10 +100,10 @@ pub fn explain(
         if met[i].0 == *goal {
             return Ok(path_to(&met, i));
         }
-        if expanded == budget.expansions {
+        if expanded == path.expansions {
             break;
         }
-        if depth == budget.depth {
+        if depth == path.depth {
             continue;
         }
         expanded += 1;
@@ -117,7 +117,7 @@ pub fn explain(
     }
     Ok(Explanation::NotFound {
         explored: expanded,
-        budget,
+        limits: path,
     })
 }
 

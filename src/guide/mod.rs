@@ -75,7 +75,7 @@ pub struct Step {
     pub why: bool,
     /// When it is found, find the rewrite path to the extracted term within this budget
     /// (`--explain`).
-    pub explain: Option<explain::Budget>,
+    pub explain: Option<explain::PathLimits>,
     /// `step auto`: steps towards `sketch` found automatically, each with one of these
     /// candidates, a pair or all ([`auto`]), instead of one search.
     pub auto: Option<Vec<auto::Candidate>>,

@@ -61,10 +61,10 @@ pub fn summary(label: &str, step: &StepReport, names: &debruijn::Names) -> Strin
 /// the rule, the position in words and the subterm before and after.
 pub fn explanation(e: &Explanation, names: &debruijn::Names) -> String {
     let (start, path) = match e {
-        Explanation::NotFound { explored, budget } => {
+        Explanation::NotFound { explored, limits } => {
             return format!(
                 "  rewrite path: none found (rewrites of {explored} terms tried, paths of up to {} rewrites)\n",
-                budget.depth
+                limits.depth
             )
         }
         Explanation::Path { start, rewrites } => (start, rewrites),
