@@ -164,7 +164,7 @@ def egglog_peer():
         f"| {r['time_ratio_of_rounds']}x | {r['rss_ratio']}x |" for r in rows("egglog-peer.csv"))
 
 def auto():
-    """A row per target: the guide `guide --auto` found beside the written guide (or the
+    """A row per target: the guide `guide-auto` found beside the written guide (or the
     unguided search), from results/auto.csv."""
     by_target = {}
     for r in rows("auto.csv"):

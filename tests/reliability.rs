@@ -1182,14 +1182,13 @@ fn egg_command_usage_errors_are_located_at_the_command() {
     );
 }
 
-/// `guide --auto --total-time` bounds the whole search, however many trials its steps make:
+/// `guide-auto --total-time` bounds the whole search, however many trials its steps make:
 /// no trial runs past it.
 #[test]
 fn the_automatic_search_stops_at_its_total_time() {
     let dir = scratch("total-time");
     let out = common::output(&[
-        "guide",
-        "--auto",
+        "guide-auto",
         "programs/matmul.rise:mm",
         "--sketch",
         "programs/mm.sketch:lower5",

@@ -1,5 +1,5 @@
-//! `guide`: runs a guide file, or (`--auto`) finds one for a program from its final sketch or
-//! goal and writes it.
+//! `guide`: runs a guide file; `guide-auto`: finds one for a program from its final sketch
+//! or goal and writes it.
 
 use super::check::{run_steps, LimitArgs};
 use super::{at_argument, cost_of, explain_limits, DumpArgs, Outputs};
@@ -13,10 +13,8 @@ use std::time::Duration;
 /// `sketchlog guide`'s arguments.
 #[derive(Args)]
 pub(super) struct GuideArgs {
-    /// The guide file; with `--auto`, the program `FILE.rise:NAME`.
+    /// The guide file.
     file: PathBuf,
-    #[command(flatten)]
-    pub(super) auto: AutoArgs,
     /// Per-iteration figures of every step to this CSV file.
     #[arg(long)]
     stats: Option<PathBuf>,
@@ -30,49 +28,14 @@ pub(super) struct GuideArgs {
 }
 
 impl GuideArgs {
-    /// Runs the guide, or finds one with `--auto`.
-    pub(super) fn run(self) -> Result<()> {
-        match self.auto.on {
-            true => self.find(),
-            false => self.run_file(),
-        }
-    }
-
-    /// `guide --auto`: refuses the flags of a run, then finds and writes the guide.
-    fn find(self) -> Result<()> {
-        let unused = [
-            ("--stats", self.stats.is_some()),
-            ("--explain", self.explain.is_some()),
-            ("--dump-egraph", self.dump.dump_egraph.is_some()),
-        ];
-        if let Some((flag, _)) = unused.iter().find(|(_, given)| *given) {
-            return at_argument(
-                flag,
-                Err(Error::bad_input(format!(
-                    "`{flag}` is for running a guide: run the guide `--auto` writes"
-                ))),
-            );
-        }
-        auto_guide(&self.file.to_string_lossy(), &self.auto)
-    }
-
     /// Runs the guide file, its outputs checked against what it reads before it starts.
-    fn run_file(self) -> Result<()> {
+    pub(super) fn run(self) -> Result<()> {
         let GuideArgs {
             file,
-            auto,
             stats,
             explain,
             dump,
         } = self;
-        if let Some(flag) = auto.limit_given {
-            return at_argument(
-                &flag,
-                Err(Error::bad_input(
-                    "limits and filters on the command line are for `--auto`: a guide file sets its own (`limits`, `filter`)",
-                )),
-            );
-        }
         let dump = dump.dump()?;
         let (g, reads) = crate::files::recording(|| guide::parse::load_guide(&file));
         let mut g = g?;
@@ -98,57 +61,54 @@ impl GuideArgs {
     }
 }
 
-/// `guide --auto`: what to find a guide for, and how each step searches.
+/// `guide-auto`: the program, what to find a guide for, and how each step searches.
 #[derive(clap::Args)]
-#[command(next_help_heading = "Finding a guide (--auto)")]
 pub(super) struct AutoArgs {
-    /// Find a guide: checkpoints derived from the target (a sketch relaxed towards the
-    /// program, a goal with its conjugating stages peeled), the rules of each step chosen
-    /// among the rule sets given, alone, in pairs, then all, at growing e-node caps.
-    #[arg(long = "auto", requires = "output")]
-    pub(super) on: bool,
+    /// The program, `FILE.rise:NAME`.
+    program: String,
     /// `FILE.sketch:NAME`: the final sketch.
-    #[arg(long, requires = "on", conflicts_with = "goal")]
+    #[arg(long, conflicts_with = "goal", required_unless_present = "goal")]
     sketch: Option<String>,
     /// `FILE.rise:NAME`: the exact goal.
-    #[arg(long, requires = "on")]
+    #[arg(long)]
     goal: Option<String>,
     /// `FILE.rules[:SET]`, repeatable: a file's rule sets (or the set named) are the
     /// candidates for each step.
-    #[arg(long, requires = "on")]
+    #[arg(long, required = true)]
     rules: Vec<String>,
     /// Extract with weights from a cost file (default: AST size).
-    #[arg(long, requires = "on")]
+    #[arg(long)]
     weights: Option<PathBuf>,
     /// Write the guide here (`FOUND.guide`), its checkpoints beside it
     /// (`FOUND.checkpoints.sketch` or `FOUND.checkpoints.rise`). None of them may be a file the
     /// command reads, nor, without `--force`, a file that exists.
-    #[arg(short, long, requires = "on")]
-    output: Option<PathBuf>,
+    #[arg(short, long)]
+    output: PathBuf,
     /// Replace the files `-o` names if they exist.
-    #[arg(long, requires = "on")]
+    #[arg(long)]
     force: bool,
     /// The whole search's time in seconds (default 600): no trial runs past it (each trial's
     /// own limit is `--time-s`).
-    #[arg(long, requires = "on", value_parser = limits::parse_seconds)]
+    #[arg(long, value_parser = limits::parse_seconds)]
     total_time: Option<Duration>,
     /// Each step's limits and filters, as for `check`; `--enodes` is the largest cap.
     #[command(flatten)]
     limits: LimitArgs,
-    /// The first limit or filter flag given, if any (they apply with `--auto` only).
-    #[arg(skip)]
-    pub(super) limit_given: Option<String>,
 }
 
 impl AutoArgs {
     /// The `-o` argument as the command line has it (where a refused output is located).
     fn output_arg(&self) -> String {
-        let out = self.output.as_deref().unwrap_or(Path::new(""));
-        out.display().to_string()
+        self.output.display().to_string()
+    }
+
+    /// Finds the guide and writes it.
+    pub(super) fn run(self) -> Result<()> {
+        auto_guide(&self.program, &self)
     }
 }
 
-/// What `guide --auto` searches with, every file it reads loaded; then the files it will
+/// What `guide-auto` searches with, every file it reads loaded; then the files it will
 /// write checked against them.
 type Loaded = (
     guide::Cost,
@@ -174,7 +134,7 @@ fn load_checked(program: &str, target: guide::Target, args: &AutoArgs) -> Result
         Ok((cost, def, checkpoints, candidates))
     });
     let loaded = loaded?;
-    let out = args.output.as_deref().expect("clap requires --output");
+    let out = args.output.as_path();
     let (sketch_file, rise_file) = auto::write::checkpoint_files(out);
     let named_by = args.output_arg();
     let mut outputs = Outputs::default();
@@ -218,26 +178,19 @@ fn print_event(
     }
 }
 
-/// `guide --auto`: finds the steps, printing each as it is found, and writes the guide;
+/// `guide-auto`: finds the steps, printing each as it is found, and writes the guide;
 /// exit 1 (nothing written) when the target is not reached. The files it will write are
 /// checked before the search against every file it reads, and are never an existing file
 /// unless `--force`.
 fn auto_guide(program: &str, args: &AutoArgs) -> Result<()> {
     use guide::auto;
-    let target =
-        match (&args.sketch, &args.goal) {
-            (Some(s), _) => guide::Target::Sketch(s),
-            (None, Some(g)) => guide::Target::Goal(g),
-            (None, None) => return Err(Error::bad_input(
-                "`--auto` needs the target: `--sketch FILE.sketch:NAME` or `--goal FILE.rise:NAME`",
-            )),
-        };
-    let Some(first_rules) = args.rules.first() else {
-        return Err(Error::bad_input(
-            "`--auto` needs `--rules FILE.rules[:SET]`",
-        ));
+    let target = match (&args.sketch, &args.goal) {
+        (Some(s), _) => guide::Target::Sketch(s),
+        (None, Some(g)) => guide::Target::Goal(g),
+        (None, None) => unreachable!("clap requires --sketch or --goal"),
     };
-    let out = args.output.as_deref().expect("clap requires --output");
+    let first_rules = args.rules.first().expect("clap requires --rules");
+    let out = args.output.as_path();
     let spec = match target {
         guide::Target::Sketch(s) | guide::Target::Goal(s) => s,
     };
@@ -251,7 +204,7 @@ fn auto_guide(program: &str, args: &AutoArgs) -> Result<()> {
     };
     let names: Vec<&str> = checkpoints.iter().map(|c| c.name.as_str()).collect();
     println!(
-        "guide --auto: {} checkpoints ({}), {} rule sets, at most {} s in all",
+        "guide-auto: {} checkpoints ({}), {} rule sets, at most {} s in all",
         checkpoints.len(),
         names.join(", "),
         candidates.len(),

@@ -20,7 +20,7 @@ use crate::rise::{self, debruijn, infer, print};
 use c_code::BenchCArgs;
 use check::CheckArgs;
 use clap::{Parser, Subcommand};
-use guides::GuideArgs;
+use guides::{AutoArgs, GuideArgs};
 use jobs::{JobArgs, ReproduceArgs};
 use rewrite::RewriteArgs;
 use std::path::{Path, PathBuf};
@@ -117,9 +117,14 @@ enum Command {
     /// until the sketch is satisfied or a limit is hit, extract. Exit 1 if not found.
     Check(CheckArgs),
     /// Run a guide (`.guide`): a sequence of sketch-satisfying searches. Exit 1 if a step
-    /// does not find its sketch. With `--auto`, find a guide for a program from its final
-    /// sketch or goal alone and write it (`-o`).
+    /// does not find its sketch.
     Guide(GuideArgs),
+    /// Find a guide for a program from its final sketch or goal alone and write it (`-o`):
+    /// checkpoints derived from the target (a sketch relaxed towards the program, a goal with
+    /// its conjugating stages peeled), the rules of each step chosen among the rule sets
+    /// given, alone, in pairs, then all, at growing e-node caps. Exit 1 (nothing written) if
+    /// the target is not reached.
+    GuideAuto(AutoArgs),
     /// Rewrite a program with a strategy (`.elevate`): Elevate's combinators and
     /// traversals, the rules of `.rules` files, and guided searches. Prints the result, the
     /// rewrite steps (every success, as Elevate counts them) and rule applications, the time
@@ -301,9 +306,10 @@ fn prepare(command: &Command) {
     // Every command that searches: limits hold inside an iteration too, by ending the
     // process (egglog cannot be interrupted within one).
     match command {
-        Command::Check { .. } | Command::Guide { .. } | Command::Bench { .. } => {
-            egraph::saturate::start_watchdog(|_| std::process::exit(1))
-        }
+        Command::Check { .. }
+        | Command::Guide { .. }
+        | Command::GuideAuto { .. }
+        | Command::Bench { .. } => egraph::saturate::start_watchdog(|_| std::process::exit(1)),
         // Files run to their end or first error; the REPL goes on after an entry's error, so
         // a search there stops between iterations instead.
         Command::Run { files, .. } if !files.is_empty() => {
@@ -373,6 +379,7 @@ fn dispatch(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Guide(args) => args.run(),
+        Command::GuideAuto(args) => args.run(),
         Command::Rewrite(args) => args.run(),
     }
 }
@@ -447,7 +454,7 @@ static PANIC_AT: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
 /// Runs the CLI and returns the process exit code. Never panics to the user: an internal
 /// panic is reported with its message and location, exit code 3.
 pub fn main() -> i32 {
-    let cli = parse_command_line();
+    let cli = <Cli as clap::Parser>::parse();
     std::panic::set_hook(Box::new(|info| {
         if let Some(l) = info.location() {
             *PANIC_AT.lock().unwrap_or_else(|e| e.into_inner()) = Some(l.to_string());
@@ -473,22 +480,4 @@ pub fn main() -> i32 {
             3
         }
     }
-}
-
-/// The command line, parsed; whether `guide` was given limit or filter flags is noted (they
-/// are `--auto`'s).
-fn parse_command_line() -> Cli {
-    use clap::{Args, CommandFactory, FromArgMatches};
-    let matches = Cli::command().get_matches();
-    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
-    if let (Command::Guide(GuideArgs { auto, .. }), Some(("guide", sub))) =
-        (&mut cli.command, matches.subcommand())
-    {
-        let limit_ids = check::LimitArgs::augment_args(clap::Command::new("limits"));
-        let given = limit_ids.get_arguments().find(|a| {
-            sub.value_source(a.get_id().as_str()) == Some(clap::parser::ValueSource::CommandLine)
-        });
-        auto.limit_given = given.and_then(|a| a.get_long()).map(|l| format!("--{l}"));
-    }
-    cli
 }

@@ -1,5 +1,5 @@
 //! The automatic guides' table (`reproduce auto`, `results/auto.csv`): for each target, the
-//! guide `guide --auto` finds from the target alone beside the guide written by hand (or,
+//! guide `guide-auto` finds from the target alone beside the guide written by hand (or,
 //! where there is none, the unguided search), each run in its own child process.
 //!
 //! Targets: the seven matrix multiplication goals (their final sketches, all of
@@ -126,7 +126,7 @@ pub fn target(name: &str) -> Result<Target> {
 }
 
 impl Target {
-    /// The target as `guide --auto` takes it, with its file under the inputs directory.
+    /// The target as `guide-auto` takes it, with its file under the inputs directory.
     fn spec(&self) -> (String, String, String) {
         let at = |p: &str| input(p).display().to_string();
         let target = match self.goal {

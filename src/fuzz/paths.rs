@@ -34,7 +34,12 @@ pub fn outputs(rng: &mut Rng, root: &Path, dir: &Path) -> Input {
     let rules = project("rules/table2.rules:fission");
     let check = ["check", &start, "--sketch", &two_maps, "--rules", &rules];
     let auto = [
-        "guide", "--auto", &start, "--sketch", &two_maps, "--rules", &rules,
+        "guide-auto",
+        &start,
+        "--sketch",
+        &two_maps,
+        "--rules",
+        &rules,
     ];
     let guide = at("g.guide");
     let egg = at("double.egg");
@@ -80,10 +85,12 @@ pub fn outputs(rng: &mut Rng, root: &Path, dir: &Path) -> Input {
     if args[0] == "run" && rng.below(2) == 0 {
         args.push("--to-json".into());
     }
-    // Without `--force`, `guide --auto` replaces no file at all.
-    match args[1] == "--auto" && rng.below(3) == 0 {
+    // Without `--force`, `guide-auto` replaces no file at all.
+    match args[0] == "guide-auto" && rng.below(3) == 0 {
         true => args.push("--force".into()),
-        false if args[1] == "--auto" => sentinels = files.iter().map(|(n, _)| n.clone()).collect(),
+        false if args[0] == "guide-auto" => {
+            sentinels = files.iter().map(|(n, _)| n.clone()).collect()
+        }
         false => {}
     }
     Input {

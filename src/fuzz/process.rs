@@ -70,8 +70,7 @@ pub fn flags(rng: &mut Rng, dir: &Path) -> Vec<String> {
         &["run"],
         &["reproduce", "table4", "--goals", "baseline"],
         &[
-            "guide",
-            "--auto",
+            "guide-auto",
             "programs/fission.rise:start",
             "--sketch",
             "programs/fission.sketch:two-maps",
@@ -182,8 +181,8 @@ pub fn flags(rng: &mut Rng, dir: &Path) -> Vec<String> {
             args.push(rng.pick(VALUES).to_string());
         }
     }
-    // Outputs go to the scratch directory (`guide --auto` needs one).
-    if args[1] == "--auto" {
+    // Outputs go to the scratch directory (`guide-auto` needs one).
+    if args[0] == "guide-auto" {
         args.extend([
             "-o".into(),
             dir.join("auto.guide").display().to_string(),

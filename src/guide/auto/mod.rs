@@ -1,4 +1,4 @@
-//! Guides found automatically (`sketchlog guide --auto`): from a final sketch or an exact
+//! Guides found automatically (`sketchlog guide-auto`): from a final sketch or an exact
 //! goal alone, a sequence of steps that reaches it, written as an ordinary guide.
 //!
 //! Two choices make a guide: its checkpoints and each step's rules.
@@ -126,7 +126,7 @@ pub struct Settings {
     pub total: std::time::Duration,
 }
 
-/// The whole search's time when none is given (`guide --auto --total-time`, whose help says
+/// The whole search's time when none is given (`guide-auto --total-time`, whose help says
 /// it).
 pub const TOTAL_TIME: std::time::Duration = std::time::Duration::from_secs(600);
 

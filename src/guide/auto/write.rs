@@ -56,7 +56,7 @@ pub fn write(
     let mut guide = String::new();
     let _ = writeln!(
         guide,
-        "// Found by `sketchlog guide --auto`:\n//   {}",
+        "// Found by `sketchlog guide-auto`:\n//   {}",
         from.command
     );
     let _ = writeln!(
@@ -145,7 +145,7 @@ pub fn write(
     }
     let mut written = vec![];
     if !sketches.is_empty() {
-        let text = format!("// Checkpoints found by `sketchlog guide --auto`.\n{sketches}");
+        let text = format!("// Checkpoints found by `sketchlog guide-auto`.\n{sketches}");
         write_atomically(&sketch_file, text.as_bytes())?;
         written.push(sketch_file);
     }
@@ -155,7 +155,7 @@ pub fn write(
             .expect("goal checkpoints come from a goal file");
         let original = crate::files::read_source(goal_file)?;
         let text = format!(
-            "{}\n// Checkpoints found by `sketchlog guide --auto`.\n{goals}",
+            "{}\n// Checkpoints found by `sketchlog guide-auto`.\n{goals}",
             original.text
         );
         write_atomically(&rise_file, text.as_bytes())?;
