@@ -178,6 +178,37 @@ fn a_large_program_that_is_not_a_product_is_checked_on_sampled_elements() {
     assert!(r.max_rel_error < 1e-5, "{}", r.max_rel_error);
 }
 
+/// `bench-c --validate` checks at each thread count without timing; at sizes that divide
+/// no tile, and with timing flags refused.
+#[test]
+fn bench_c_validates_without_timing() {
+    let out = common::output(&[
+        "bench-c",
+        "programs/mv.rise:mv",
+        "--sizes",
+        "101,37",
+        "--threads",
+        "1,2",
+        "--validate",
+    ]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    assert_eq!(
+        said.matches("valid, max relative error").count(),
+        2,
+        "{said}"
+    );
+    assert!(!said.contains("median"), "{said}");
+    let out = common::output(&[
+        "bench-c",
+        "programs/mv.rise:mv",
+        "--validate",
+        "--rounds",
+        "2",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
 #[test]
 fn the_tolerance_is_a_checked_argument() {
     let out = common::sketchlog(&[])

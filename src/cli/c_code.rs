@@ -36,6 +36,10 @@ pub(super) struct BenchCArgs {
     /// The largest max relative error against the program's meaning; above it, exit 1.
     #[arg(long, default_value_t = 1e-3, value_parser = limits::tolerance)]
     tolerance: f64,
+    /// Only check the program (and its scalar lowering) against its meaning, one run at
+    /// each thread count, without timing.
+    #[arg(long, conflicts_with_all = ["runs", "rounds"])]
+    validate: bool,
 }
 
 impl BenchCArgs {
@@ -53,7 +57,7 @@ impl BenchCArgs {
             &self.program,
             (self.size, self.sizes),
             &self.threads,
-            self.rounds,
+            (!self.validate).then_some(self.rounds),
             opts,
         )
     }
@@ -86,11 +90,12 @@ pub(super) fn codegen(
     }
 }
 
+/// Compiles, checks and (with `rounds`) times `program` at each thread count.
 fn bench_c(
     program: &str,
     (size, sizes): (i64, Vec<i64>),
     threads: &[usize],
-    rounds: usize,
+    rounds: Option<usize>,
     opts: crate::codegen::run::COptions,
 ) -> Result<()> {
     use crate::codegen::run::{compile, COptions};
@@ -120,11 +125,12 @@ fn bench_c(
             threads: t,
             ..opts.clone()
         };
-        let m = crate::codegen::measure::measure(&exe, Some(&scalar), &expected, &opts, rounds)?;
-        let compared = match m.check.compared == m.check.output.len() {
-            true => format!("all {} output elements", m.check.compared),
-            false => format!("{} sampled output elements", m.check.compared),
+        let Some(rounds) = rounds else {
+            validate(&exe, &scalar, &expected, &opts)?;
+            continue;
         };
+        let m = crate::codegen::measure::measure(&exe, Some(&scalar), &expected, &opts, rounds)?;
+        let compared = compared(&m.check);
         println!(
             "  {t} thread(s): median {:.3} ms (min {:.3}, {} runs in {rounds} rounds), {:.1} GFLOP/s, {:.1} GB/s; max relative error {:.2e} over {compared}",
             m.median_ms(),
@@ -146,5 +152,40 @@ fn bench_c(
             );
         }
     }
+    Ok(())
+}
+
+/// The output elements a check compared, in words.
+fn compared(v: &crate::codegen::run::Validation) -> String {
+    match v.compared == v.output.len() {
+        true => format!("all {} output elements", v.compared),
+        false => format!("{} sampled output elements", v.compared),
+    }
+}
+
+/// `bench-c --validate` at one thread count: the program and its scalar lowering checked
+/// against the program's meaning, one run each.
+fn validate(
+    exe: &crate::codegen::run::Compiled,
+    scalar: &crate::codegen::run::Compiled,
+    expected: &crate::codegen::run::Expected,
+    opts: &crate::codegen::run::COptions,
+) -> Result<()> {
+    use crate::codegen::run::{check, COptions};
+    let once = COptions {
+        runs: 1,
+        ..opts.clone()
+    };
+    let v = check(exe, expected, &once)?;
+    check(scalar, expected, &once).map_err(|mut e| {
+        e.message = format!("the scalar lowering: {}", e.message);
+        e
+    })?;
+    println!(
+        "  {} thread(s): valid, max relative error {:.2e} over {} (the scalar lowering too)",
+        opts.threads,
+        v.max_rel_error,
+        compared(&v)
+    );
     Ok(())
 }
