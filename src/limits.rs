@@ -154,6 +154,67 @@ fn at_most<T: PartialOrd + std::fmt::Display>(
 }
 
 /// A clap value parser for a size of at least 1.
+/// One of a program's sizes on the command line: `N`, or `NAME=N` for the size the program
+/// names `NAME`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SizeArg {
+    pub name: Option<String>,
+    pub value: i64,
+}
+
+/// A [`SizeArg`]: its value a [`positive_size`].
+pub fn size_arg(text: &str) -> std::result::Result<SizeArg, String> {
+    match text.split_once('=') {
+        Some((name, value)) if !name.is_empty() && !name.contains(char::is_whitespace) => {
+            Ok(SizeArg {
+                name: Some(name.to_string()),
+                value: positive_size(value)?,
+            })
+        }
+        Some(_) => Err(format!("`{text}` names no size: write NAME=N")),
+        None => Ok(SizeArg {
+            name: None,
+            value: positive_size(text)?,
+        }),
+    }
+}
+
+/// The program's sizes, outermost first, from `given`: all by position, or all by name
+/// among `names` (the program's size names, outermost first), every one given once.
+pub fn resolve_sizes(given: &[SizeArg], names: &[String]) -> std::result::Result<Vec<i64>, String> {
+    if given.iter().all(|s| s.name.is_none()) {
+        return Ok(given.iter().map(|s| s.value).collect());
+    }
+    if given.iter().any(|s| s.name.is_none()) {
+        return Err("give every size by name (`h=2560,w=1536`) or none".into());
+    }
+    let listing = || crate::error::listing(&names.iter().map(String::as_str).collect::<Vec<_>>());
+    if let Some(s) = given
+        .iter()
+        .find(|s| !names.contains(s.name.as_ref().unwrap()))
+    {
+        let name = s.name.as_deref().unwrap_or_default();
+        return Err(format!(
+            "the program has no size `{name}` (it has: {})",
+            listing()
+        ));
+    }
+    names
+        .iter()
+        .map(|n| {
+            let mut of = given.iter().filter(|s| s.name.as_ref() == Some(n));
+            match (of.next(), of.next()) {
+                (Some(s), None) => Ok(s.value),
+                (None, _) => Err(format!(
+                    "no value for the size `{n}` (the program has: {})",
+                    listing()
+                )),
+                (Some(_), Some(_)) => Err(format!("the size `{n}` is given twice")),
+            }
+        })
+        .collect()
+}
+
 pub fn positive_size(text: &str) -> std::result::Result<i64, String> {
     let n = parse_at_least(text, 1i64)?;
     if n > MAX_BUFFER_FLOATS {

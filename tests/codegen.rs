@@ -209,6 +209,29 @@ fn bench_c_validates_without_timing() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// `--sizes` by name: the same C as by position; an unknown or missing name is an error at
+/// the flag that lists the program's sizes.
+#[test]
+fn sizes_may_be_given_by_name() {
+    let c = |sizes: &str| common::output(&["codegen", "programs/mv.rise:mv", "--sizes", sizes]);
+    let (named, positional) = (c("k=32,m=64"), c("64,32"));
+    assert!(named.status.success());
+    assert_eq!(named.stdout, positional.stdout);
+    for (sizes, says) in [
+        ("m=64,q=3", "no size `q`"),
+        ("m=64", "no value for the size `k`"),
+        ("m=64,32", "by name"),
+    ] {
+        let out = c(sizes);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains(says) && err.starts_with("command line:1:"),
+            "{err}"
+        );
+    }
+}
+
 #[test]
 fn the_tolerance_is_a_checked_argument() {
     let out = common::sketchlog(&[])

@@ -15,9 +15,10 @@ pub(super) struct BenchCArgs {
     /// Every size of the program (a matrix multiplication: m = n = k).
     #[arg(long, default_value_t = 1024, value_parser = limits::positive_size)]
     size: i64,
-    /// The program's sizes one by one (instead of `--size`).
-    #[arg(long, value_delimiter = ',', value_parser = limits::positive_size, conflicts_with = "size")]
-    sizes: Vec<i64>,
+    /// The program's sizes one by one, outermost first, or by name (`h=2560,w=1536`),
+    /// instead of `--size`.
+    #[arg(long, value_delimiter = ',', value_parser = limits::size_arg, conflicts_with = "size")]
+    sizes: Vec<limits::SizeArg>,
     /// OpenMP thread counts to time (each at most 1024).
     #[arg(long, value_delimiter = ',', default_value = "1", value_parser = limits::threads)]
     threads: Vec<usize>,
@@ -65,7 +66,7 @@ impl BenchCArgs {
 
 pub(super) fn codegen(
     program: &str,
-    sizes: Vec<i64>,
+    sizes: Vec<limits::SizeArg>,
     lowering: crate::codegen::emit::Lowering,
     out: Option<&Path>,
 ) -> Result<()> {
@@ -74,6 +75,7 @@ pub(super) fn codegen(
     if let Some(path) = out {
         written_by(path).check(&reads, true)?;
     }
+    let sizes = sizes_named(&sizes, &named)?;
     let p = crate::codegen::sequential(&at_argument(program, named.term())?);
     let sizes = if sizes.is_empty() {
         crate::codegen::sizes_of(&p, 1024)
@@ -93,14 +95,15 @@ pub(super) fn codegen(
 /// Compiles, checks and (with `rounds`) times `program` at each thread count.
 fn bench_c(
     program: &str,
-    (size, sizes): (i64, Vec<i64>),
+    (size, sizes): (i64, Vec<limits::SizeArg>),
     threads: &[usize],
     rounds: Option<usize>,
     opts: crate::codegen::run::COptions,
 ) -> Result<()> {
     use crate::codegen::run::{compile, COptions};
-    let p = at_argument(program, crate::guide::program::load_program(program))?;
-    let p = crate::codegen::sequential(&p);
+    let named = at_argument(program, crate::guide::program::read_program(program))?;
+    let sizes = sizes_named(&sizes, &named)?;
+    let p = crate::codegen::sequential(&at_argument(program, named.term())?);
     let sizes = if sizes.is_empty() {
         crate::codegen::sizes_of(&p, size)
     } else {
@@ -188,4 +191,13 @@ fn validate(
         compared(&v)
     );
     Ok(())
+}
+
+/// `--sizes` resolved against the program's size names, located at the flag when wrong.
+fn sizes_named(
+    sizes: &[limits::SizeArg],
+    named: &crate::guide::program::Named,
+) -> Result<Vec<i64>> {
+    let resolved = limits::resolve_sizes(sizes, named.size_names());
+    at_argument("--sizes", resolved.map_err(crate::error::Error::bad_input))
 }

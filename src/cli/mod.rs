@@ -101,9 +101,10 @@ enum Command {
     Codegen {
         /// `FILE.rise:NAME`, or `FILE.guide` for the program its guide finds.
         program: String,
-        /// The program's sizes, outermost first (default: every size 1024).
-        #[arg(long, value_delimiter = ',', value_parser = limits::positive_size)]
-        sizes: Vec<i64>,
+        /// The program's sizes, outermost first, or by name (`h=2560,w=1536`); default: every
+        /// size 1024.
+        #[arg(long, value_delimiter = ',', value_parser = limits::size_arg)]
+        sizes: Vec<limits::SizeArg>,
         /// `scalar`: the same loops without vector types or streaming stores (what `bench-c`
         /// times beside the program).
         #[arg(long, value_enum, default_value = "vector")]

@@ -9,7 +9,7 @@ use std::rc::Rc;
 /// A named program, read (with every file it names) but not searched for yet: a
 /// definition, or the guide that finds it.
 pub enum Named {
-    Def(Rc<Term>),
+    Def(Box<crate::rise::LoadedDef>),
     Guide(Box<Guide>),
 }
 
@@ -19,16 +19,24 @@ pub fn read_program(spec: &str) -> Result<Named> {
         let g = super::parse::load_guide(std::path::Path::new(spec))?;
         return Ok(Named::Guide(Box::new(g)));
     }
-    let program = crate::rise::load_def_ref(spec, std::path::Path::new("."))?.term;
-    Ok(Named::Def(program))
+    let def = crate::rise::load_def_ref(spec, std::path::Path::new("."))?;
+    Ok(Named::Def(Box::new(def)))
 }
 
 impl Named {
+    /// The names of the program's sizes (its leading `nfun`s), outermost first.
+    pub fn size_names(&self) -> &[String] {
+        match self {
+            Named::Def(def) => &def.sizes,
+            Named::Guide(g) => &g.names.sizes,
+        }
+    }
+
     /// The program: a definition's term, or the term a guide's last step finds (an error
     /// when a step does not find its sketch).
     pub fn term(self) -> Result<Rc<Term>> {
         match self {
-            Named::Def(program) => Ok(program),
+            Named::Def(def) => Ok(def.term),
             Named::Guide(g) => {
                 let reports = super::run(&g, |_, _| {}, |_, _| {})?;
                 super::check_found(&reports)?;
