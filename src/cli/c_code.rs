@@ -174,16 +174,7 @@ fn validate(
     expected: &crate::codegen::run::Expected,
     opts: &crate::codegen::run::COptions,
 ) -> Result<()> {
-    use crate::codegen::run::{check, COptions};
-    let once = COptions {
-        runs: 1,
-        ..opts.clone()
-    };
-    let v = check(exe, expected, &once)?;
-    check(scalar, expected, &once).map_err(|mut e| {
-        e.message = format!("the scalar lowering: {}", e.message);
-        e
-    })?;
+    let v = crate::codegen::measure::check_once(exe, Some(scalar), expected, opts)?;
     println!(
         "  {} thread(s): valid, max relative error {:.2e} over {} (the scalar lowering too)",
         opts.threads,

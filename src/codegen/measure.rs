@@ -53,16 +53,13 @@ impl Measured {
 }
 
 /// Checks `exe` (and its scalar lowering `scalar`, if given) against its program's meaning
-/// (`expected`) in one run, then times it, the scalar lowering and the reference in `rounds`
-/// interleaved rounds of `opts.runs` runs each, or fewer for a slow program: a round of its
-/// runs takes about `ROUND_MS`, and at least one run.
-pub fn measure(
+/// (`expected`), one run each: the program's check.
+pub fn check_once(
     exe: &Compiled,
     scalar: Option<&Compiled>,
     expected: &Expected,
     opts: &COptions,
-    rounds: usize,
-) -> Result<Measured> {
+) -> Result<Validation> {
     let once = COptions {
         runs: 1,
         ..opts.clone()
@@ -74,6 +71,21 @@ pub fn measure(
             e
         })?;
     }
+    Ok(checked)
+}
+
+/// Checks `exe` (and its scalar lowering `scalar`, if given) against its program's meaning
+/// (`expected`) in one run ([`check_once`]), then times it, the scalar lowering and the reference in `rounds`
+/// interleaved rounds of `opts.runs` runs each, or fewer for a slow program: a round of its
+/// runs takes about `ROUND_MS`, and at least one run.
+pub fn measure(
+    exe: &Compiled,
+    scalar: Option<&Compiled>,
+    expected: &Expected,
+    opts: &COptions,
+    rounds: usize,
+) -> Result<Measured> {
+    let checked = check_once(exe, scalar, expected, opts)?;
     let product = as_product(exe, expected, &checked, opts.tolerance);
     let timed = COptions {
         runs: ((ROUND_MS / checked.median_ms) as usize).clamp(1, opts.runs.max(1)),
