@@ -5,9 +5,9 @@ use crate::errors::{to_py, OrRaise};
 use crate::search::program_of;
 use numpy::{PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArrayMethods};
 use pyo3::prelude::*;
-use sketchlog::codegen::{self as cg, emit::Lowering, kernel, run::COptions};
+use sketchlog::codegen::run::{self, COptions};
+use sketchlog::codegen::{self as cg, emit::Lowering, kernel};
 use sketchlog::error::Error;
-use sketchlog::rise::interp::{self, Value};
 use sketchlog::rise::term::Term;
 use std::rc::Rc;
 
@@ -95,18 +95,10 @@ impl Kernel {
     /// Runs the kernel and the interpreter on random inputs in [-1, 1): an error when they
     /// differ by more than the tolerance.
     fn validate_random(&self, py: Python<'_>) -> PyResult<()> {
-        let (shapes, _) = self.kernel.shapes();
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
-        };
-        let inputs: Vec<Vec<f32>> = shapes
-            .iter()
-            .map(|s| (0..s.iter().product::<i64>()).map(|_| next()).collect())
+        let counts: Vec<usize> = (self.kernel.shapes().0.iter())
+            .map(|s| s.iter().product::<i64>() as usize)
             .collect();
+        let inputs = run::checking_inputs(&counts);
         let slices: Vec<&[f32]> = inputs.iter().map(Vec::as_slice).collect();
         let got = self.run(py, &slices)?;
         self.check_against_interpreter(&inputs, &got)
@@ -121,7 +113,7 @@ impl Kernel {
     }
 
     fn check_against_interpreter(&self, inputs: &[Vec<f32>], got: &[f32]) -> PyResult<()> {
-        let expected = interpret_flat(&self.program, &self.sizes, inputs, self.kernel.shapes().0)?;
+        let expected = run::interpret(&self.program, &self.sizes, inputs).or_raise()?;
         let worst = max_relative_error(got, &expected);
         if worst.is_nan() || worst > self.tolerance {
             return Err(to_py(Error::check_failed(format!(
@@ -244,25 +236,6 @@ fn max_relative_error(got: &[f32], expected: &[f32]) -> f64 {
     })
 }
 
-/// The program's output on row-major inputs, flattened.
-fn interpret_flat(
-    program: &Rc<Term>,
-    sizes: &[i64],
-    inputs: &[Vec<f32>],
-    shapes: &[Vec<i64>],
-) -> PyResult<Vec<f32>> {
-    let args: Vec<Value> = inputs
-        .iter()
-        .zip(shapes)
-        .map(|(x, s)| {
-            let dims: Vec<usize> = s.iter().map(|&d| d as usize).collect();
-            Value::from_f32s(Rc::new(x.clone()), &dims)
-        })
-        .collect();
-    let value = interp::run(program, sizes, &args).map_err(|e| to_py(e.into()))?;
-    value.flatten_f32().map_err(|e| to_py(e.into()))
-}
-
 /// The sizes at which `program` takes arrays of `shapes`: each size tried among the
 /// arrays' dimensions.
 fn infer_sizes(program: &Rc<Term>, shapes: &[Vec<i64>]) -> PyResult<Vec<i64>> {
@@ -314,7 +287,7 @@ pub fn interpret<'py>(
         .iter()
         .map(|a| a.as_array().iter().copied().collect())
         .collect();
-    let out = interpret_flat(program, &sizes, &owned, &expected)?;
+    let out = run::interpret(program, &sizes, &owned).or_raise()?;
     let dims: Vec<usize> = out_shape.iter().map(|&d| d as usize).collect();
     Ok(numpy::PyArray1::from_vec(py, out).reshape(dims)?.into_any())
 }

@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use sketchlog::egraph::extract::Weighted;
 use sketchlog::egraph::filter::Filter;
-use sketchlog::egraph::saturate::{normalise, Cancel, IterationStats, Limits};
+use sketchlog::egraph::saturate::{Cancel, IterationStats, Limits};
 use sketchlog::egraph::serialize::Dump;
 use sketchlog::error::Error;
 use sketchlog::guide::{self, report, Cost, Step, StepReport};
@@ -102,13 +102,8 @@ impl Sketch {
     /// Reads `FILE.sketch:NAME`.
     #[staticmethod]
     fn load(spec: &str) -> PyResult<Sketch> {
-        let (file, name) = spec.rsplit_once(':').ok_or_else(|| {
-            to_py(Error::bad_input(format!(
-                "`{spec}` names no sketch: write FILE.sketch:NAME"
-            )))
-        })?;
-        let src = sketchlog::files::read_source(std::path::Path::new(file)).or_raise()?;
-        Sketch::from_source(&src, Some(name))
+        let decl = sketchlog::sketch::read(spec).or_raise()?;
+        Ok(Sketch { decl })
     }
 
     /// Parses `sketch NAME = ...` declarations and keeps `name` (the only one when there
@@ -466,16 +461,8 @@ pub fn check(
         }
         (None, Some(g)) => {
             let g = program_of(g)?;
-            if g.term().ty != program.term().ty {
-                return Err(to_py(Error::bad_input(format!(
-                    "goal `{}` has type {}, but `{}` has type {}",
-                    g.def.name,
-                    g.term().ty,
-                    program.def.name,
-                    program.term().ty
-                ))));
-            }
-            let normal = normalise(g.term(), &limits).or_raise()?.0;
+            let of = (program.def.name.as_str(), &program.term().ty);
+            let normal = guide::goal_in_normal_form(&g.def, of, &limits).or_raise()?;
             (
                 SketchDecl::any(&format!("goal {}", g.def.name)),
                 Some(normal),

@@ -33,7 +33,7 @@ pub fn sequential(t: &Rc<Term>) -> Rc<Term> {
 
 /// The program with a lambda for every parameter: a function under its leading `nfun`s and
 /// `fun`s eta-expanded (the generated C names each parameter).
-fn with_parameters(t: &Rc<Term>) -> Rc<Term> {
+pub fn with_parameters(t: &Rc<Term>) -> Rc<Term> {
     let node = match &t.node {
         Node::NatLam(b) => Node::NatLam(with_parameters(b)),
         Node::Lam(b) => Node::Lam(with_parameters(b)),

@@ -349,12 +349,8 @@ pub struct Expected {
 impl Expected {
     /// The interpreter's output elements for `exe`'s program on fresh random inputs.
     pub fn of(exe: &Compiled, program: &Rc<Term>) -> Result<Expected> {
-        let mut rng = fastrand::Rng::with_seed(0x9e37_79b9_7f4a_7c15);
-        let inputs: Vec<Vec<f32>> = exe
-            .inputs
-            .iter()
-            .map(|n| (0..*n).map(|_| rng.f32() * 2.0 - 1.0).collect())
-            .collect();
+        let mut rng = fastrand::Rng::with_seed(INPUT_SEED);
+        let inputs = random_inputs(&mut rng, &exe.inputs);
         let positions: Vec<usize> = if exe.flops <= INTERPRET_WHOLE {
             (0..exe.output).collect()
         } else {
@@ -372,6 +368,42 @@ impl Expected {
             values,
         })
     }
+}
+
+/// The seed of the random inputs programs are checked on.
+const INPUT_SEED: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// Inputs of `counts` floats each, uniform in [-1, 1), from `rng`.
+fn random_inputs(rng: &mut fastrand::Rng, counts: &[usize]) -> Vec<Vec<f32>> {
+    (counts.iter())
+        .map(|n| (0..*n).map(|_| rng.f32() * 2.0 - 1.0).collect())
+        .collect()
+}
+
+/// Inputs of `counts` floats each, uniform in [-1, 1), the same for the same counts: what
+/// [`Expected::of`] checks a program on.
+pub fn checking_inputs(counts: &[usize]) -> Vec<Vec<f32>> {
+    random_inputs(&mut fastrand::Rng::with_seed(INPUT_SEED), counts)
+}
+
+/// The program's output at `sizes` on row-major `inputs`, by the interpreter, flattened.
+pub fn interpret(program: &Rc<Term>, sizes: &[i64], inputs: &[Vec<f32>]) -> Result<Vec<f32>> {
+    use crate::rise::interp::run;
+    Ok(run(program, sizes, &interpreter_args(program, sizes, inputs)?)?.flatten_f32()?)
+}
+
+/// Row-major `inputs` as the interpreter's arrays of the program's parameter shapes.
+fn interpreter_args(
+    program: &Rc<Term>,
+    sizes: &[i64],
+    inputs: &[Vec<f32>],
+) -> Result<Vec<crate::rise::interp::Value>> {
+    let (shapes, _) = super::emit::buffer_shapes(&super::with_parameters(program), sizes)?;
+    let args = inputs.iter().zip(&shapes).map(|(xs, shape)| {
+        let shape: Vec<usize> = shape.iter().map(|n| *n as usize).collect();
+        crate::rise::interp::Value::from_f32s(Rc::new(xs.clone()), &shape)
+    });
+    Ok(args.collect())
 }
 
 /// Runs `exe` on random inputs and compares its output with the program's meaning, the
@@ -433,20 +465,11 @@ fn interpreted(
     inputs: &[Vec<f32>],
     positions: &[usize],
 ) -> Result<Vec<f32>> {
-    use crate::rise::interp::{run, Value};
-    let (shapes, _) = super::emit::buffer_shapes(program, sizes)?;
-    let args: Vec<Value> = inputs
-        .iter()
-        .zip(&shapes)
-        .map(|(xs, shape)| {
-            let shape: Vec<usize> = shape.iter().map(|n| *n as usize).collect();
-            Value::from_f32s(Rc::new(xs.clone()), &shape)
-        })
-        .collect();
+    use crate::rise::interp::run;
     if positions.len() > 1 && positions.iter().enumerate().all(|(i, p)| i == *p) {
-        let v = run(program, sizes, &args)?;
-        return Ok(v.flatten_f32()?);
+        return interpret(program, sizes, inputs);
     }
+    let args = interpreter_args(program, sizes, inputs)?;
     // A fresh evaluation for each stretch of consecutive elements (and for the first and the
     // last): what the lazy interpreter keeps while computing them (its memoised intermediate
     // arrays, such as a tile) is dropped before the next.

@@ -240,6 +240,16 @@ pub fn load_goal(
     limits: &Limits,
 ) -> Result<Rc<Term>> {
     let goal = crate::rise::load_def_ref(spec, dir)?;
+    goal_in_normal_form(&goal, program, limits)
+}
+
+/// Goal `goal` of a search from `program` (its name and type) in beta-eta normal form: an
+/// error when its type is not the program's.
+pub fn goal_in_normal_form(
+    goal: &crate::rise::LoadedDef,
+    program: (&str, &crate::rise::types::Type),
+    limits: &Limits,
+) -> Result<Rc<Term>> {
     if goal.term.ty != *program.1 {
         return Err(Error::bad_input(format!(
             "goal `{}` has type {}, but `{}` has type {}",

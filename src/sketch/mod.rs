@@ -267,14 +267,18 @@ impl SketchFile {
     }
 }
 
-/// Loads `FILE.sketch:NAME` and resolves its sizes against the program's size parameters.
-pub fn load(spec: &str, sizes: &[String]) -> Result<SketchDecl> {
+/// Reads `FILE.sketch:NAME` as written (its sizes by name, not resolved against a program).
+pub fn read(spec: &str) -> Result<SketchDecl> {
     let (file, name) = spec.rsplit_once(':').ok_or_else(|| {
         Error::bad_input(format!("`{spec}` names no sketch: write FILE.sketch:NAME"))
     })?;
     let src = crate::files::read_source(std::path::Path::new(file))?;
-    let decl = parse::parse_sketch_file(&src)?.get(name)?.clone();
-    decl.resolve(sizes)
+    Ok(parse::parse_sketch_file(&src)?.get(name)?.clone())
+}
+
+/// Loads `FILE.sketch:NAME` and resolves its sizes against the program's size parameters.
+pub fn load(spec: &str, sizes: &[String]) -> Result<SketchDecl> {
+    read(spec)?.resolve(sizes)
 }
 
 impl SketchDecl {

@@ -28,12 +28,10 @@ use crate::egraph::normal::NormalForm;
 use crate::egraph::saturate::normalise;
 use crate::egraph::saturate::{Limits, StopReason};
 use crate::error::{Error, Result};
-use crate::files::read_source;
 use crate::rise::infer::elaborate_def;
 use crate::rise::syntax::{Def, RuleDecl};
 use crate::rise::term::Term;
 use crate::rise::LoadedDef;
-use crate::sketch::parse::parse_sketch_file;
 use crate::sketch::{Sketch, SketchDecl};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -315,11 +313,7 @@ pub fn checkpoints(
     let mut out = vec![];
     match target {
         super::Target::Sketch(spec) => {
-            let (file, name) = spec.rsplit_once(':').ok_or_else(|| {
-                Error::bad_input(format!("`{spec}` names no sketch: write FILE.sketch:NAME"))
-            })?;
-            let src = read_source(Path::new(file))?;
-            let decl = parse_sketch_file(&src)?.get(name)?.clone();
+            let decl = crate::sketch::read(spec)?;
             let resolve = |d: SketchDecl| d.resolve(&program.sizes);
             out = relaxed(&decl, resolve)?;
             let aim = Aim::Sketch {
@@ -327,7 +321,7 @@ pub fn checkpoints(
                 written: decl.sketch,
             };
             out.push(Checkpoint {
-                name: name.to_string(),
+                name: decl.name.clone(),
                 aim,
                 derived: false,
             });
