@@ -93,3 +93,5 @@ pub mod runner;
 pub mod sketch;
 pub mod source;
 pub mod strategy;
+#[cfg(feature = "cli")]
+pub mod studio;

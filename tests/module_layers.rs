@@ -133,7 +133,7 @@ fn comments_and_doc_links_are_not_imports() {
 #[test]
 fn the_core_imports_no_module_of_the_cli_feature() {
     let graph = graph();
-    let harness = ["cli", "cluster", "experiments", "fuzz"];
+    let harness = ["cli", "cluster", "experiments", "fuzz", "studio"];
     for (module, uses) in &graph {
         if harness.contains(&module.as_str()) {
             continue;
@@ -153,6 +153,8 @@ fn the_core_imports_no_module_of_the_cli_feature() {
         "plotters",
         "indicatif",
         "rayon",
+        "axum",
+        "tokio",
     ] {
         let line = manifest
             .lines()

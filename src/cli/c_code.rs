@@ -100,7 +100,7 @@ fn bench_c(
     rounds: Option<usize>,
     opts: crate::codegen::run::COptions,
 ) -> Result<()> {
-    use crate::codegen::run::{compile, COptions};
+    use crate::codegen::run::COptions;
     let named = at_argument(program, crate::guide::program::read_program(program))?;
     let sizes = sizes_named(&sizes, &named)?;
     let p = crate::codegen::sequential(&at_argument(program, named.term())?);
@@ -109,8 +109,7 @@ fn bench_c(
     } else {
         sizes
     };
-    let exe = compile(&p, &sizes, &opts)?;
-    let scalar = compile(&p, &sizes, &opts.scalar())?;
+    let (exe, scalar, expected) = crate::codegen::measure::compile_both(&p, &sizes, &opts)?;
     let (inputs, output) = exe.shapes();
     let floats: i64 = inputs
         .iter()
@@ -122,7 +121,6 @@ fn bench_c(
         exe.flops,
         4.0 * floats as f64 / 1e6
     );
-    let expected = crate::codegen::run::Expected::of(&exe, &p)?;
     for &t in threads {
         let opts = COptions {
             threads: t,

@@ -131,6 +131,22 @@ enum Command {
     /// rewrite steps (every success, as Elevate counts them) and rule applications, the time
     /// and the peak memory. Exit 1 if the strategy fails (saying where) or a limit stops it.
     Rewrite(RewriteArgs),
+    /// Serve the studio: a local web page on which a guide for a program is built step by
+    /// step (rule sets, sketches, limits), with each search's progress, the `--why` tree of a
+    /// miss, the e-graph, the C and its timing in view, and saved as a `.guide`. It binds
+    /// 127.0.0.1 and prints the page's URL, whose token every request must carry; it reads
+    /// and writes only under the current directory.
+    Studio {
+        /// `FILE.rise:NAME`, under the current directory.
+        program: String,
+        /// The port (0: a free one, printed).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// The address to bind; another than a loopback address makes the studio reachable
+        /// from other machines (a warning says so).
+        #[arg(long, default_value = "127.0.0.1")]
+        host: std::net::IpAddr,
+    },
     /// Print the compiled egglog form of rules (`FILE.rules[:SET]`) for an encoding, with
     /// the encoding's own substitution rules; or, with `--written`, the rule sets and rules
     /// as written.
@@ -382,6 +398,15 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Guide(args) => args.run(),
         Command::GuideAuto(args) => args.run(),
         Command::Rewrite(args) => args.run(),
+        Command::Studio {
+            program,
+            port,
+            host,
+        } => crate::studio::serve(crate::studio::Options {
+            program,
+            host,
+            port,
+        }),
     }
 }
 

@@ -4,8 +4,10 @@
 //! reproduction's tables time with.
 
 use super::reference;
-use super::run::{check, COptions, Compiled, Expected, Validation};
+use super::run::{check, compile, COptions, Compiled, Expected, Validation};
 use crate::error::Result;
+use crate::rise::term::Term;
+use std::rc::Rc;
 
 /// The median of some measurements (the upper one of an even count; NaN when there are
 /// none).
@@ -50,6 +52,19 @@ impl Measured {
         let ms = median(times);
         Some((exe.flops / (ms * 1e6), median(&self.round_ratios)))
     }
+}
+
+/// `program` (lowered, [`super::sequential`]) compiled at `sizes` with `opts` and in its
+/// scalar lowering, with its meaning on the checking inputs: what [`measure`] takes.
+pub fn compile_both(
+    program: &Rc<Term>,
+    sizes: &[i64],
+    opts: &COptions,
+) -> Result<(Compiled, Compiled, Expected)> {
+    let exe = compile(program, sizes, opts)?;
+    let scalar = compile(program, sizes, &opts.scalar())?;
+    let expected = Expected::of(&exe, program)?;
+    Ok((exe, scalar, expected))
 }
 
 /// Checks `exe` (and its scalar lowering `scalar`, if given) against its program's meaning

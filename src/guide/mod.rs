@@ -588,35 +588,44 @@ pub fn run(
 ) -> Result<Vec<StepReport>> {
     let mut term = guide.start.clone();
     let mut reports = vec![];
-    for (i, step) in guide.steps.iter().enumerate() {
-        if let Some(candidates) = &step.auto {
-            let settings = auto::Settings {
-                cost: step.cost.clone(),
-                limits: step.limits.clone(),
-                filter: step.filter.clone(),
-                normal_form: step.normal_form,
-                total: auto::TOTAL_TIME,
-            };
-            let checkpoints = auto::checkpoints_before(&step.sketch);
-            let (found, _) = auto::find(&term, &checkpoints, candidates, &settings, |_| {})?;
-            for f in found {
-                on_step(i, &f.report);
-                term = f.report.term.clone().expect("a found step has a term");
-                reports.push(f.report);
+    for i in 0..guide.steps.len() {
+        let found = run_step(guide, i, &term, |s| on_iteration(i, s))?;
+        for report in found {
+            on_step(i, &report);
+            let next = report.term.clone();
+            reports.push(report);
+            match next {
+                Some(t) => term = t,
+                None => return Ok(reports),
             }
-            continue;
-        }
-        let report = match &step.rewrite {
-            Some(rw) => rewrite(&term, step, rw, &guide.names.sizes)?,
-            None => search_named(&term, step, &guide.names, |s| on_iteration(i, s))?,
-        };
-        on_step(i, &report);
-        let next = report.term.clone();
-        reports.push(report);
-        match next {
-            Some(t) => term = t,
-            None => break,
         }
     }
     Ok(reports)
+}
+
+/// Runs step `i` of `guide` from `term`: its report, or, for `step auto`, one report per
+/// step it found (none when it found nothing; the next step then starts from `term`).
+pub fn run_step(
+    guide: &Guide,
+    i: usize,
+    term: &Rc<Term>,
+    on_iteration: impl FnMut(&IterationStats),
+) -> Result<Vec<StepReport>> {
+    let step = &guide.steps[i];
+    if let Some(candidates) = &step.auto {
+        let settings = auto::Settings {
+            cost: step.cost.clone(),
+            limits: step.limits.clone(),
+            filter: step.filter.clone(),
+            normal_form: step.normal_form,
+            total: auto::TOTAL_TIME,
+        };
+        let checkpoints = auto::checkpoints_before(&step.sketch);
+        let (found, _) = auto::find(term, &checkpoints, candidates, &settings, |_| {})?;
+        return Ok(found.into_iter().map(|f| f.report).collect());
+    }
+    Ok(vec![match &step.rewrite {
+        Some(rw) => rewrite(term, step, rw, &guide.names.sizes)?,
+        None => search_named(term, step, &guide.names, on_iteration)?,
+    }])
 }

@@ -154,24 +154,25 @@ impl GuideParser {
                 }
             }
             "rules" => {
-                let Some(file) = &self.rules else {
-                    return Err(Error::at(&key.span, "name the rules file first (`rules FILE.rules` before the steps)"));
-                };
-                let (path, file) = file.clone();
+                let header = self.rules.clone();
                 let mut rules: Vec<RuleDecl> = vec![];
                 settings.sets.clear();
                 for w in args {
                     let (from, set) = match w.text.split_once(".rules:") {
-                        _ if w.text == "*" => (path.clone(), None),
                         Some((other, set)) => {
-                            let other = input(&self.dir, &mut self.inputs, &format!("{other}.rules"));
-                            (other, Some(set))
+                            (input(&self.dir, &mut self.inputs, &format!("{other}.rules")), Some(set))
                         }
-                        None => (path.clone(), Some(w.text.as_str())),
+                        None if w.text.ends_with(".rules") => (input(&self.dir, &mut self.inputs, &w.text), None),
+                        None => {
+                            let Some((path, _)) = &header else {
+                                return Err(Error::at(&key.span, "name the rules file first (`rules FILE.rules` before the steps), or write `FILE.rules:SET`"));
+                            };
+                            (path.clone(), (w.text != "*").then_some(w.text.as_str()))
+                        }
                     };
-                    let chosen = match from == path {
-                        true => crate::rules::select(&file, set),
-                        false => crate::rules::load_rule_file(&from)
+                    let chosen = match &header {
+                        Some((path, file)) if *path == from => crate::rules::select(file, set),
+                        _ => crate::rules::load_rule_file(&from)
                             .and_then(|other| crate::rules::select(&other, set)),
                     }
                     .map_err(|e| e.or_at(&w.span))?;

@@ -1,0 +1,469 @@
+//! A studio session: one program and the guide built on it step by step. The guide is kept
+//! as the text `sketchlog guide` reads, so what the page runs is what it saves.
+
+use super::paths::Root;
+use crate::egraph::saturate::{Cancel, IterationStats};
+use crate::error::{Error, Result};
+use crate::guide::{self, StepReport};
+use crate::rise::{self, debruijn, print, term::Term};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+/// What a step looks for, as a guide's `step` line writes it.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(tag = "kind", content = "name", rename_all = "lowercase")]
+pub enum Target {
+    /// A sketch of the session's sketch text, by name.
+    Sketch(String),
+    /// `FILE.rise:NAME`, the exact program to reach.
+    Goal(String),
+    /// `FILE.elevate:STRATEGY`, applied instead of a search.
+    Strategy(String),
+    /// The steps up to the next sketch step, found automatically.
+    Auto,
+}
+
+/// A step's limits, as a guide's `limits` line writes them.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+pub struct StepLimits {
+    pub iterations: u64,
+    pub enodes: u64,
+    pub time_s: u64,
+    pub memory_mb: Option<u64>,
+}
+
+/// One step of the guide as written: what it looks for, with which rules, under which limits.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+pub struct StepSpec {
+    pub target: Target,
+    /// `FILE.rules` or `FILE.rules:SET`, relative to the studio's directory.
+    pub rules: Vec<String>,
+    pub limits: StepLimits,
+    /// A guide's `filter` settings (`array-depth 6 ast-size 200 sizes-positive`), or empty.
+    #[serde(default)]
+    pub filter: String,
+}
+
+/// A term as the page shows it.
+#[derive(Clone, Debug, Serialize)]
+pub struct Shown {
+    pub text: String,
+    pub ty: String,
+}
+
+/// What one search (or strategy) of a step did.
+#[derive(Clone, Debug, Serialize)]
+pub struct Outcome {
+    pub sketch: String,
+    pub found: bool,
+    pub stop: &'static str,
+    pub iterations: usize,
+    pub enodes: usize,
+    pub eclasses: usize,
+    pub rules_applied: usize,
+    pub seconds: f64,
+    pub peak_rss_mb: f64,
+    /// When not found: which sub-sketches hold where (`check --why`).
+    pub why: Option<String>,
+    /// Elevate's rewrite steps and rule applications, for a strategy.
+    pub strategy_steps: Option<(u64, u64)>,
+    pub term: Option<Shown>,
+}
+
+/// A step run: its outcomes (an automatic step finds several) and its e-graph's picture.
+struct Done {
+    outcomes: Vec<Outcome>,
+    /// The term the next step starts from, when the step found its target.
+    term: Option<Rc<Term>>,
+    picture: Option<PathBuf>,
+}
+
+/// The session's state, as the page shows it.
+#[derive(Serialize)]
+pub struct View {
+    pub program: String,
+    pub start: Shown,
+    pub current: Shown,
+    pub sketches: String,
+    pub steps: Vec<StepView>,
+    /// The guide as saved, relative to the studio's directory.
+    pub guide: String,
+    pub files: Files,
+}
+
+#[derive(Serialize)]
+pub struct StepView {
+    pub spec: StepSpec,
+    /// `None` until it has run.
+    pub outcomes: Option<Vec<Outcome>>,
+    pub picture: bool,
+}
+
+/// The files under the studio's directory the page offers.
+#[derive(Serialize, Default)]
+pub struct Files {
+    /// Each rules file with its rule sets.
+    pub rules: Vec<(String, Vec<String>)>,
+    pub sketches: Vec<String>,
+    pub programs: Vec<String>,
+    pub strategies: Vec<String>,
+}
+
+pub struct Session {
+    root: Root,
+    program: String,
+    start: rise::LoadedDef,
+    sketches: String,
+    steps: Vec<StepSpec>,
+    done: Vec<Done>,
+    pictures: Option<tempfile::TempDir>,
+    files: Files,
+}
+
+/// Where the guide being built is read from: files that exist only in the session
+/// ([`crate::files::with_overlay`]).
+const GUIDE: &str = "studio.guide";
+const SKETCHES: &str = "studio.sketch";
+
+impl Session {
+    /// A session on `program` (`FILE.rise:NAME` under `root`). E-graph pictures are drawn
+    /// when Graphviz's `dot` is on the PATH.
+    pub fn open(root: Root, program: &str) -> Result<Session> {
+        let file = root.existing(guide::file_of(program))?;
+        let name = program.rsplit_once(':').map(|(_, n)| n);
+        let start = rise::LoadedDef::of(&rise::load_program(&file)?, name, program)?;
+        let pictures = match dot_installed() {
+            true => Some(tempfile::tempdir().map_err(|e| Error::io(&std::env::temp_dir(), e))?),
+            false => None,
+        };
+        let files = root.files();
+        Ok(Session {
+            root,
+            program: program.to_string(),
+            start,
+            sketches: String::new(),
+            steps: vec![],
+            done: vec![],
+            pictures,
+            files,
+        })
+    }
+
+    pub fn view(&self) -> View {
+        let show = |t: &Rc<Term>| self.show(t);
+        let steps = self
+            .steps
+            .iter()
+            .enumerate()
+            .map(|(i, spec)| StepView {
+                spec: spec.clone(),
+                outcomes: self.done.get(i).map(|d| d.outcomes.clone()),
+                picture: self.done.get(i).is_some_and(|d| d.picture.is_some()),
+            })
+            .collect();
+        View {
+            program: self.program.clone(),
+            start: show(&self.start.term),
+            current: show(&self.current()),
+            sketches: self.sketches.clone(),
+            steps,
+            guide: self.guide_text(Path::new(""), SKETCHES),
+            files: Files {
+                rules: self.files.rules.clone(),
+                sketches: self.files.sketches.clone(),
+                programs: self.files.programs.clone(),
+                strategies: self.files.strategies.clone(),
+            },
+        }
+    }
+
+    pub fn step_count(&self) -> usize {
+        self.steps.len()
+    }
+
+    /// The term the last step that ran found (the program before any step).
+    pub fn current(&self) -> Rc<Term> {
+        self.done
+            .iter()
+            .rev()
+            .find_map(|d| d.term.clone())
+            .unwrap_or_else(|| self.start.term.clone())
+    }
+
+    fn show(&self, t: &Rc<Term>) -> Shown {
+        let named = debruijn::to_named_as(t, debruijn::Annotate::Leading, &self.start.names);
+        Shown {
+            text: print::print_expr(&named),
+            ty: t.ty.to_string(),
+        }
+    }
+
+    /// Sets the sketch text. Steps that ran with other sketches run again.
+    pub fn set_sketches(&mut self, text: &str, cancel: &Cancel, on: &mut Progress) -> Result<()> {
+        if text == self.sketches {
+            return Ok(());
+        }
+        let before = std::mem::replace(&mut self.sketches, text.to_string());
+        if self.steps.is_empty() {
+            return Ok(());
+        }
+        if let Err(e) = self.load() {
+            self.sketches = before;
+            return Err(e);
+        }
+        self.done.clear();
+        self.run_pending(cancel, on)
+    }
+
+    /// Puts `spec` at `index` (a new last step when `index` is the number of steps, else in
+    /// place of the step there) and runs it and the steps after it.
+    pub fn put_step(
+        &mut self,
+        index: usize,
+        spec: StepSpec,
+        cancel: &Cancel,
+        on: &mut Progress,
+    ) -> Result<()> {
+        if index > self.steps.len() {
+            return Err(Error::bad_input(format!(
+                "there is no step {} (the guide has {})",
+                index + 1,
+                self.steps.len()
+            )));
+        }
+        if index == self.steps.len() && self.done.last().is_some_and(|d| d.term.is_none()) {
+            return Err(Error::bad_input(format!(
+                "step {} did not find its target: edit or remove it before adding another",
+                self.done.len()
+            )));
+        }
+        for spec in &spec.rules {
+            self.root.existing(guide::file_of(spec))?;
+        }
+        let before = self.steps.clone();
+        match index == self.steps.len() {
+            true => self.steps.push(spec),
+            false => self.steps[index] = spec,
+        }
+        // A step that does not load (an unknown sketch or rule set) changes nothing.
+        if let Err(e) = self.load() {
+            self.steps = before;
+            return Err(e);
+        }
+        self.done.truncate(index);
+        self.run_pending(cancel, on)
+    }
+
+    /// Removes step `index`; the steps after it run again.
+    pub fn remove_step(&mut self, index: usize, cancel: &Cancel, on: &mut Progress) -> Result<()> {
+        if index >= self.steps.len() {
+            return Err(Error::bad_input(format!("there is no step {}", index + 1)));
+        }
+        self.steps.remove(index);
+        self.done.truncate(index);
+        self.run_pending(cancel, on)
+    }
+
+    /// Runs the steps that have not run, in order, until one does not find its target.
+    fn run_pending(&mut self, cancel: &Cancel, on: &mut Progress) -> Result<()> {
+        if self.steps.is_empty() {
+            return Ok(());
+        }
+        let mut g = self.load()?;
+        for step in &mut g.steps {
+            step.limits.cancel = cancel.clone();
+            step.why = true;
+        }
+        while self.done.len() < self.steps.len() {
+            if self.done.last().is_some_and(|d| d.term.is_none()) {
+                break;
+            }
+            let i = self.done.len();
+            let picture = self
+                .pictures
+                .as_ref()
+                .map(|d| d.path().join(format!("{i}.svg")));
+            if let Some(path) = &picture {
+                let _ = std::fs::remove_file(path);
+                g.steps[i].dump = Some(crate::egraph::serialize::Dump::new(path, 40)?);
+            }
+            let term = self.current();
+            let reports = guide::run_step(&g, i, &term, |s| on(i, s))?;
+            let next = match reports.last() {
+                Some(r) => r.term.clone(),
+                // An automatic step that needed no step.
+                None => Some(term),
+            };
+            self.done.push(Done {
+                outcomes: reports.iter().map(|r| self.outcome(r)).collect(),
+                term: next,
+                picture: picture.filter(|p| p.exists()),
+            });
+        }
+        Ok(())
+    }
+
+    fn outcome(&self, r: &StepReport) -> Outcome {
+        let last = r.outcome.iterations.last();
+        Outcome {
+            sketch: r.sketch.clone(),
+            found: r.term.is_some(),
+            stop: r.outcome.stop.name(),
+            iterations: r.outcome.iterations.len(),
+            enodes: last.map_or(0, |s| s.enodes),
+            eclasses: last.map_or(0, |s| s.eclasses),
+            rules_applied: r.outcome.rules_applied(),
+            seconds: r.seconds,
+            peak_rss_mb: r.peak_rss_mb,
+            why: r.why.clone(),
+            strategy_steps: r.strategy.as_ref().map(|c| (c.steps, c.rules)),
+            term: r.term.as_ref().map(|t| self.show(t)),
+        }
+    }
+
+    /// The guide of the session's steps, read as `sketchlog guide` reads it.
+    fn load(&self) -> Result<guide::Guide> {
+        let guide_path = self.root.path().join(GUIDE);
+        let texts = vec![
+            (guide_path.clone(), self.guide_text(Path::new(""), SKETCHES)),
+            (self.root.path().join(SKETCHES), self.sketches.clone()),
+        ];
+        crate::files::with_overlay(texts, || guide::parse::load_guide(&guide_path))
+    }
+
+    /// The guide's text for a guide file in `dir` (relative to the studio's directory) whose
+    /// sketches are in `sketch_file` beside it.
+    fn guide_text(&self, dir: &Path, sketch_file: &str) -> String {
+        let up = "../".repeat(dir.components().count());
+        let rel = |spec: &str| format!("{up}{spec}");
+        let mut text = format!(
+            "// Built step by step in `sketchlog studio`.\nprogram  {}\n",
+            rel(&self.program)
+        );
+        if self.steps.iter().any(|s| s.target == Target::Auto)
+            || self
+                .steps
+                .iter()
+                .any(|s| matches!(s.target, Target::Sketch(_)))
+        {
+            text += &format!("sketches {sketch_file}\n");
+        }
+        for spec in &self.steps {
+            text += &match &spec.target {
+                Target::Sketch(name) => format!("\nstep {name}\n"),
+                Target::Goal(goal) => format!("\nstep goal {}\n", rel(goal)),
+                Target::Strategy(s) => format!("\nstep strategy {}\n", rel(s)),
+                Target::Auto => "\nstep auto\n".to_string(),
+            };
+            if !spec.rules.is_empty() {
+                let rules: Vec<String> = spec.rules.iter().map(|r| rel(r)).collect();
+                text += &format!("  rules {}\n", rules.join(" "));
+            }
+            let l = &spec.limits;
+            text += &format!(
+                "  limits iterations {} enodes {} time {}",
+                l.iterations, l.enodes, l.time_s
+            );
+            if let Some(mb) = l.memory_mb {
+                text += &format!(" memory {mb}");
+            }
+            text += "\n";
+            if !spec.filter.trim().is_empty() {
+                text += &format!("  filter {}\n", spec.filter.trim());
+            }
+        }
+        text
+    }
+
+    /// Writes the guide to `path` (`.guide`, relative to the studio's directory) and its
+    /// sketches beside it (`.sketch`, same stem), each atomically. An existing file is
+    /// replaced only with `overwrite`; otherwise the error names the files that exist.
+    pub fn save(&self, path: &str, overwrite: bool) -> Result<Vec<String>> {
+        if !path.ends_with(".guide") {
+            return Err(Error::bad_input(format!(
+                "`{path}`: a guide's name ends in .guide"
+            )));
+        }
+        if self.steps.is_empty() {
+            return Err(Error::bad_input(
+                "the guide has no step to save".to_string(),
+            ));
+        }
+        let guide_path = self.root.writable(path)?;
+        let sketch_name = format!(
+            "{}.sketch",
+            guide_path.file_stem().unwrap_or_default().to_string_lossy()
+        );
+        let sketch_path = guide_path.with_file_name(&sketch_name);
+        let existing: Vec<String> = [&guide_path, &sketch_path]
+            .iter()
+            .filter(|p| p.exists())
+            .map(|p| self.root.relative(p))
+            .collect();
+        if !existing.is_empty() && !overwrite {
+            return Err(Error::bad_input(format!(
+                "{} already exist{}: save again to replace",
+                existing.join(" and "),
+                if existing.len() == 1 { "s" } else { "" }
+            )));
+        }
+        let dir = Path::new(path).parent().unwrap_or(Path::new(""));
+        let text = self.guide_text(dir, &sketch_name);
+        crate::files::write_atomically(&sketch_path, self.sketches.as_bytes())?;
+        crate::files::write_atomically(&guide_path, text.as_bytes())?;
+        Ok(vec![
+            self.root.relative(&guide_path),
+            self.root.relative(&sketch_path),
+        ])
+    }
+
+    /// Step `index`'s e-graph picture (SVG), when it was drawn.
+    pub fn picture(&self, index: usize) -> Result<String> {
+        let path = self.done.get(index).and_then(|d| d.picture.as_ref());
+        match path {
+            Some(p) => Ok(crate::files::read_source(p)?.text.clone()),
+            None if self.pictures.is_none() => Err(Error::bad_input(
+                "e-graphs are drawn with Graphviz's `dot`, which is not on the PATH".to_string(),
+            )),
+            None => Err(Error::bad_input(format!(
+                "step {} has no picture (it has not run)",
+                index + 1
+            ))),
+        }
+    }
+
+    /// An e-graph exported as egglog's JSON (`--dump-egraph F.json`), drawn.
+    pub fn picture_of_export(&self, path: &str) -> Result<String> {
+        let file = self.root.existing(path)?;
+        let graph = egraph_serialize::EGraph::from_json_file(&file).map_err(|e| {
+            Error::bad_input(format!("{path}: not an e-graph in egglog's JSON: {e}"))
+        })?;
+        let out = tempfile::NamedTempFile::new().map_err(|e| Error::io(&file, e))?;
+        graph
+            .to_svg_file(out.path())
+            .map_err(|e| Error::bad_input(format!("drawing {path} with Graphviz's `dot`: {e}")))?;
+        Ok(crate::files::read_source(out.path())?.text.clone())
+    }
+
+    pub fn root(&self) -> &Root {
+        &self.root
+    }
+
+    /// The size names of the program, outermost first.
+    pub fn size_names(&self) -> &[String] {
+        &self.start.sizes
+    }
+}
+
+/// Called with a step's index and each of its iterations.
+pub type Progress<'a> = dyn FnMut(usize, &IterationStats) + 'a;
+
+fn dot_installed() -> bool {
+    std::process::Command::new("dot")
+        .arg("-V")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
