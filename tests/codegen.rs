@@ -209,6 +209,54 @@ fn bench_c_validates_without_timing() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// `bench-c --peer`: the command runs once per round with the sizes and threads in its
+/// environment, and its printed times are reported beside the program's; a peer that fails
+/// or prints no time is an error at the flag.
+#[test]
+fn bench_c_times_a_peer_command_in_its_rounds() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("rounds");
+    let peer = format!(
+        "echo \"$SKETCHLOG_SIZES $OMP_NUM_THREADS\" >> {}; echo 'a peer at work'; echo 4.0; echo 6.0",
+        log.display()
+    );
+    let bench = |peer: &str| {
+        common::output(&[
+            "bench-c",
+            "programs/mv.rise:mv",
+            "--sizes",
+            "64,32",
+            "--threads",
+            "1,2",
+            "--rounds",
+            "3",
+            "--runs",
+            "1",
+            "--peer",
+            peer,
+        ])
+    };
+    let out = bench(&peer);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    assert_eq!(
+        said.matches("interleaved: median 6.000 ms").count(),
+        2,
+        "{said}"
+    );
+    let rounds = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        rounds.lines().collect::<Vec<_>>(),
+        ["64,32 1", "64,32 1", "64,32 1", "64,32 2", "64,32 2", "64,32 2"]
+    );
+    for (peer, says) in [("exit 3", "failed"), ("echo none", "printed no time")] {
+        let out = bench(peer);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(says) && err.contains("--peer"), "{err}");
+    }
+}
+
 /// `--sizes` by name: the same C as by position; an unknown or missing name is an error at
 /// the flag that lists the program's sizes.
 #[test]

@@ -41,6 +41,13 @@ pub(super) struct BenchCArgs {
     /// each thread count, without timing.
     #[arg(long, conflicts_with_all = ["runs", "rounds"])]
     validate: bool,
+    /// A command timed beside the program in the same interleaved rounds (your own Halide,
+    /// NumPy or OpenCV version): run by `sh -c` once per round, after the program's runs,
+    /// with the sizes in `SKETCHLOG_SIZES` (outermost first, comma-separated) and the
+    /// thread count in `OMP_NUM_THREADS`. It prints the milliseconds of each run it timed,
+    /// one number a line; other lines are ignored.
+    #[arg(long, conflicts_with = "validate")]
+    peer: Option<String>,
 }
 
 impl BenchCArgs {
@@ -59,7 +66,7 @@ impl BenchCArgs {
             (self.size, self.sizes),
             &self.threads,
             (!self.validate).then_some(self.rounds),
-            opts,
+            (opts, self.peer.as_deref()),
         )
     }
 }
@@ -98,7 +105,7 @@ fn bench_c(
     (size, sizes): (i64, Vec<limits::SizeArg>),
     threads: &[usize],
     rounds: Option<usize>,
-    opts: crate::codegen::run::COptions,
+    (opts, peer): (crate::codegen::run::COptions, Option<&str>),
 ) -> Result<()> {
     use crate::codegen::run::COptions;
     let named = at_argument(program, crate::guide::program::read_program(program))?;
@@ -130,7 +137,18 @@ fn bench_c(
             validate(&exe, &scalar, &expected, &opts)?;
             continue;
         };
-        let m = crate::codegen::measure::measure(&exe, Some(&scalar), &expected, &opts, rounds)?;
+        let mut round = || peer_round(peer.unwrap_or_default(), &sizes, t);
+        let beside = peer
+            .is_some()
+            .then_some(&mut round as crate::codegen::measure::Peer);
+        let m = crate::codegen::measure::measure_beside(
+            &exe,
+            Some(&scalar),
+            &expected,
+            &opts,
+            rounds,
+            beside,
+        )?;
         let compared = compared(&m.check);
         println!(
             "  {t} thread(s): median {:.3} ms (min {:.3}, {} runs in {rounds} rounds), {:.1} GFLOP/s, {:.1} GB/s; max relative error {:.2e} over {compared}",
@@ -147,6 +165,11 @@ fn bench_c(
                 scalar_ms / m.median_ms()
             );
         }
+        if let (Some((ms, ratio)), Some(command)) = (m.peer(), peer) {
+            println!(
+                "    peer `{command}`, interleaved: median {ms:.3} ms; this program at {ratio:.2}x its speed"
+            );
+        }
         if let Some((gflops, ratio)) = m.reference(&exe) {
             println!(
                 "    reference GEMM (gemm crate) on the same inputs, interleaved: {gflops:.1} GFLOP/s; this program at {ratio:.2}x the reference"
@@ -154,6 +177,35 @@ fn bench_c(
         }
     }
     Ok(())
+}
+
+/// One round of `bench-c --peer`: the command run at `sizes` on `threads` threads, and the
+/// times it printed. A failure, or no time printed, is an error at the flag.
+fn peer_round(command: &str, sizes: &[i64], threads: usize) -> Result<Vec<f64>> {
+    let sizes: Vec<String> = sizes.iter().map(i64::to_string).collect();
+    let out = std::process::Command::new("sh")
+        .args(["-c", command])
+        .env("SKETCHLOG_SIZES", sizes.join(","))
+        .env("OMP_NUM_THREADS", threads.to_string())
+        .stderr(std::process::Stdio::inherit())
+        .output();
+    let failed = |why: String| at_argument("--peer", Err(crate::error::Error::bad_input(why)));
+    let out = match out {
+        Ok(out) if out.status.success() => out,
+        Ok(out) => return failed(format!("the peer `{command}` failed ({})", out.status)),
+        Err(e) => return failed(format!("the peer `{command}` did not run: {e}")),
+    };
+    let times: Vec<f64> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.trim().parse::<f64>().ok())
+        .filter(|t| t.is_finite() && *t > 0.0)
+        .collect();
+    match times.is_empty() {
+        true => failed(format!(
+            "the peer `{command}` printed no time (milliseconds of a run, one number a line)"
+        )),
+        false => Ok(times),
+    }
 }
 
 /// The output elements a check compared, in words.

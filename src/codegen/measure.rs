@@ -32,6 +32,9 @@ pub struct Measured {
     /// Per round, the reference's median time over the program's: the machine's speed
     /// drifts between rounds, so the ratio is the median of these.
     round_ratios: Vec<f64>,
+    /// A peer's timed runs ([`measure_beside`]), and per round its median over the program's.
+    pub peer_ms: Option<Vec<f64>>,
+    peer_ratios: Vec<f64>,
 }
 
 impl Measured {
@@ -45,6 +48,13 @@ impl Measured {
     pub fn scalar_median_ms(&self) -> Option<f64> {
         self.scalar_ms.as_deref().map(median)
     }
+    /// The peer's median time and this program's speed relative to it (the median of the
+    /// rounds' ratios).
+    pub fn peer(&self) -> Option<(f64, f64)> {
+        let times = self.peer_ms.as_ref()?;
+        Some((median(times), median(&self.peer_ratios)))
+    }
+
     /// The reference's GFLOP/s (2 m n k per second) and this program's speed relative to it
     /// (the median of the rounds' ratios).
     pub fn reference(&self, exe: &Compiled) -> Option<(f64, f64)> {
@@ -100,6 +110,22 @@ pub fn measure(
     opts: &COptions,
     rounds: usize,
 ) -> Result<Measured> {
+    measure_beside(exe, scalar, expected, opts, rounds, None)
+}
+
+/// One round of a peer timed beside a program: the milliseconds of each run it timed.
+pub type Peer<'a> = &'a mut dyn FnMut() -> Result<Vec<f64>>;
+
+/// [`measure`], with `peer`'s rounds interleaved too (after the program's and the reference's
+/// in each round).
+pub fn measure_beside(
+    exe: &Compiled,
+    scalar: Option<&Compiled>,
+    expected: &Expected,
+    opts: &COptions,
+    rounds: usize,
+    mut peer: Option<Peer>,
+) -> Result<Measured> {
     let checked = check_once(exe, scalar, expected, opts)?;
     let product = as_product(exe, expected, &checked, opts.tolerance);
     let timed = COptions {
@@ -110,6 +136,8 @@ pub fn measure(
     let mut reference_ms = product.map(|_| vec![]);
     let mut scalar_ms = scalar.map(|_| vec![]);
     let mut round_ratios = vec![];
+    let mut peer_ms = peer.as_ref().map(|_| vec![]);
+    let mut peer_ratios = vec![];
     for _ in 0..rounds.max(1) {
         let round = exe.run(&expected.inputs, &timed)?.1;
         if let (Some(scalar), Some(times)) = (scalar, scalar_ms.as_mut()) {
@@ -120,6 +148,11 @@ pub fn measure(
             let reference = reference::time(a, b, sizes, opts.threads, opts.runs);
             round_ratios.push(median(&reference) / median(&round));
             times.extend(reference);
+        }
+        if let (Some(peer), Some(times)) = (peer.as_mut(), peer_ms.as_mut()) {
+            let theirs = peer()?;
+            peer_ratios.push(median(&theirs) / median(&round));
+            times.extend(theirs);
         }
         times_ms.extend(round);
     }
@@ -132,6 +165,8 @@ pub fn measure(
         reference_ms,
         scalar_ms,
         round_ratios,
+        peer_ms,
+        peer_ratios,
     })
 }
 
