@@ -480,3 +480,48 @@ fn a_guide_is_built_in_the_page_saved_and_rerun() {
     );
     b.screenshot(&shots.join("bench.png"));
 }
+
+/// An automatic step inserted before a sketch step that was not found fills the gap: its
+/// steps are found, and the sketch step, run again after it, is found too.
+#[test]
+fn an_automatic_step_fills_the_gap_before_a_step() {
+    let s = studio();
+    let sketches = std::fs::read_to_string(s.dir.path().join("programs/mm.sketch")).unwrap();
+    let step = |target: Value, rules: &[&str]| {
+        json!({
+            "target": target,
+            "rules": rules,
+            "limits": {"iterations": 60, "enodes": 5000000, "time_s": 120, "memory_mb": 4000},
+            "filter": "array-depth 6 ast-size 200 sizes-positive"
+        })
+    };
+    let reorder = step(
+        json!({"kind": "sketch", "name": "reorder1"}),
+        &["rules/mm.rules:reorder"],
+    );
+    let (status, body) = s.post(
+        "/api/step",
+        &json!({ "spec": reorder, "sketches": sketches }),
+    );
+    assert_eq!(status, 200, "{body}");
+    let state: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(state["steps"][0]["outcomes"][0]["found"], false, "{body}");
+    let auto = step(
+        json!({"kind": "auto"}),
+        &["rules/mm.rules:split", "rules/mm.rules:reorder"],
+    );
+    let request = json!({ "index": 0, "insert": true, "spec": auto, "sketches": sketches });
+    let (status, body) = s.post("/api/step", &request);
+    assert_eq!(status, 200, "{body}");
+    let state: Value = serde_json::from_str(&body).unwrap();
+    let found = |i: usize| state["steps"][i]["outcomes"].as_array().unwrap().clone();
+    assert!(
+        !found(0).is_empty() && found(0).iter().all(|o| o["found"] == true),
+        "{body}"
+    );
+    assert_eq!(found(1)[0]["found"], true, "{body}");
+    assert!(
+        state["guide"].as_str().unwrap().contains("step auto"),
+        "{body}"
+    );
+}

@@ -375,8 +375,10 @@ async fn stop(State(shared): State<Arc<Shared>>) -> Response {
 
 #[derive(Deserialize)]
 struct StepRequest {
-    /// In place of this step; a new last step when absent.
+    /// In place of this step (before it with `insert`); a new last step when absent.
     index: Option<usize>,
+    #[serde(default)]
+    insert: bool,
     spec: StepSpec,
     sketches: String,
 }
@@ -384,8 +386,12 @@ struct StepRequest {
 async fn step(State(shared): State<Arc<Shared>>, Json(r): Json<StepRequest>) -> Response {
     on_session(shared, true, move |s, cancel, on| {
         s.set_sketches(&r.sketches, cancel, on)?;
-        let index = r.index.unwrap_or(s.step_count());
-        s.put_step(index, r.spec, cancel, on)?;
+        let place = match (r.index, r.insert) {
+            (None, _) => session::Place::End,
+            (Some(i), false) => session::Place::Replace(i),
+            (Some(i), true) => session::Place::Before(i),
+        };
+        s.put_step(place, r.spec, cancel, on)?;
         Ok(s.view())
     })
     .await

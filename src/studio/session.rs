@@ -45,6 +45,17 @@ pub struct StepSpec {
     pub filter: String,
 }
 
+/// Where a step goes in the guide.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// After the last step.
+    End,
+    /// In place of step `i`.
+    Replace(usize),
+    /// Before step `i` (an automatic step that fills the gap to it, say).
+    Before(usize),
+}
+
 /// A term as the page shows it.
 #[derive(Clone, Debug, Serialize)]
 pub struct Shown {
@@ -178,10 +189,6 @@ impl Session {
         }
     }
 
-    pub fn step_count(&self) -> usize {
-        self.steps.len()
-    }
-
     /// The term the last step that ran found (the program before any step).
     pub fn current(&self) -> Rc<Term> {
         self.done
@@ -216,23 +223,26 @@ impl Session {
         self.run_pending(cancel, on)
     }
 
-    /// Puts `spec` at `index` (a new last step when `index` is the number of steps, else in
-    /// place of the step there) and runs it and the steps after it.
+    /// Puts `spec` where `place` says and runs it and the steps after it.
     pub fn put_step(
         &mut self,
-        index: usize,
+        place: Place,
         spec: StepSpec,
         cancel: &Cancel,
         on: &mut Progress,
     ) -> Result<()> {
-        if index > self.steps.len() {
+        let index = match place {
+            Place::End => self.steps.len(),
+            Place::Replace(i) | Place::Before(i) => i,
+        };
+        if index >= self.steps.len() && place != Place::End {
             return Err(Error::bad_input(format!(
                 "there is no step {} (the guide has {})",
                 index + 1,
                 self.steps.len()
             )));
         }
-        if index == self.steps.len() && self.done.last().is_some_and(|d| d.term.is_none()) {
+        if place == Place::End && self.done.last().is_some_and(|d| d.term.is_none()) {
             return Err(Error::bad_input(format!(
                 "step {} did not find its target: edit or remove it before adding another",
                 self.done.len()
@@ -242,9 +252,10 @@ impl Session {
             self.root.existing(guide::file_of(spec))?;
         }
         let before = self.steps.clone();
-        match index == self.steps.len() {
-            true => self.steps.push(spec),
-            false => self.steps[index] = spec,
+        match place {
+            Place::End => self.steps.push(spec),
+            Place::Replace(i) => self.steps[i] = spec,
+            Place::Before(i) => self.steps.insert(i, spec),
         }
         // A step that does not load (an unknown sketch or rule set) changes nothing.
         if let Err(e) = self.load() {

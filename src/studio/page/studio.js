@@ -5,6 +5,7 @@ const token = new URLSearchParams(location.hash.slice(1)).get("token") || "";
 const $ = (id) => document.getElementById(id);
 let state = null;
 let editing = null; // the index of the step being edited, or null for a new step
+let inserting = false; // whether the form's step goes before step `editing`
 
 async function api(path, body) {
   const init = { headers: { "x-sketchlog-token": token } };
@@ -85,11 +86,14 @@ function renderSteps(steps) {
     const edit = el("button", "Edit");
     edit.type = "button";
     edit.onclick = () => startEdit(i);
+    const insert = el("button", "Insert before");
+    insert.type = "button";
+    insert.onclick = () => startInsert(i);
     const remove = el("button", "Remove");
     remove.type = "button";
     remove.className = "remove";
     remove.onclick = () => removeStep(i);
-    item.append(edit, remove);
+    item.append(edit, insert, remove);
     list.append(item);
     if (step.picture) {
       const option = el("option", `${i + 1}: ${targetText(step.spec.target)}`);
@@ -204,8 +208,18 @@ function startEdit(i) {
   $("filter").value = spec.filter;
 }
 
+function startInsert(i) {
+  editing = i;
+  inserting = true;
+  $("form-title").textContent = `Insert a step before step ${i + 1}`;
+  $("run").textContent = "Run from the new step";
+  $("cancel-edit").hidden = false;
+  $("target-kind").value = "auto";
+}
+
 function endEdit() {
   editing = null;
+  inserting = false;
   $("form-title").textContent = "Add a step";
   $("run").textContent = "Run step";
   $("cancel-edit").hidden = true;
@@ -237,13 +251,16 @@ async function whileSearching(request) {
 async function submitStep(event) {
   event.preventDefault();
   const body = { spec: specFromForm(), sketches: $("sketches").value };
-  if (editing !== null) body.index = editing;
+  if (editing !== null) {
+    body.index = editing;
+    body.insert = inserting;
+  }
   const answer = await whileSearching(api("/api/step", body));
   if (answer.ok) {
     endEdit();
     render(answer.data);
     const last = answer.data.steps[answer.data.steps.length - 1];
-    const found = last && last.outcomes && last.outcomes.every((o) => o.found);
+    const found = last && last.outcomes !== null && last.outcomes.every((o) => o.found);
     status(found ? "found" : "not found", found ? "ok" : "missed");
   } else {
     status(answer.data.error, "error");
