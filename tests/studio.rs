@@ -367,9 +367,17 @@ impl Browser {
         }
     }
 
-    fn screenshot(&mut self, path: &Path) {
+    /// A PNG of the page from the top of the element `id` down, the window's width and height.
+    fn screenshot(&mut self, path: &Path, id: &str) {
         use base64::Engine;
-        let shot = self.call("Page.captureScreenshot", json!({ "format": "png" }));
+        let top = self.eval(&format!(
+            "document.getElementById('{id}').getBoundingClientRect().top + window.scrollY"
+        ));
+        let clip = json!({ "x": 0, "y": top, "width": 1400, "height": 1000, "scale": 1 });
+        let shot = self.call(
+            "Page.captureScreenshot",
+            json!({ "format": "png", "clip": clip, "captureBeyondViewport": true }),
+        );
         let png = base64::engine::general_purpose::STANDARD
             .decode(shot["data"].as_str().unwrap())
             .unwrap();
@@ -427,7 +435,7 @@ fn a_guide_is_built_in_the_page_saved_and_rerun() {
     let blocked = b.eval("document.getElementById('current').textContent");
     b.eval("document.getElementById('egraph-step').value = '1'; document.getElementById('show-egraph').click(); true");
     b.wait_for("document.querySelector('#egraph svg, #egraph .error')");
-    b.screenshot(&shots.join("found.png"));
+    b.screenshot(&shots.join("found.png"), "program");
     // A sketch the split rules cannot reach: not found, and its --why tree shown.
     b.eval(r#"(() => { const t = document.getElementById("sketches"); t.value += "\nsketch parallel = contains(app(mapPar, ?))\n"; return true; })()"#);
     b.eval(&run_step("parallel", "rules/mm.rules:split", 2, ""));
@@ -438,7 +446,7 @@ fn a_guide_is_built_in_the_page_saved_and_rerun() {
             .unwrap()
             > 0
     );
-    b.screenshot(&shots.join("why.png"));
+    b.screenshot(&shots.join("why.png"), "progress-box");
     // Undone, saved, and rerun by `sketchlog guide` to the same term.
     b.eval("document.querySelectorAll('#steps .remove')[2].click(); true");
     b.wait_for("document.querySelectorAll('#steps > li').length === 2 && !document.getElementById('run').disabled");
@@ -478,7 +486,7 @@ fn a_guide_is_built_in_the_page_saved_and_rerun() {
         b.eval("document.getElementById('bench-result').dataset.valid"),
         json!("true")
     );
-    b.screenshot(&shots.join("bench.png"));
+    b.screenshot(&shots.join("bench.png"), "program");
 }
 
 /// An automatic step inserted before a sketch step that was not found fills the gap: its

@@ -56,10 +56,12 @@ pub enum Place {
     Before(usize),
 }
 
-/// A term as the page shows it.
+/// A term as the page shows it: printed, printed with every binder and primitive
+/// annotated with its type, and its type.
 #[derive(Clone, Debug, Serialize)]
 pub struct Shown {
     pub text: String,
+    pub typed: String,
     pub ty: String,
 }
 
@@ -199,9 +201,11 @@ impl Session {
     }
 
     fn show(&self, t: &Rc<Term>) -> Shown {
-        let named = debruijn::to_named_as(t, debruijn::Annotate::Leading, &self.start.names);
+        let printed =
+            |annotate| print::print_expr(&debruijn::to_named_as(t, annotate, &self.start.names));
         Shown {
-            text: print::print_expr(&named),
+            text: printed(debruijn::Annotate::Leading),
+            typed: printed(debruijn::Annotate::All),
             ty: t.ty.to_string(),
         }
     }

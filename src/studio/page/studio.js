@@ -41,7 +41,7 @@ function el(tag, text, cls) {
 function render(s) {
   state = s;
   $("program").textContent = s.program;
-  $("current").textContent = s.current.text;
+  $("current").textContent = $("typed").checked ? s.current.typed : s.current.text;
   $("current").title = s.current.ty;
   $("current-type").textContent = ": " + s.current.ty;
   $("guide-text").textContent = s.guide;
@@ -146,7 +146,7 @@ function showResult(step) {
   box.dataset.found = last ? String(last.found) : "true";
   for (const o of outcomes) $("result-summary").append(el("div", summary(o)));
   if (last && last.term) {
-    const term = el("pre", last.term.text, "term found-term");
+    const term = el("pre", $("typed").checked ? last.term.typed : last.term.text, "term found-term");
     term.title = last.term.ty;
     $("result-summary").append(term);
   }
@@ -386,6 +386,7 @@ async function start() {
   $("save-form").onsubmit = save;
   $("show-egraph").onclick = () => showPicture(api(`/api/egraph/${$("egraph-step").value}`));
   $("show-export").onclick = () => showPicture(api("/api/export", { path: $("export-path").value }));
+  $("typed").onchange = () => state && render(state);
   $("egraph").onclick = () => $("egraph").classList.toggle("zoomed");
   $("show-c").onclick = showC;
   $("bench").onclick = bench;
