@@ -117,13 +117,13 @@ const SETS: [&str; 5] = ["baseline", "split", "reorder", "copy", "lower-par"];
 
 /// Checks each rule of `set` on instances: the programs a step starts from, and programs
 /// the whole set reaches from them in a few iterations (where the rules' matches appear).
-/// The interpreter's runs are split between two threads, each of which draws every random
-/// choice (terms are not shared between threads) and runs every other rule's variants.
+/// Each distinct variant is run once, by one of two threads; each thread draws every random
+/// choice (terms are not shared between threads), so both see the same variants.
 fn set_keeps_the_meaning(set: &str, starts: fn() -> Vec<Rc<Term>>) {
-    const PARTS: usize = 2;
+    const PARTS: u64 = 2;
     let fired: HashSet<String> = std::thread::scope(|s| {
         let parts: Vec<_> = (0..PARTS)
-            .map(|part| s.spawn(move || check_part(set, starts(), |i| i % PARTS == part)))
+            .map(|part| s.spawn(move || check_part(set, starts(), |key| key % PARTS == part)))
             .collect();
         parts.into_iter().flat_map(|p| p.join().unwrap()).collect()
     });
@@ -133,9 +133,9 @@ fn set_keeps_the_meaning(set: &str, starts: fn() -> Vec<Rc<Term>>) {
     }
 }
 
-/// The rules of `set` that applied to an instance; the variants of the rules whose index
-/// `mine` accepts are run.
-fn check_part(set: &str, starts: Vec<Rc<Term>>, mine: impl Fn(usize) -> bool) -> HashSet<String> {
+/// The rules of `set` that applied to an instance; the variants whose hash `mine` accepts are
+/// run, each once.
+fn check_part(set: &str, starts: Vec<Rc<Term>>, mine: impl Fn(u64) -> bool) -> HashSet<String> {
     let file = load_rule_file("rules/mm.rules".as_ref()).unwrap();
     let rules = select(&file, Some(set)).unwrap();
     let mut rng = Rng(7);
@@ -145,18 +145,28 @@ fn check_part(set: &str, starts: Vec<Rc<Term>>, mine: impl Fn(usize) -> bool) ->
         // In normal form, so that only the rule under test makes new terms below.
         instances.extend(reached.map(|t| normalise(&t, &Limits::default()).unwrap().0));
     }
-    let mut fired = HashSet::new();
-    for (i, rule) in rules.iter().enumerate() {
+    let (mut fired, mut checked) = (HashSet::new(), HashSet::new());
+    for rule in &rules {
         for p in &instances {
             let vs = variants(p, std::slice::from_ref(rule), 1, &mut rng);
             if vs.len() > 1 {
                 fired.insert(rule.name.clone());
             }
-            vs.iter()
-                .for_each(|v| computes_matmul(v, &mut rng, &rule.name, mine(i)));
+            for v in &vs {
+                let key = format!("{v:?}");
+                let run_it = mine(hash(&key)) && checked.insert(key);
+                computes_matmul(v, &mut rng, &rule.name, run_it);
+            }
         }
     }
     fired
+}
+
+fn hash(text: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut h);
+    h.finish()
 }
 
 fn mm() -> Rc<Term> {

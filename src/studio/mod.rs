@@ -14,30 +14,28 @@
 //! [`MAX_BODY`] bytes, and files are read and written only under the directory it was
 //! started in ([`paths::Root`]).
 
+mod api;
 mod code;
+mod guard;
 mod page;
 pub mod paths;
 pub mod session;
 
 use crate::egraph::saturate::Cancel;
-use crate::error::{Error, ErrorKind, Result};
-use axum::extract::{DefaultBodyLimit, Path as UrlPath, Request, State};
-use axum::http::{header, StatusCode};
-use axum::middleware::Next;
+use crate::error::{Error, Result};
+use axum::extract::DefaultBodyLimit;
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use serde::{Deserialize, Serialize};
-use session::{Session, StepSpec};
+use serde::Serialize;
+use session::Session;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 
 /// The largest request body the studio reads, in bytes.
 pub const MAX_BODY: usize = 1 << 20;
-
-/// The header that carries the session's token.
-pub const TOKEN_HEADER: &str = "x-sketchlog-token";
 
 /// Where and what to serve.
 pub struct Options {
@@ -88,7 +86,7 @@ pub fn serve(options: Options) -> Result<()> {
     let (jobs, queue) = mpsc::channel::<Job>();
     let (opened, open_result) = mpsc::channel();
     let program = options.program.clone();
-    let token = token()?;
+    let token = guard::token()?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .build()
@@ -114,7 +112,7 @@ pub fn serve(options: Options) -> Result<()> {
         progress: Mutex::new(Progress::default()),
         cancel: Mutex::new(Cancel::default()),
         token,
-        hosts: hosts(addr),
+        hosts: guard::hosts(addr),
     });
     let worker_shared = shared.clone();
     std::thread::Builder::new()
@@ -151,118 +149,23 @@ fn router(shared: Arc<Shared>) -> Router {
         .route("/", get(|| async { page::html() }))
         .route("/studio.js", get(|| async { page::script() }))
         .route("/studio.css", get(|| async { page::style() }))
-        .route("/api/state", get(state))
-        .route("/api/progress", get(progress))
-        .route("/api/stop", post(stop))
-        .route("/api/step", post(step))
-        .route("/api/remove", post(remove))
-        .route("/api/save", post(save))
-        .route("/api/code", post(code))
-        .route("/api/bench", post(bench))
-        .route("/api/file", post(file))
-        .route("/api/egraph/{index}", get(egraph))
-        .route("/api/export", post(export))
-        .layer(axum::middleware::from_fn_with_state(shared.clone(), guard))
+        .route("/api/state", get(api::state))
+        .route("/api/progress", get(api::progress))
+        .route("/api/stop", post(api::stop))
+        .route("/api/step", post(api::step))
+        .route("/api/remove", post(api::remove))
+        .route("/api/save", post(api::save))
+        .route("/api/code", post(api::code))
+        .route("/api/bench", post(api::bench))
+        .route("/api/file", post(api::file))
+        .route("/api/egraph/{index}", get(api::egraph))
+        .route("/api/export", post(api::export))
+        .layer(axum::middleware::from_fn_with_state(
+            shared.clone(),
+            guard::guard,
+        ))
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .with_state(shared)
-}
-
-/// The `Host` values that name `addr`.
-fn hosts(addr: SocketAddr) -> Vec<String> {
-    let port = addr.port();
-    let mut hosts = vec![];
-    if addr.ip().is_loopback() || addr.ip().is_unspecified() {
-        hosts.extend([
-            format!("127.0.0.1:{port}"),
-            format!("localhost:{port}"),
-            format!("[::1]:{port}"),
-        ]);
-    }
-    hosts.push(match addr.ip() {
-        IpAddr::V6(ip) => format!("[{ip}]:{port}"),
-        IpAddr::V4(ip) => format!("{ip}:{port}"),
-    });
-    hosts
-}
-
-/// 32 random bytes from the system, in hex.
-fn token() -> Result<String> {
-    use std::io::Read;
-    let mut bytes = [0u8; 32];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut bytes))
-        .map_err(|e| Error::internal(format!("reading /dev/urandom for the token: {e}")))?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
-}
-
-/// Refuses a request whose `Host` is not the address served, whose `Origin` is another
-/// page's, or, under `/api/`, that lacks the token.
-async fn guard(State(shared): State<Arc<Shared>>, request: Request, next: Next) -> Response {
-    let headers = request.headers();
-    let text = |name| headers.get(name).and_then(|v| v.to_str().ok());
-    let known = |host: &str| shared.hosts.iter().any(|h| h == host);
-    if !text(header::HOST).is_some_and(known) {
-        return refuse(
-            StatusCode::MISDIRECTED_REQUEST,
-            "the Host header does not name the address the studio serves",
-        );
-    }
-    if let Some(origin) = headers.get(header::ORIGIN) {
-        let ours = origin
-            .to_str()
-            .ok()
-            .and_then(|o| o.strip_prefix("http://"))
-            .is_some_and(known);
-        if !ours {
-            return refuse(
-                StatusCode::FORBIDDEN,
-                "requests from other pages are refused",
-            );
-        }
-    }
-    if request.uri().path().starts_with("/api/") {
-        let given = text(TOKEN_HEADER.parse().expect("a header name")).unwrap_or("");
-        if !same_secret(given.as_bytes(), shared.token.as_bytes()) {
-            return refuse(
-                StatusCode::UNAUTHORIZED,
-                "the request lacks the studio's token (the one in the URL it printed)",
-            );
-        }
-    }
-    next.run(request).await
-}
-
-/// Compares in time that does not depend on where the two differ.
-fn same_secret(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
-}
-
-fn refuse(status: StatusCode, message: &str) -> Response {
-    #[derive(Serialize)]
-    struct Refusal<'a> {
-        error: &'a str,
-    }
-    (status, Json(Refusal { error: message })).into_response()
-}
-
-/// An error as the page shows it: the message with its location and source line.
-fn failed(e: &Error) -> Response {
-    #[derive(Serialize)]
-    struct Failure {
-        error: String,
-        location: Option<String>,
-        kind: String,
-    }
-    let status = match e.kind {
-        ErrorKind::Internal => StatusCode::INTERNAL_SERVER_ERROR,
-        _ => StatusCode::BAD_REQUEST,
-    };
-    let body = Failure {
-        error: format!("{e:#}"),
-        location: e.location.clone(),
-        kind: format!("{:?}", e.kind),
-    };
-    (status, Json(body)).into_response()
 }
 
 /// The session's thread: opens the session (reporting to `opened`), then runs jobs in
@@ -307,7 +210,7 @@ async fn on_session<T: Serialize + Send + 'static>(
         .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
         .is_err()
     {
-        return refuse(
+        return guard::refuse(
             StatusCode::CONFLICT,
             "the session is busy with a search: wait for it, or stop it",
         );
@@ -350,153 +253,11 @@ async fn on_session<T: Serialize + Send + 'static>(
     });
     if shared.jobs.lock().unwrap().send(wrapped).is_err() {
         shared.busy.store(false, Ordering::SeqCst);
-        return failed(&Error::internal("the session's thread ended".to_string()));
+        return guard::failed(&Error::internal("the session's thread ended".to_string()));
     }
     match answered.await {
         Ok(Ok(value)) => Json(value).into_response(),
-        Ok(Err(e)) => failed(&e),
-        Err(_) => failed(&Error::internal("the session's thread ended".to_string())),
+        Ok(Err(e)) => guard::failed(&e),
+        Err(_) => guard::failed(&Error::internal("the session's thread ended".to_string())),
     }
-}
-
-async fn state(State(shared): State<Arc<Shared>>) -> Response {
-    let json = shared.state.lock().unwrap().clone();
-    ([(header::CONTENT_TYPE, "application/json")], json).into_response()
-}
-
-async fn progress(State(shared): State<Arc<Shared>>) -> Response {
-    Json(shared.progress.lock().unwrap().clone()).into_response()
-}
-
-async fn stop(State(shared): State<Arc<Shared>>) -> Response {
-    shared.cancel.lock().unwrap().cancel();
-    Json(serde_json::json!({ "stopping": shared.busy.load(Ordering::SeqCst) })).into_response()
-}
-
-#[derive(Deserialize)]
-struct StepRequest {
-    /// In place of this step (before it with `insert`); a new last step when absent.
-    index: Option<usize>,
-    #[serde(default)]
-    insert: bool,
-    spec: StepSpec,
-    sketches: String,
-}
-
-async fn step(State(shared): State<Arc<Shared>>, Json(r): Json<StepRequest>) -> Response {
-    on_session(shared, true, move |s, cancel, on| {
-        s.set_sketches(&r.sketches, cancel, on)?;
-        let place = match (r.index, r.insert) {
-            (None, _) => session::Place::End,
-            (Some(i), false) => session::Place::Replace(i),
-            (Some(i), true) => session::Place::Before(i),
-        };
-        s.put_step(place, r.spec, cancel, on)?;
-        Ok(s.view())
-    })
-    .await
-}
-
-#[derive(Deserialize)]
-struct Index {
-    index: usize,
-}
-
-async fn remove(State(shared): State<Arc<Shared>>, Json(r): Json<Index>) -> Response {
-    on_session(shared, true, move |s, cancel, on| {
-        s.remove_step(r.index, cancel, on)?;
-        Ok(s.view())
-    })
-    .await
-}
-
-#[derive(Deserialize)]
-struct SaveRequest {
-    path: String,
-    #[serde(default)]
-    overwrite: bool,
-}
-
-async fn save(State(shared): State<Arc<Shared>>, Json(r): Json<SaveRequest>) -> Response {
-    on_session(shared, false, move |s, _, _| {
-        let written = s.save(&r.path, r.overwrite)?;
-        Ok(serde_json::json!({ "written": written }))
-    })
-    .await
-}
-
-#[derive(Deserialize)]
-struct CodeRequest {
-    #[serde(default)]
-    sizes: String,
-    #[serde(default)]
-    threads: Vec<usize>,
-}
-
-async fn code(State(shared): State<Arc<Shared>>, Json(r): Json<CodeRequest>) -> Response {
-    on_session(shared, false, move |s, _, _| {
-        let sizes = code::sizes(&r.sizes, s.size_names(), 1024)?;
-        Ok(serde_json::json!({ "sizes": sizes, "c": code::c_text(&s.current(), &sizes)? }))
-    })
-    .await
-}
-
-async fn bench(State(shared): State<Arc<Shared>>, Json(r): Json<CodeRequest>) -> Response {
-    on_session(shared, false, move |s, _, _| {
-        let sizes = code::sizes(&r.sizes, s.size_names(), 256)?;
-        let threads = match r.threads.as_slice() {
-            [] => vec![1],
-            t => t.to_vec(),
-        };
-        if let Some(t) = threads
-            .iter()
-            .find(|&&t| crate::limits::threads(&t.to_string()).is_err())
-        {
-            return Err(Error::bad_input(format!(
-                "threads: {t} is not a thread count"
-            )));
-        }
-        Ok(serde_json::json!({
-            "sizes": sizes,
-            "timings": code::bench(&s.current(), &sizes, &threads)?,
-        }))
-    })
-    .await
-}
-
-#[derive(Deserialize)]
-struct FileRequest {
-    path: String,
-}
-
-/// The files the page may open into its editors.
-const READABLE: [&str; 5] = ["sketch", "rise", "rules", "elevate", "guide"];
-
-async fn file(State(shared): State<Arc<Shared>>, Json(r): Json<FileRequest>) -> Response {
-    on_session(shared, false, move |s, _, _| {
-        let ext = std::path::Path::new(&r.path).extension();
-        if !ext.is_some_and(|e| READABLE.iter().any(|r| e == *r)) {
-            return Err(Error::bad_input(format!(
-                "`{}`: the studio opens only .sketch, .rise, .rules, .elevate and .guide files",
-                r.path
-            )));
-        }
-        let path = s.root().existing(&r.path)?;
-        Ok(serde_json::json!({ "text": crate::files::read_source(&path)?.text.clone() }))
-    })
-    .await
-}
-
-async fn egraph(State(shared): State<Arc<Shared>>, UrlPath(index): UrlPath<usize>) -> Response {
-    on_session(shared, false, move |s, _, _| {
-        Ok(serde_json::json!({ "svg": s.picture(index)? }))
-    })
-    .await
-}
-
-async fn export(State(shared): State<Arc<Shared>>, Json(r): Json<FileRequest>) -> Response {
-    on_session(shared, false, move |s, _, _| {
-        Ok(serde_json::json!({ "svg": s.picture_of_export(&r.path)? }))
-    })
-    .await
 }

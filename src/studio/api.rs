@@ -1,0 +1,175 @@
+//! The page's requests: each one's body and what it does with the session.
+
+use super::session::{self, StepSpec};
+use super::{code, on_session, Shared};
+use crate::error::Error;
+use axum::extract::{Path as UrlPath, State};
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Deserialize;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+pub(super) async fn state(State(shared): State<Arc<Shared>>) -> Response {
+    let json = shared.state.lock().unwrap().clone();
+    ([(header::CONTENT_TYPE, "application/json")], json).into_response()
+}
+
+pub(super) async fn progress(State(shared): State<Arc<Shared>>) -> Response {
+    Json(shared.progress.lock().unwrap().clone()).into_response()
+}
+
+pub(super) async fn stop(State(shared): State<Arc<Shared>>) -> Response {
+    shared.cancel.lock().unwrap().cancel();
+    Json(serde_json::json!({ "stopping": shared.busy.load(Ordering::SeqCst) })).into_response()
+}
+
+#[derive(Deserialize)]
+pub(super) struct StepRequest {
+    /// In place of this step (before it with `insert`); a new last step when absent.
+    index: Option<usize>,
+    #[serde(default)]
+    insert: bool,
+    spec: StepSpec,
+    sketches: String,
+}
+
+pub(super) async fn step(
+    State(shared): State<Arc<Shared>>,
+    Json(r): Json<StepRequest>,
+) -> Response {
+    on_session(shared, true, move |s, cancel, on| {
+        s.set_sketches(&r.sketches, cancel, on)?;
+        let place = match (r.index, r.insert) {
+            (None, _) => session::Place::End,
+            (Some(i), false) => session::Place::Replace(i),
+            (Some(i), true) => session::Place::Before(i),
+        };
+        s.put_step(place, r.spec, cancel, on)?;
+        Ok(s.view())
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+pub(super) struct Index {
+    index: usize,
+}
+
+pub(super) async fn remove(State(shared): State<Arc<Shared>>, Json(r): Json<Index>) -> Response {
+    on_session(shared, true, move |s, cancel, on| {
+        s.remove_step(r.index, cancel, on)?;
+        Ok(s.view())
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+pub(super) struct SaveRequest {
+    path: String,
+    #[serde(default)]
+    overwrite: bool,
+}
+
+pub(super) async fn save(
+    State(shared): State<Arc<Shared>>,
+    Json(r): Json<SaveRequest>,
+) -> Response {
+    on_session(shared, false, move |s, _, _| {
+        let written = s.save(&r.path, r.overwrite)?;
+        Ok(serde_json::json!({ "written": written }))
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+pub(super) struct CodeRequest {
+    #[serde(default)]
+    sizes: String,
+    #[serde(default)]
+    threads: Vec<usize>,
+}
+
+pub(super) async fn code(
+    State(shared): State<Arc<Shared>>,
+    Json(r): Json<CodeRequest>,
+) -> Response {
+    on_session(shared, false, move |s, _, _| {
+        let sizes = code::sizes(&r.sizes, s.size_names(), 1024)?;
+        Ok(serde_json::json!({ "sizes": sizes, "c": code::c_text(&s.current(), &sizes)? }))
+    })
+    .await
+}
+
+pub(super) async fn bench(
+    State(shared): State<Arc<Shared>>,
+    Json(r): Json<CodeRequest>,
+) -> Response {
+    on_session(shared, false, move |s, _, _| {
+        let sizes = code::sizes(&r.sizes, s.size_names(), 256)?;
+        let threads = match r.threads.as_slice() {
+            [] => vec![1],
+            t => t.to_vec(),
+        };
+        if let Some(t) = threads
+            .iter()
+            .find(|&&t| crate::limits::threads(&t.to_string()).is_err())
+        {
+            return Err(Error::bad_input(format!(
+                "threads: {t} is not a thread count"
+            )));
+        }
+        Ok(serde_json::json!({
+            "sizes": sizes,
+            "timings": code::bench(&s.current(), &sizes, &threads)?,
+        }))
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+pub(super) struct FileRequest {
+    path: String,
+}
+
+/// The files the page may open into its editors.
+const READABLE: [&str; 5] = ["sketch", "rise", "rules", "elevate", "guide"];
+
+pub(super) async fn file(
+    State(shared): State<Arc<Shared>>,
+    Json(r): Json<FileRequest>,
+) -> Response {
+    on_session(shared, false, move |s, _, _| {
+        let ext = std::path::Path::new(&r.path).extension();
+        if !ext.is_some_and(|e| READABLE.iter().any(|r| e == *r)) {
+            return Err(Error::bad_input(format!(
+                "`{}`: the studio opens only .sketch, .rise, .rules, .elevate and .guide files",
+                r.path
+            )));
+        }
+        let path = s.root().existing(&r.path)?;
+        Ok(serde_json::json!({ "text": crate::files::read_source(&path)?.text.clone() }))
+    })
+    .await
+}
+
+pub(super) async fn egraph(
+    State(shared): State<Arc<Shared>>,
+    UrlPath(index): UrlPath<usize>,
+) -> Response {
+    on_session(shared, false, move |s, _, _| {
+        Ok(serde_json::json!({ "svg": s.picture(index)? }))
+    })
+    .await
+}
+
+pub(super) async fn export(
+    State(shared): State<Arc<Shared>>,
+    Json(r): Json<FileRequest>,
+) -> Response {
+    on_session(shared, false, move |s, _, _| {
+        Ok(serde_json::json!({ "svg": s.picture_of_export(&r.path)? }))
+    })
+    .await
+}
