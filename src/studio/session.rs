@@ -114,7 +114,7 @@ pub struct StepView {
 }
 
 /// The files under the studio's directory the page offers.
-#[derive(Serialize, Default)]
+#[derive(Clone, Serialize, Default)]
 pub struct Files {
     /// Each rules file with its rule sets.
     pub rules: Vec<(String, Vec<String>)>,
@@ -164,7 +164,6 @@ impl Session {
     }
 
     pub fn view(&self) -> View {
-        let show = |t: &Rc<Term>| self.show(t);
         let steps = self
             .steps
             .iter()
@@ -177,17 +176,12 @@ impl Session {
             .collect();
         View {
             program: self.program.clone(),
-            start: show(&self.start.term),
-            current: show(&self.current()),
+            start: self.show(&self.start.term),
+            current: self.show(&self.current()),
             sketches: self.sketches.clone(),
             steps,
             guide: self.guide_text(Path::new(""), SKETCHES),
-            files: Files {
-                rules: self.files.rules.clone(),
-                sketches: self.files.sketches.clone(),
-                programs: self.files.programs.clone(),
-                strategies: self.files.strategies.clone(),
-            },
+            files: self.files.clone(),
         }
     }
 
@@ -320,14 +314,14 @@ impl Session {
     }
 
     fn outcome(&self, r: &StepReport) -> Outcome {
-        let last = r.outcome.iterations.last();
+        let (enodes, eclasses) = r.outcome.size();
         Outcome {
             sketch: r.sketch.clone(),
             found: r.term.is_some(),
             stop: r.outcome.stop.name(),
             iterations: r.outcome.iterations.len(),
-            enodes: last.map_or(0, |s| s.enodes),
-            eclasses: last.map_or(0, |s| s.eclasses),
+            enodes,
+            eclasses,
             rules_applied: r.outcome.rules_applied(),
             seconds: r.seconds,
             peak_rss_mb: r.peak_rss_mb,
