@@ -28,6 +28,7 @@
 //! egglog scheduler would keep every match since the start of the search and a "not
 //! subsumed" constraint per rule).
 
+use super::saturate::Cancel;
 use super::subst::SharedSnapshot;
 use crate::error::Result;
 use egglog::{EGraph, Value};
@@ -57,6 +58,9 @@ pub struct Budget {
     /// Fired matches that changed the e-graph this iteration, by rule, as egg counts rules
     /// applied ([`Budget::applied`]); and the iteration's unions so far.
     changes: Mutex<Changes>,
+    /// The search's stop request: once it is made, no further match fires, so that the
+    /// iteration under way ends soon after (its matching still runs to the end).
+    cancel: std::sync::OnceLock<Cancel>,
 }
 
 /// An iteration's unions, as parent links between classes, and the applications by rule
@@ -96,6 +100,7 @@ impl Default for Budget {
             inserted: AtomicUsize::new(0),
             room: AtomicUsize::new(usize::MAX),
             changes: Mutex::default(),
+            cancel: std::sync::OnceLock::new(),
         }
     }
 }
@@ -109,7 +114,9 @@ impl Budget {
     /// them; the k-th fires when the share's running total passes a whole number).
     pub fn admit(&self) -> bool {
         let k = self.seen.fetch_add(1, Relaxed);
-        if self.inserted.load(Relaxed) >= self.room.load(Relaxed) {
+        if self.inserted.load(Relaxed) >= self.room.load(Relaxed)
+            || self.cancel.get().is_some_and(Cancel::is_cancelled)
+        {
             return false;
         }
         if self.limited.load(Relaxed) {
@@ -148,7 +155,9 @@ impl Budget {
 
     /// Starts an iteration with `room` e-nodes left under the cap, its matches limited as
     /// `limit` says (share in millionths, most to fire) or not at all.
-    fn start(&self, room: usize, limit: Option<(usize, usize)>) {
+    fn start(&self, room: usize, limit: Option<(usize, usize)>, cancel: &Cancel) {
+        // One budget serves one search, whose stop request is the same throughout.
+        let _ = self.cancel.get_or_init(|| cancel.clone());
         self.seen.store(0, Relaxed);
         self.fired.store(0, Relaxed);
         self.repeated.store(0, Relaxed);
@@ -208,11 +217,11 @@ impl Rewriter {
         ruleset: &str,
         snapshot: &SharedSnapshot,
         enodes: usize,
-        cap: usize,
+        (cap, cancel): (usize, &Cancel),
     ) -> Result<Step> {
         let limit = self.limit(enodes, cap);
         let room = self.inserts_room(enodes, cap);
-        snapshot.read().unwrap().budget.start(room, limit);
+        snapshot.read().unwrap().budget.start(room, limit, cancel);
         super::views::refresh(eg, ruleset)?;
         let report = eg.step_rules(ruleset).map_err(super::engine)?;
         let budget = &snapshot.read().unwrap().budget;
@@ -293,9 +302,18 @@ mod tests {
     }
 
     #[test]
+    fn once_the_search_is_stopped_no_match_fires() {
+        let (b, cancel) = (Budget::default(), Cancel::default());
+        b.start(usize::MAX, None, &cancel);
+        assert_eq!(admitted(&b, 5).len(), 5);
+        cancel.cancel();
+        assert!(admitted(&b, 5).is_empty());
+    }
+
+    #[test]
     fn far_from_the_cap_every_match_fires() {
         let b = Budget::default();
-        b.start(usize::MAX, None);
+        b.start(usize::MAX, None, &Cancel::default());
         assert_eq!(admitted(&b, 50).len(), 50);
         assert_eq!(b.counts(), (50, 50, 0));
     }
@@ -303,7 +321,7 @@ mod tests {
     #[test]
     fn a_share_is_spread_evenly_and_stops_at_the_most() {
         let b = Budget::default();
-        b.start(usize::MAX, Some((WHOLE / 4, 10)));
+        b.start(usize::MAX, Some((WHOLE / 4, 10)), &Cancel::default());
         // Every fourth match, until ten have fired.
         let fired = admitted(&b, 100);
         assert_eq!(fired, (0..10).map(|i| 4 * i + 3).collect::<Vec<_>>());

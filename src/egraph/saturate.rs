@@ -410,7 +410,8 @@ fn saturate_loop(
             Some(s) => s.enodes,
             None => expr_size(eg)?.0,
         };
-        let step = rewriter.step(eg, ruleset, snapshot, before, limits.enodes)?;
+        let cap = (limits.enodes, &limits.cancel);
+        let step = rewriter.step(eg, ruleset, snapshot, before, cap)?;
         snapshot.write().unwrap().forget_classes();
         release_free_memory(before);
         let rewrite = clock.lap();
