@@ -456,6 +456,10 @@ fn saturate_loop(
         if check.found {
             break StopReason::Found;
         }
+        // A stop request during the iteration turned its remaining matches away.
+        if limits.cancel.is_cancelled() {
+            break StopReason::Interrupted;
+        }
         if !step.updated {
             break StopReason::Saturated;
         }
