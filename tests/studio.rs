@@ -405,7 +405,13 @@ fn run_step(sketch: &str, rules: &str, iterations: u32, filter: &str) -> String 
 #[test]
 fn a_guide_is_built_in_the_page_saved_and_rerun() {
     let Some(binary) = chromium() else {
-        eprintln!("skipped: no Chromium (/usr/bin/chromium; Debian: apt-get install chromium, or set CHROMIUM)");
+        let missing =
+            "no Chromium (/usr/bin/chromium; Debian: apt-get install chromium, or set CHROMIUM)";
+        assert!(
+            std::env::var_os("SKETCHLOG_REQUIRE_CHROMIUM").is_none(),
+            "{missing}, and SKETCHLOG_REQUIRE_CHROMIUM asks for the browser test"
+        );
+        eprintln!("skipped: {missing}");
         return;
     };
     let s = studio();
