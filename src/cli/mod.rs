@@ -143,7 +143,8 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         port: u16,
         /// The address to bind; another than a loopback address makes the studio reachable
-        /// from other machines (a warning says so).
+        /// from other machines (a warning says so). Requests must name it in their Host
+        /// header, so bind the address they use rather than 0.0.0.0.
         #[arg(long, default_value = "127.0.0.1")]
         host: std::net::IpAddr,
     },
