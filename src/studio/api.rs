@@ -47,7 +47,7 @@ pub(super) async fn step(
             (Some(i), true) => session::Place::Before(i),
         };
         s.put_step(place, r.spec, cancel, on)?;
-        Ok(s.view())
+        Ok(())
     })
     .await
 }
@@ -60,7 +60,7 @@ pub(super) struct Index {
 pub(super) async fn remove(State(shared): State<Arc<Shared>>, Json(r): Json<Index>) -> Response {
     on_session(shared, true, move |s, cancel, on| {
         s.remove_step(r.index, cancel, on)?;
-        Ok(s.view())
+        Ok(())
     })
     .await
 }

@@ -24,10 +24,10 @@ pub mod session;
 use crate::egraph::saturate::Cancel;
 use crate::error::{Error, Result};
 use axum::extract::DefaultBodyLimit;
-use axum::http::StatusCode;
+use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::Router;
 use serde::Serialize;
 use session::Session;
 use std::net::{IpAddr, SocketAddr};
@@ -199,7 +199,8 @@ fn refresh(session: &Session, shared: &Shared) {
 }
 
 /// Runs `job` on the session's thread and answers with its result (JSON), or refuses when
-/// the session is busy. `search` jobs get a fresh stop request and report progress.
+/// the session is busy. `search` jobs get a fresh stop request, report progress, and are
+/// answered with the session's state after them.
 async fn on_session<T: Serialize + Send + 'static>(
     shared: Arc<Shared>,
     search: bool,
@@ -245,8 +246,16 @@ async fn on_session<T: Serialize + Send + 'static>(
                 "the search panicked ({message}); the session goes on from its last state"
             )))
         });
-        // Free before answering, so that the next request finds the session idle.
+        let result = result.and_then(|value| {
+            serde_json::to_string(&value)
+                .map_err(|e| Error::internal(format!("the answer as JSON: {e}")))
+        });
         refresh(session, shared);
+        let result = match search {
+            true => result.map(|_| shared.state.lock().unwrap().clone()),
+            false => result,
+        };
+        // Free before answering, so that the next request finds the session idle.
         shared.progress.lock().unwrap().running = false;
         shared.busy.store(false, Ordering::SeqCst);
         let _ = answer.send(result);
@@ -256,7 +265,7 @@ async fn on_session<T: Serialize + Send + 'static>(
         return guard::failed(&Error::internal("the session's thread ended".to_string()));
     }
     match answered.await {
-        Ok(Ok(value)) => Json(value).into_response(),
+        Ok(Ok(json)) => ([(header::CONTENT_TYPE, "application/json")], json).into_response(),
         Ok(Err(e)) => guard::failed(&e),
         Err(_) => guard::failed(&Error::internal("the session's thread ended".to_string())),
     }

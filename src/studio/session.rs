@@ -143,9 +143,8 @@ impl Session {
     /// A session on `program` (`FILE.rise:NAME` under `root`). E-graph pictures are drawn
     /// when Graphviz's `dot` is on the PATH.
     pub fn open(root: Root, program: &str) -> Result<Session> {
-        let file = root.existing(guide::file_of(program))?;
-        let name = program.rsplit_once(':').map(|(_, n)| n);
-        let start = rise::LoadedDef::of(&rise::load_program(&file)?, name, program)?;
+        root.existing(guide::file_of(program))?;
+        let start = rise::load_def_ref(program, root.path())?;
         let pictures = match dot_installed() {
             true => Some(tempfile::tempdir().map_err(|e| Error::io(&std::env::temp_dir(), e))?),
             false => None,
