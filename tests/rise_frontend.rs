@@ -336,3 +336,42 @@ fn data_layout_primitives_evaluate_as_specified() {
         vec![2., 2., 2.]
     );
 }
+
+#[test]
+fn every_subterm_is_printed_with_its_type() {
+    for file in program_files() {
+        let p = program(&file);
+        for d in &p.defs {
+            let Ok(t) = infer::elaborate_def(&p, &d.name) else {
+                continue;
+            };
+            let named = to_named(&t, Annotate::Leading);
+            let (text, types) = print::print_with_types(&named);
+            assert_eq!(text, print::print_expr(&named));
+            let chars = text.chars().count();
+            assert_eq!((types[0].0, types[0].1), (0, chars), "{file}:{}", d.name);
+            // Every subterm's place lies inside the places before it, or after them.
+            for (i, (start, end, _)) in types.iter().enumerate() {
+                assert!(start < end && *end <= chars);
+                for (s, e, _) in &types[..i] {
+                    assert!(end <= s || start >= e || (s <= start && end <= e));
+                }
+            }
+        }
+    }
+    let p = program("programs/matmul.rise");
+    let t = infer::elaborate_def(&p, "mm").unwrap();
+    let (text, types) = print::print_with_types(&to_named(&t, Annotate::Leading));
+    let typed = |sub: &str| {
+        let at = text.find(sub).unwrap();
+        let start = text[..at].chars().count();
+        let end = start + sub.chars().count();
+        (types.iter())
+            .find(|(s, e, _)| (*s, *e) == (start, end))
+            .map(|(_, _, t)| t.clone())
+    };
+    // An argument is printed in its parentheses.
+    assert_eq!(typed("(transpose y)").as_deref(), Some("m.k.f32"));
+    assert_eq!(typed("(zip z u)").as_deref(), Some("k.(f32, f32)"));
+    assert_eq!(typed("add").as_deref(), Some("f32 -> f32 -> f32"));
+}

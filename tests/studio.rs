@@ -234,6 +234,85 @@ fn one_search_at_a_time_and_stop_ends_it() {
     assert!(status == 200 && body.contains("rise_program"), "{body}");
 }
 
+/// The e-graph view: bounded, centred on the program or on any e-class it names (those of the
+/// `--why` analysis included), and the same for an e-graph exported as egglog's JSON.
+#[test]
+fn the_egraph_view_is_bounded_and_centred_where_asked() {
+    let s = studio();
+    let step = json!({
+        "spec": {
+            "target": {"kind": "sketch", "name": "parallel"},
+            "rules": ["rules/mm.rules:split"],
+            "limits": {"iterations": 4, "enodes": 5000000, "time_s": 120, "memory_mb": null},
+            "filter": ""
+        },
+        "sketches": "sketch parallel = contains(app(mapPar, ?))\n"
+    });
+    let (status, body) = s.post("/api/step", &step);
+    assert_eq!(status, 200, "{body}");
+    let state: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(state["steps"][0]["egraph"], true, "{body}");
+    let outcome = &state["steps"][0]["outcomes"][0];
+    assert_eq!(outcome["found"], false, "{outcome}");
+    let view = |request: Value| {
+        let (status, body) = s.post("/api/egraph", &request);
+        assert_eq!(status, 200, "{request}: {body}");
+        serde_json::from_str::<Value>(&body).unwrap()
+    };
+    let whole = view(json!({ "step": 0 }));
+    let (shown, total) = (&whole["shown"], &whole["total"]);
+    assert!(whole["svg"].as_str().unwrap().contains("<svg"));
+    assert!(shown[1].as_u64().unwrap() <= 120, "{shown}");
+    assert!(total[1].as_u64() > shown[1].as_u64(), "{total} {shown}");
+    // Every e-class the analysis names can be the centre of a view.
+    let classes = outcome["why"]["classes"].as_array().unwrap();
+    assert!(!classes.is_empty(), "{outcome}");
+    for pair in classes {
+        let class = pair[1].as_str().unwrap();
+        let v = view(json!({ "step": 0, "class": class, "depth": 2 }));
+        assert_eq!(v["centre"], class);
+    }
+    // So can every e-class the picture draws; a placeholder leads to the class it stands in.
+    let drawn: Vec<&str> = (whole["class_of"].as_object().unwrap().values())
+        .map(|c| c.as_str().unwrap())
+        .filter(|c| *c != whole["centre"])
+        .collect();
+    assert!(!drawn.is_empty());
+    assert_eq!(
+        view(json!({ "step": 0, "class": drawn[0] }))["centre"],
+        drawn[0]
+    );
+    for bad in [
+        json!({ "step": 0, "class": "Expr-nowhere" }),
+        json!({ "step": 7 }),
+        json!({}),
+        json!({ "step": 0, "path": "x.json" }),
+        json!({ "path": "../x.json" }),
+        json!({ "path": "programs/mm.sketch" }),
+    ] {
+        let (status, body) = s.post("/api/egraph", &bad);
+        assert_eq!(status, 400, "{bad}: {body}");
+    }
+    // An export of the command line's opens the same way.
+    let out = Command::new(env!("CARGO_BIN_EXE_sketchlog"))
+        .args([
+            "show",
+            "programs/matmul.rise:mm",
+            "--dump-egraph",
+            "mm.json",
+        ])
+        .current_dir(s.dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let exported = view(json!({ "path": "mm.json" }));
+    assert!(exported["svg"].as_str().unwrap().contains("NatLam"));
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.dir.path().join("mm.json")).unwrap())
+            .unwrap();
+    assert_eq!(exported["centre"], json["root_eclasses"][0]);
+}
+
 // ---- the page in headless Chromium ----
 
 fn chromium() -> Option<PathBuf> {
@@ -423,6 +502,9 @@ fn a_guide_is_built_in_the_page_saved_and_rerun() {
         b.eval("document.getElementById('program').textContent"),
         json!("programs/matmul.rise:mm")
     );
+    // Each subterm of the term shows its type under the pointer.
+    let hover = b.eval("(() => { const s = [...document.querySelectorAll('#current span.sub')].find((s) => s.textContent === '(transpose b)'); return s && s.title; })()");
+    assert_eq!(hover, json!("n.k.f32"));
     // The matrix multiplication's sketches, opened into the editor.
     b.eval(r#"(() => { const f = document.getElementById("sketch-files"); f.value = "programs/mm.sketch"; f.dispatchEvent(new Event("change")); return true; })()"#);
     b.wait_for("document.getElementById('sketches').value.includes('sketch reorder1')");
@@ -441,7 +523,18 @@ fn a_guide_is_built_in_the_page_saved_and_rerun() {
     let blocked = b.eval("document.getElementById('current').textContent");
     b.eval("document.getElementById('egraph-step').value = '1'; document.getElementById('show-egraph').click(); true");
     b.wait_for("document.querySelector('#egraph svg, #egraph .error')");
+    assert!(b
+        .eval("document.getElementById('egraph-info').textContent")
+        .as_str()
+        .unwrap()
+        .contains("e-classes"));
     b.screenshot(&shots.join("found.png"), "program");
+    // A click on a placeholder e-node centres the view on its e-class.
+    let centre = b.eval("document.getElementById('egraph').dataset.centre");
+    b.eval(r#"(() => { const n = [...document.querySelectorAll('#egraph g.node')].find((g) => g.textContent.includes('…')); n.querySelector('text').dispatchEvent(new MouseEvent('click', { bubbles: true })); return true; })()"#);
+    b.wait_for(&format!(
+        "document.getElementById('egraph').dataset.centre !== {centre}"
+    ));
     // A sketch the split rules cannot reach: not found, and its --why tree shown.
     b.eval(r#"(() => { const t = document.getElementById("sketches"); t.value += "\nsketch parallel = contains(app(mapPar, ?))\n"; return true; })()"#);
     b.eval(&run_step("parallel", "rules/mm.rules:split", 2, ""));
@@ -453,6 +546,11 @@ fn a_guide_is_built_in_the_page_saved_and_rerun() {
             > 0
     );
     b.screenshot(&shots.join("why.png"), "progress-box");
+    // An e-class the analysis names, shown in the e-graph.
+    let named = b.eval("(() => { const b = document.querySelector('#why .show-class'); b.click(); return b.dataset.eclass; })()");
+    b.wait_for(&format!(
+        "document.getElementById('egraph').dataset.centre === {named}"
+    ));
     // Undone, saved, and rerun by `sketchlog guide` to the same term.
     b.eval("document.querySelectorAll('#steps .remove')[2].click(); true");
     b.wait_for("document.querySelectorAll('#steps > li').length === 2 && !document.getElementById('run').disabled");

@@ -64,6 +64,20 @@ fn dump_egraph_writes_each_steps_final_egraph_for_a_viewer() {
         two.len()
     );
     assert!(count(&one, "Lam") > 0 && count(&one, "TF32") == 1);
+    // The program's e-class is the root; it satisfies the step's sketch, and is marked so.
+    let two: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("fission.step2.json")).unwrap())
+            .unwrap();
+    let root = two["root_eclasses"][0].as_str().unwrap();
+    assert_eq!(
+        two["class_data"][root]["sketch"], "satisfied",
+        "{}",
+        two["class_data"][root]
+    );
+    let marked = (two["class_data"].as_object().unwrap().values())
+        .filter(|d| d["sketch"] == "satisfied")
+        .count();
+    assert!(marked >= 1 && marked < two["class_data"].as_object().unwrap().len());
 
     // A cap on e-nodes per constructor, said on standard error.
     let capped = dir.join("capped.dot");

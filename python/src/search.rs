@@ -225,7 +225,7 @@ impl SearchResult {
     /// When the sketch was not found (and `why=True` was asked): which sub-sketches hold
     /// where, the nearest misses and their terms.
     fn why(&self) -> Option<String> {
-        self.report.why.clone()
+        self.report.why.as_ref().map(|w| w.text.clone())
     }
 
     /// When found (and `explain=True` was asked): the rewrite path from the program to the

@@ -229,7 +229,7 @@ fn show(spec: &str, dump: Option<Dump>) -> Result<()> {
     let mut eg = egraph::rise_egraph()?;
     let root = encode::load_term(&mut eg, &term)?;
     if let Some(dump) = dump {
-        dump.write(&eg)?;
+        dump.write(&eg, root)?;
     }
     let graph = extract::ExprGraph::read(&eg)?;
     let (nodes, classes) = graph.size();
@@ -422,8 +422,10 @@ enum Benchmark {
 #[derive(clap::Args, Debug, Clone)]
 struct DumpArgs {
     /// Write the final e-graph to this file: `.json` (egglog's serialized format, read by the
-    /// e-graph visualizer), `.dot` (Graphviz) or `.svg` (needs Graphviz's `dot`). A guide
-    /// writes one per step: `F.step1.json`, ...
+    /// e-graph visualizer and by `sketchlog studio`; the program's e-class is the root, and
+    /// the e-classes that satisfy the sketch carry `"sketch": "satisfied"` in their class data),
+    /// `.dot` (Graphviz) or `.svg` (needs Graphviz's `dot`). A guide writes one per step:
+    /// `F.step1.json`, ...
     #[arg(long, value_parser = dump_path)]
     dump_egraph: Option<PathBuf>,
     /// At most this many e-nodes of each constructor in the dump.

@@ -15,6 +15,7 @@ pub mod extract;
 pub mod filter;
 pub mod lookup;
 pub mod names;
+pub mod neighbourhood;
 pub mod normal;
 pub mod rust_rule;
 pub mod saturate;

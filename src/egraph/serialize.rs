@@ -3,7 +3,9 @@
 //! `sketchlog run --to-json/--to-dot/--to-svg` and by `--dump-egraph` of `check`, `guide`
 //! and `show`.
 //!
-//! JSON is egglog's, byte for byte. The DOT and SVG pictures are for people: in an e-graph
+//! JSON is egglog's, byte for byte, except that a search's dump names the program's e-class
+//! as the root and marks the e-classes that satisfy the sketch in their `extra` data
+//! ([`MARK`]). The DOT and SVG pictures are for people: in an e-graph
 //! holding Rise terms, each term e-node's label carries its literals, sizes and type
 //! (`Var 0 : f32`, `NatApp 32 : 32.f32 -> f32`), and the size and type e-classes, which would
 //! otherwise outnumber the terms, are left out. With split primitive outputs the picture
@@ -54,7 +56,7 @@ impl Serialization {
         let mut picture = if options.split_primitive_outputs {
             data.clone()
         } else {
-            fold_rise_types(&data, eg)
+            fold_rise_types(&data, |id| eg.from_node_id(id).is_primitive())
         };
         for _ in 0..options.inline_leaves {
             data.inline_leaves();
@@ -156,14 +158,20 @@ impl Dump {
         }
     }
 
-    /// Writes `eg`.
-    pub fn write(&self, eg: &EGraph) -> Result<()> {
-        self.write_marked(eg, |_| false)
+    /// Writes `eg`, with `root`'s e-class (a term) as its root.
+    pub fn write(&self, eg: &EGraph, root: egglog::Value) -> Result<()> {
+        self.write_marked(eg, root, |_| false)
     }
 
-    /// Writes `eg`, the term e-classes for which `marked` holds (those that satisfy a sketch)
-    /// drawn in a colour of their own: their type in the picture is [`MARKED`].
-    pub fn write_marked(&self, eg: &EGraph, marked: impl Fn(egglog::Value) -> bool) -> Result<()> {
+    /// Writes `eg`, with `root`'s e-class (a term) as its root, and the term e-classes for
+    /// which `marked` holds (those that satisfy a sketch) marked: drawn in a colour of their
+    /// own (their type in the picture is [`MARKED`]), and carrying [`MARK`] in JSON.
+    pub fn write_marked(
+        &self,
+        eg: &EGraph,
+        root: egglog::Value,
+        marked: impl Fn(egglog::Value) -> bool,
+    ) -> Result<()> {
         let options = Options {
             max_functions: usize::MAX,
             max_calls_per_function: self.max_enodes,
@@ -171,10 +179,18 @@ impl Dump {
             inline_leaves: 0,
         };
         let mut serialization = Serialization::new(eg, &options);
-        for (id, data) in serialization.picture.class_data.iter_mut() {
-            let term = data.typ.as_deref() == Some(crate::egraph::schema::Field::Term.sort());
-            if term && marked(eg.class_id_to_value(id)) {
-                data.typ = Some(MARKED.to_string());
+        let term_sort = crate::egraph::schema::Field::Term.sort();
+        let root = eg.value_to_class_id(&crate::egraph::sort(eg, term_sort), root);
+        let s = &mut serialization;
+        for g in [&mut s.data, &mut s.picture] {
+            g.root_eclasses = vec![root.clone()];
+        }
+        for (id, data) in s.data.class_data.iter_mut() {
+            if data.typ.as_deref() == Some(term_sort) && marked(eg.class_id_to_value(id)) {
+                data.extra.insert(MARK.0.to_string(), MARK.1.to_string());
+                if let Some(shown) = s.picture.class_data.get_mut(id) {
+                    shown.typ = Some(MARKED.to_string());
+                }
             }
         }
         if let Some(omitted) = &serialization.omitted {
@@ -193,6 +209,33 @@ impl Dump {
 /// The type a marked e-class has in a picture ([`Dump::write_marked`]).
 pub const MARKED: &str = "satisfies the sketch";
 
+/// The key and value a marked e-class carries in its `extra` data in JSON.
+pub const MARK: (&str, &str) = ("sketch", "satisfied");
+
+/// The picture of an e-graph read back from egglog's JSON: Rise sizes and types folded into
+/// the labels of the terms, as [`Serialization`] draws them, and the e-classes carrying
+/// [`MARK`] drawn as [`MARKED`]. Primitive values are told by their sort's name.
+pub fn picture_of(g: &Serialized) -> Serialized {
+    let mut picture = fold_rise_types(g, |id| {
+        let node = &g.nodes[id];
+        let sort = g
+            .class_data
+            .get(&node.eclass)
+            .and_then(|d| d.typ.as_deref());
+        node.children.is_empty() && sort.is_some_and(|s| PRIMITIVE_SORTS.contains(&s))
+    });
+    for data in picture.class_data.values_mut() {
+        if data.extra.get(MARK.0).map(String::as_str) == Some(MARK.1) {
+            data.extra.remove(MARK.0);
+            data.typ = Some(MARKED.to_string());
+        }
+    }
+    picture
+}
+
+/// egglog's primitive sorts, whose values are leaves of their own e-classes in JSON.
+const PRIMITIVE_SORTS: [&str; 7] = ["i64", "f64", "String", "bool", "Unit", "BigInt", "BigRat"];
+
 /// A size or a type, decoded from its serialized e-class.
 #[derive(Clone)]
 enum SizeOrType {
@@ -204,7 +247,7 @@ enum SizeOrType {
 /// are sizes, types or primitive values are folded into its label, and the size and type
 /// e-classes (with the `ty` e-nodes in them) left out. Anything else is kept as it is; an
 /// e-graph without Rise terms is returned unchanged.
-fn fold_rise_types(g: &Serialized, eg: &EGraph) -> Serialized {
+fn fold_rise_types(g: &Serialized, is_primitive: impl Fn(&NodeId) -> bool) -> Serialized {
     let sort = |class: &ClassId| g.class_data.get(class).and_then(|d| d.typ.as_deref());
     let is_size_or_type = |class: &ClassId| matches!(sort(class), Some("Nat" | "Type"));
     if !g.nodes.values().any(|n| sort(&n.eclass) == Some("Expr")) {
@@ -224,9 +267,7 @@ fn fold_rise_types(g: &Serialized, eg: &EGraph) -> Serialized {
                 match folded {
                     Some(SizeOrType::Type(t)) => ty = Some(t),
                     Some(SizeOrType::Size(n)) => label += &format!(" {n}"),
-                    None if eg.from_node_id(child).is_primitive() => {
-                        label += &format!(" {}", g.nodes[child].op)
-                    }
+                    None if is_primitive(child) => label += &format!(" {}", g.nodes[child].op),
                     None => children.push(child.clone()),
                 }
             }
@@ -240,8 +281,7 @@ fn fold_rise_types(g: &Serialized, eg: &EGraph) -> Serialized {
     }
     // Sizes, types and primitive values are kept only where something kept still points at
     // them (a size cut off by a cap, or a user's own function of a type, say).
-    let optional =
-        |id: &NodeId, class: &ClassId| is_size_or_type(class) || eg.from_node_id(id).is_primitive();
+    let optional = |id: &NodeId, class: &ClassId| is_size_or_type(class) || is_primitive(id);
     let by_id: HashMap<&NodeId, &egraph_serialize::Node> =
         nodes.iter().map(|(id, n)| (id, n)).collect();
     let mut reached: HashSet<&NodeId> = HashSet::default();

@@ -33,6 +33,7 @@ use crate::rise::term::Term;
 use crate::rules::install::install_for;
 use crate::sketch::extract::SketchExtractor;
 use crate::sketch::query::{Engine, SketchQuery};
+use crate::sketch::why::Explanation;
 use crate::sketch::SketchDecl;
 use egglog::{EGraph, Value};
 use std::rc::Rc;
@@ -105,7 +106,7 @@ pub struct StepReport {
     pub pruned: usize,
     pub peak_rss_mb: f64,
     /// Why the sketch was not found, when asked ([`crate::sketch::why`]).
-    pub why: Option<String>,
+    pub why: Option<Explanation>,
     /// The rewrites from the input to the extracted term, when asked ([`explain`]).
     pub explanation: Option<explain::Explanation>,
     /// A strategy step's counts (its outcome is `found` when the strategy succeeded).
@@ -319,16 +320,19 @@ pub fn search_named(
     )?;
     if let Some(dump) = &step.dump {
         let sketched = !matches!(step.sketch.sketch, crate::sketch::Sketch::Any);
-        dump.write_marked(&eg, |class| sketched && query.holds(&eg, class))?;
+        let root = root_of(&eg, &input)?;
+        dump.write_marked(&eg, root, |class| sketched && query.holds(&eg, class))?;
     }
     let why = if step.why && !outcome.found() {
         let graph = ExprGraph::read(&eg)?;
+        let term_sort = crate::egraph::sort(&eg, crate::egraph::schema::Field::Term.sort());
         Some(crate::sketch::why::explain(
             &graph,
             &step.sketch.sketch,
             root_of(&eg, &input)?,
             &step.cost,
             names,
+            |class| eg.value_to_class_id(&term_sort, class).to_string(),
         )?)
     } else {
         None
@@ -395,7 +399,7 @@ pub fn simplify(
         &mut on_iteration,
     )?;
     if let Some(dump) = &step.dump {
-        dump.write(&eg)?;
+        dump.write(&eg, root_of(&eg, &input)?)?;
     }
     let (graph, root) = read_out(eg, &input)?;
     let cheapest = SketchDecl::any("cheapest");
@@ -463,7 +467,7 @@ fn rewrite(start: &Rc<Term>, step: &Step, rw: &Rewrite, sizes: &[String]) -> Res
         Ending::Failure(f) => (
             StopReason::Saturated,
             None,
-            Some(format!("{}: {f}\n", f.span)),
+            Some(Explanation::plain(format!("{}: {f}\n", f.span))),
         ),
         Ending::Stopped(limit) => {
             let stop = match limit {
@@ -474,7 +478,9 @@ fn rewrite(start: &Rc<Term>, step: &Step, rw: &Rewrite, sizes: &[String]) -> Res
             (
                 stop,
                 None,
-                Some(format!("the {limit} limit stopped the strategy\n")),
+                Some(Explanation::plain(format!(
+                    "the {limit} limit stopped the strategy\n"
+                ))),
             )
         }
     };

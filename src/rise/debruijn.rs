@@ -138,20 +138,28 @@ fn data_types(t: &Term) -> Vec<std::sync::Arc<str>> {
 
 /// Annotates the body under the leading `nfun`/`fun` binders with its type.
 fn annotate_body(e: Expr, t: &Term, nats: &mut Vec<String>) -> Expr {
-    match (e.kind, &t.node) {
+    let ty = e.ty;
+    let kind = match (e.kind, &t.node) {
         (ExprKind::Lam(x, ann, b), Node::Lam(tb)) => {
-            Expr::new(ExprKind::Lam(x, ann, Box::new(annotate_body(*b, tb, nats))))
+            ExprKind::Lam(x, ann, Box::new(annotate_body(*b, tb, nats)))
         }
         (ExprKind::NatLam(n, b), Node::NatLam(tb)) => {
             nats.push(n.clone());
             let body = annotate_body(*b, tb, nats);
             nats.pop();
-            Expr::new(ExprKind::NatLam(n, Box::new(body)))
+            ExprKind::NatLam(n, Box::new(body))
         }
-        (kind, _) => Expr::new(ExprKind::Annot(
-            Box::new(Expr::new(kind)),
-            name_type(&t.ty, nats),
-        )),
+        (kind, _) => {
+            let inner = Expr {
+                ty: ty.clone(),
+                ..Expr::new(kind)
+            };
+            ExprKind::Annot(Box::new(inner), name_type(&t.ty, nats))
+        }
+    };
+    Expr {
+        ty,
+        ..Expr::new(kind)
     }
 }
 
@@ -249,6 +257,7 @@ fn to_named_in(
     hints: &mut Hints,
     leading: bool,
 ) -> Expr {
+    let ty = name_type(&t.ty, nats);
     let kind = match &t.node {
         // A variable bound outside the term (a subterm printed on its own) keeps its
         // De Bruijn index, counted from the term's edge: `%0` is the innermost outer binder.
@@ -307,5 +316,8 @@ fn to_named_in(
             ExprKind::NatLam(name, Box::new(body))
         }
     };
-    Expr::new(kind)
+    Expr {
+        ty: Some(ty),
+        ..Expr::new(kind)
+    }
 }

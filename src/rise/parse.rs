@@ -270,8 +270,8 @@ impl Parser {
             if let Some(t) = ann {
                 let span = expr.span.clone();
                 expr = Expr {
-                    kind: ExprKind::Annot(Box::new(expr), t),
                     span,
+                    ..Expr::new(ExprKind::Annot(Box::new(expr), t))
                 };
             }
             prog.defs.push(Def {

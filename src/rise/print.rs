@@ -32,9 +32,26 @@ fn show_f32(x: f32) -> String {
 /// Prints an expression.
 pub fn print_expr(e: &Expr) -> String {
     let mut out = String::new();
-    write_expr(e, Ctx::Top, &mut out);
+    write_expr(e, Ctx::Top, &mut out, &mut vec![]);
     out
 }
+
+/// Prints an expression, with the place of every subexpression that has a type (those
+/// printed from a typed term, [`super::debruijn::to_named_as`]): `(start, end, type)`, in
+/// characters, innermost last among those that start at the same place.
+pub fn print_with_types(e: &Expr) -> (String, Vec<(usize, usize, String)>) {
+    let (mut out, mut spans) = (String::new(), vec![]);
+    write_expr(e, Ctx::Top, &mut out, &mut spans);
+    let chars = |byte: usize| out[..byte].chars().count();
+    let mut typed: Vec<(usize, usize, String)> = (spans.iter())
+        .map(|(start, end, t)| (chars(*start), chars(*end), print_type(t)))
+        .collect();
+    typed.sort_by_key(|(start, end, _)| (*start, std::cmp::Reverse(*end)));
+    (out, typed)
+}
+
+/// Where each typed subexpression was printed, in bytes.
+type Spans<'e> = Vec<(usize, usize, &'e Type)>;
 
 /// Prints a type (free nat variables by name).
 pub fn print_type(t: &Type) -> String {
@@ -56,7 +73,15 @@ fn let_sugar(e: &Expr) -> Option<(&Expr, &str, &Expr)> {
     }
 }
 
-fn write_expr(e: &Expr, ctx: Ctx, out: &mut String) {
+fn write_expr<'e>(e: &'e Expr, ctx: Ctx, out: &mut String, spans: &mut Spans<'e>) {
+    let start = out.len();
+    write_kind(e, ctx, out, spans);
+    if let Some(t) = &e.ty {
+        spans.push((start, out.len(), t));
+    }
+}
+
+fn write_kind<'e>(e: &'e Expr, ctx: Ctx, out: &mut String, spans: &mut Spans<'e>) {
     let paren = |open: bool, out: &mut String| {
         if open {
             out.push('(')
@@ -65,9 +90,9 @@ fn write_expr(e: &Expr, ctx: Ctx, out: &mut String) {
     if let Some((value, x, body)) = let_sugar(e) {
         paren(ctx != Ctx::Top, out);
         out.push_str(&format!("let {x} = "));
-        write_expr(value, Ctx::Top, out);
+        write_expr(value, Ctx::Top, out, spans);
         out.push_str(" in ");
-        write_expr(body, Ctx::Top, out);
+        write_expr(body, Ctx::Top, out, spans);
         if ctx != Ctx::Top {
             out.push(')');
         }
@@ -79,7 +104,7 @@ fn write_expr(e: &Expr, ctx: Ctx, out: &mut String) {
         ExprKind::F32(x) => out.push_str(&show_f32(x.0)),
         ExprKind::Annot(inner, t) => {
             out.push('(');
-            write_expr(inner, Ctx::Top, out);
+            write_expr(inner, Ctx::Top, out, spans);
             out.push_str(&format!(" : {})", print_type(t)));
         }
         ExprKind::Lam(..) => {
@@ -94,7 +119,7 @@ fn write_expr(e: &Expr, ctx: Ctx, out: &mut String) {
                 cur = body;
             }
             out.push_str(" => ");
-            write_expr(cur, Ctx::Top, out);
+            write_expr(cur, Ctx::Top, out, spans);
             if ctx != Ctx::Top {
                 out.push(')');
             }
@@ -118,7 +143,7 @@ fn write_expr(e: &Expr, ctx: Ctx, out: &mut String) {
                 }
             }
             out.push_str(" => ");
-            write_expr(cur, Ctx::Top, out);
+            write_expr(cur, Ctx::Top, out, spans);
             if ctx != Ctx::Top {
                 out.push(')');
             }
@@ -138,7 +163,7 @@ fn write_expr(e: &Expr, ctx: Ctx, out: &mut String) {
             ) && !matches!(&cur.kind, ExprKind::Int(i) if *i < 0)
                 && !matches!(&cur.kind, ExprKind::F32(x) if x.0.is_sign_negative());
             paren(!atomic, out);
-            write_expr(cur, Ctx::Top, out);
+            write_expr(cur, Ctx::Top, out, spans);
             if !atomic {
                 out.push(')');
             }
@@ -149,20 +174,20 @@ fn write_expr(e: &Expr, ctx: Ctx, out: &mut String) {
             // needs parentheses.
             paren(ctx != Ctx::Top, out);
             match f.kind {
-                ExprKind::Comp(..) => write_expr(f, Ctx::Top, out),
-                _ => write_expr(f, Ctx::Fun, out),
+                ExprKind::Comp(..) => write_expr(f, Ctx::Top, out, spans),
+                _ => write_expr(f, Ctx::Fun, out, spans),
             }
             out.push_str(" >> ");
-            write_expr(g, Ctx::Fun, out);
+            write_expr(g, Ctx::Fun, out, spans);
             if ctx != Ctx::Top {
                 out.push(')');
             }
         }
         ExprKind::App(f, x) => {
             paren(ctx == Ctx::Arg, out);
-            write_expr(f, Ctx::Fun, out);
+            write_expr(f, Ctx::Fun, out, spans);
             out.push(' ');
-            write_expr(x, Ctx::Arg, out);
+            write_expr(x, Ctx::Arg, out, spans);
             if ctx == Ctx::Arg {
                 out.push(')');
             }

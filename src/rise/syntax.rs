@@ -28,6 +28,9 @@ impl std::hash::Hash for Float {
 pub struct Expr {
     pub kind: ExprKind,
     pub span: Option<Span>,
+    /// For an expression printed from a typed term, the type of that term, its sizes named
+    /// as in the expression ([`super::print::print_with_types`]); `None` for one parsed.
+    pub ty: Option<Type>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -62,7 +65,11 @@ impl PartialEq for Expr {
 
 impl Expr {
     pub fn new(kind: ExprKind) -> Expr {
-        Expr { kind, span: None }
+        Expr {
+            kind,
+            span: None,
+            ty: None,
+        }
     }
     pub fn var(x: &str) -> Expr {
         Expr::new(ExprKind::Var(x.to_string()))
@@ -210,6 +217,7 @@ impl Expr {
         Expr {
             kind,
             span: self.span.clone(),
+            ty: self.ty.clone(),
         }
     }
 

@@ -22,15 +22,43 @@ use std::fmt::Write;
 /// How deep the failure explanation follows the sketch.
 const MAX_DEPTH: usize = 12;
 
+/// An explanation: its text, and the e-classes its lines are about.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Explanation {
+    pub text: String,
+    /// `(line, class)`: line `line` of the text (from 0) is about the e-class `class`, named
+    /// as in the e-graph's JSON export. A line that names a class names one: the cheapest
+    /// terms' e-classes in the nearest misses, the places where it fails.
+    pub classes: Vec<(usize, String)>,
+}
+
+impl Explanation {
+    /// An explanation about no e-class.
+    pub fn plain(text: String) -> Explanation {
+        Explanation {
+            text,
+            classes: vec![],
+        }
+    }
+}
+
+impl std::fmt::Display for Explanation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
 /// The explanation of why no term of `root`'s e-class satisfies `sketch`; `names` are the
-/// program's own names for its leading binders, used in what is printed.
+/// program's own names for its leading binders, used in what is printed; `class_id` names
+/// an e-class as the e-graph's JSON export does.
 pub fn explain(
     graph: &ExprGraph,
     sketch: &Sketch,
     root: Value,
     cost: &impl CostModel,
     names: &debruijn::Names,
-) -> Result<String> {
+    class_id: impl Fn(Value) -> String,
+) -> Result<Explanation> {
     // Sizes printed on their own (in types) are named as the program's leading ones.
     // (A program whose every term the filter removed has none to name them by.)
     let sizes = if names.sizes.is_empty() {
@@ -44,6 +72,7 @@ pub fn explain(
         graph,
         extractor: SketchExtractor::new(graph, cost),
         out: String::new(),
+        classes: vec![],
         sizes,
         names: names.clone(),
         root,
@@ -53,13 +82,20 @@ pub fn explain(
     why.nearest_misses(sketch, root)?;
     why.out += "where it fails:\n";
     why.fail(sketch, root, "the program", 1);
-    Ok(why.readable(&why.out))
+    Ok(Explanation {
+        text: why.readable(&why.out),
+        classes: (why.classes.iter())
+            .map(|(line, class)| (*line, class_id(*class)))
+            .collect(),
+    })
 }
 
 struct Why<'g> {
     graph: &'g ExprGraph,
     extractor: SketchExtractor<'g>,
     out: String,
+    /// The e-class each line of `out` that is about one is about, by line number.
+    classes: Vec<(usize, Value)>,
     sizes: Vec<String>,
     names: debruijn::Names,
     root: Value,
@@ -148,6 +184,7 @@ impl Why<'_> {
         match at_root {
             Some(s) => {
                 let term = self.term(s, root)?;
+                self.mark(root);
                 writeln!(
                     self.out,
                     "largest sub-sketch the program satisfies ({} of {weight} nodes): {s}\n  cheapest such term: {term}",
@@ -172,6 +209,7 @@ impl Why<'_> {
         }
         if let Some((s, class, _)) = best {
             let term = self.term(s, class)?;
+            self.mark(class);
             writeln!(
                 self.out,
                 "largest sub-sketch a subterm of the program satisfies ({} of {weight} nodes): {s}\n  cheapest such subterm: {term}",
@@ -282,14 +320,26 @@ impl Why<'_> {
         out
     }
 
-    fn line(&mut self, depth: usize, text: String) {
+    /// Writes a line about `class`.
+    fn line(&mut self, depth: usize, class: Value, text: String) {
+        self.mark(class);
         writeln!(self.out, "{}{text}", "  ".repeat(depth)).unwrap();
+    }
+
+    /// Notes that the next line is about `class`.
+    fn mark(&mut self, class: Value) {
+        let line = self.out.matches('\n').count();
+        self.classes.push((line, class));
     }
 
     /// Part 3: why no term of `class` (reached along `path`) satisfies `sketch`.
     fn fail(&mut self, sketch: &Sketch, class: Value, path: &str, depth: usize) {
         if depth > MAX_DEPTH {
-            return self.line(depth, format!("{path}: ... (deeper reasons left out)"));
+            return self.line(
+                depth,
+                class,
+                format!("{path}: ... (deeper reasons left out)"),
+            );
         }
         match sketch {
             Sketch::Any => {}
@@ -319,6 +369,7 @@ impl Why<'_> {
                     let example = self.term(&Sketch::Any, class).unwrap_or_default();
                     return self.line(
                         depth,
+                        class,
                         format!(
                             "{path}: no term here is `{shown}`; its terms are {}, such as `{}`",
                             crate::error::listing(&heads),
@@ -335,8 +386,7 @@ impl Why<'_> {
             }
             Sketch::Contains(inner) => {
                 let elsewhere = self.extractor.satisfying(inner).map_or(0, |c| c.len());
-                self.line(
-                    depth,
+                self.line(depth, class,
                     format!(
                         "{path}: no subterm satisfies `{}` ({elsewhere} e-classes elsewhere in the e-graph do)",
                         short(inner)
@@ -352,6 +402,7 @@ impl Why<'_> {
                     {
                         self.line(
                             depth + 1,
+                            class,
                             format!(
                                 "`{}` is there, but not applied to one more argument: terms are \
                                  compared in beta-eta normal form, where `fun x => f x` is `f`; \
@@ -383,6 +434,7 @@ impl Why<'_> {
             Sketch::Or(a, b) => {
                 self.line(
                     depth,
+                    class,
                     format!("{path}: neither side of `{}` holds", short(sketch)),
                 );
                 self.fail(a, class, path, depth + 1);
@@ -394,6 +446,7 @@ impl Why<'_> {
                         (self.graph.ty(class)).map_or("unknown".to_string(), |t| t.to_string());
                     self.line(
                         depth,
+                        class,
                         format!("{path}: the term has type {ty}, the sketch asks for {t}"),
                     );
                 } else {

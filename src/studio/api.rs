@@ -1,9 +1,10 @@
 //! The page's requests: each one's body and what it does with the session.
 
-use super::session::{self, StepSpec};
+use super::session::{self, EGraphOf, StepSpec};
 use super::{code, on_session, Shared};
+use crate::egraph::neighbourhood::Bounds;
 use crate::error::Error;
-use axum::extract::{Path as UrlPath, State};
+use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -154,22 +155,40 @@ pub(super) async fn file(
     .await
 }
 
-pub(super) async fn egraph(
-    State(shared): State<Arc<Shared>>,
-    UrlPath(index): UrlPath<usize>,
-) -> Response {
-    on_session(shared, false, move |s, _, _| {
-        Ok(serde_json::json!({ "svg": s.picture(index)? }))
-    })
-    .await
+#[derive(Deserialize)]
+pub(super) struct EGraphRequest {
+    /// A step's final e-graph (from 0), or else:
+    step: Option<usize>,
+    /// an e-graph exported as egglog's JSON.
+    path: Option<String>,
+    /// The e-class in the middle of the view; by default the program's.
+    class: Option<String>,
+    /// How many edges below it to show.
+    depth: Option<usize>,
 }
 
-pub(super) async fn export(
+/// The deepest view asked for.
+const MAX_DEPTH: usize = 16;
+
+pub(super) async fn egraph(
     State(shared): State<Arc<Shared>>,
-    Json(r): Json<FileRequest>,
+    Json(r): Json<EGraphRequest>,
 ) -> Response {
     on_session(shared, false, move |s, _, _| {
-        Ok(serde_json::json!({ "svg": s.picture_of_export(&r.path)? }))
+        let of = match (r.step, r.path) {
+            (Some(i), None) => EGraphOf::Step(i),
+            (None, Some(path)) => EGraphOf::File(path),
+            _ => {
+                return Err(Error::bad_input(
+                    "an e-graph is a step's (`step`) or a file's (`path`)".to_string(),
+                ))
+            }
+        };
+        let mut bounds = Bounds::default();
+        if let Some(depth) = r.depth {
+            bounds.depth = depth.min(MAX_DEPTH);
+        }
+        s.egraph(&of, r.class.as_deref(), bounds)
     })
     .await
 }

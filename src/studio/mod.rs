@@ -158,8 +158,7 @@ fn router(shared: Arc<Shared>) -> Router {
         .route("/api/code", post(api::code))
         .route("/api/bench", post(api::bench))
         .route("/api/file", post(api::file))
-        .route("/api/egraph/{index}", get(api::egraph))
-        .route("/api/export", post(api::export))
+        .route("/api/egraph", post(api::egraph))
         .layer(axum::middleware::from_fn_with_state(
             shared.clone(),
             guard::guard,

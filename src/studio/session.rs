@@ -2,13 +2,39 @@
 //! as the text `sketchlog guide` reads, so what the page runs is what it saves.
 
 use super::paths::Root;
+use crate::egraph::neighbourhood::{self, Bounds};
 use crate::egraph::saturate::{Cancel, IterationStats};
+use crate::egraph::serialize::{self, Dump};
 use crate::error::{Error, Result};
 use crate::guide::{self, StepReport};
 use crate::rise::{self, debruijn, print, term::Term};
+use egraph_serialize::{ClassId, EGraph as Serialized};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+
+/// Which e-graph to view.
+#[derive(Clone, Debug)]
+pub enum EGraphOf {
+    /// Step `i`'s final e-graph (from 0).
+    Step(usize),
+    /// An e-graph exported as egglog's JSON, relative to the studio's directory.
+    File(String),
+}
+
+/// A view of an e-graph, drawn.
+#[derive(Serialize)]
+pub struct EGraphView {
+    pub svg: String,
+    /// The e-class in the middle of the view.
+    pub centre: String,
+    /// The e-class of each e-node drawn, by the e-node's name in the picture.
+    pub class_of: BTreeMap<String, String>,
+    /// E-classes and e-nodes shown, and in the whole e-graph.
+    pub shown: (usize, usize),
+    pub total: (usize, usize),
+}
 
 /// What a step looks for, as a guide's `step` line writes it.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
@@ -61,6 +87,9 @@ pub enum Place {
 #[derive(Clone, Debug, Serialize)]
 pub struct Shown {
     pub text: String,
+    /// The type of each subterm printed in `text`: `(start, end, type)` in characters,
+    /// outermost first.
+    pub types: Vec<(usize, usize, String)>,
     pub typed: String,
     pub ty: String,
 }
@@ -78,18 +107,19 @@ pub struct Outcome {
     pub seconds: f64,
     pub peak_rss_mb: f64,
     /// When not found: which sub-sketches hold where (`check --why`).
-    pub why: Option<String>,
+    pub why: Option<crate::sketch::why::Explanation>,
     /// Elevate's rewrite steps and rule applications, for a strategy.
     pub strategy_steps: Option<(u64, u64)>,
     pub term: Option<Shown>,
 }
 
-/// A step run: its outcomes (an automatic step finds several) and its e-graph's picture.
+/// A step run: its outcomes (an automatic step finds several) and its final e-graph.
 struct Done {
     outcomes: Vec<Outcome>,
     /// The term the next step starts from, when the step found its target.
     term: Option<Rc<Term>>,
-    picture: Option<PathBuf>,
+    /// The final e-graph in egglog's JSON, when the step searched.
+    egraph: Option<PathBuf>,
 }
 
 /// The session's state, as the page shows it.
@@ -110,7 +140,8 @@ pub struct StepView {
     pub spec: StepSpec,
     /// `None` until it has run.
     pub outcomes: Option<Vec<Outcome>>,
-    pub picture: bool,
+    /// Whether its final e-graph can be viewed.
+    pub egraph: bool,
 }
 
 /// The files under the studio's directory the page offers.
@@ -130,9 +161,15 @@ pub struct Session {
     sketches: String,
     steps: Vec<StepSpec>,
     done: Vec<Done>,
-    pictures: Option<tempfile::TempDir>,
+    /// Where the steps' e-graphs are written.
+    egraphs: tempfile::TempDir,
+    /// The picture last viewed, by file and modification time.
+    viewed: Option<(PathBuf, std::time::SystemTime, Serialized)>,
     files: Files,
 }
+
+/// At most this many e-nodes of each constructor are kept of a step's final e-graph.
+const KEPT_ENODES: usize = 10_000;
 
 /// Where the guide being built is read from: files that exist only in the session
 /// ([`crate::files::with_overlay`]).
@@ -140,15 +177,11 @@ const GUIDE: &str = "studio.guide";
 const SKETCHES: &str = "studio.sketch";
 
 impl Session {
-    /// A session on `program` (`FILE.rise:NAME` under `root`). E-graph pictures are drawn
-    /// when Graphviz's `dot` is on the PATH.
+    /// A session on `program` (`FILE.rise:NAME` under `root`).
     pub fn open(root: Root, program: &str) -> Result<Session> {
         root.existing(guide::file_of(program))?;
         let start = rise::load_def_ref(program, root.path())?;
-        let pictures = match dot_installed() {
-            true => Some(tempfile::tempdir().map_err(|e| Error::io(&std::env::temp_dir(), e))?),
-            false => None,
-        };
+        let egraphs = tempfile::tempdir().map_err(|e| Error::io(&std::env::temp_dir(), e))?;
         let files = root.files();
         Ok(Session {
             root,
@@ -157,7 +190,8 @@ impl Session {
             sketches: String::new(),
             steps: vec![],
             done: vec![],
-            pictures,
+            egraphs,
+            viewed: None,
             files,
         })
     }
@@ -170,7 +204,7 @@ impl Session {
             .map(|(i, spec)| StepView {
                 spec: spec.clone(),
                 outcomes: self.done.get(i).map(|d| d.outcomes.clone()),
-                picture: self.done.get(i).is_some_and(|d| d.picture.is_some()),
+                egraph: self.done.get(i).is_some_and(|d| d.egraph.is_some()),
             })
             .collect();
         View {
@@ -194,11 +228,12 @@ impl Session {
     }
 
     fn show(&self, t: &Rc<Term>) -> Shown {
-        let printed =
-            |annotate| print::print_expr(&debruijn::to_named_as(t, annotate, &self.start.names));
+        let named = |annotate| debruijn::to_named_as(t, annotate, &self.start.names);
+        let (text, types) = print::print_with_types(&named(debruijn::Annotate::Leading));
         Shown {
-            text: printed(debruijn::Annotate::Leading),
-            typed: printed(debruijn::Annotate::All),
+            text,
+            types,
+            typed: print::print_expr(&named(debruijn::Annotate::All)),
             ty: t.ty.to_string(),
         }
     }
@@ -288,14 +323,9 @@ impl Session {
                 break;
             }
             let i = self.done.len();
-            let picture = self
-                .pictures
-                .as_ref()
-                .map(|d| d.path().join(format!("{i}.svg")));
-            if let Some(path) = &picture {
-                let _ = std::fs::remove_file(path);
-                g.steps[i].dump = Some(crate::egraph::serialize::Dump::new(path, 40)?);
-            }
+            let egraph = self.egraphs.path().join(format!("{i}.json"));
+            let _ = std::fs::remove_file(&egraph);
+            g.steps[i].dump = Some(Dump::new(&egraph, KEPT_ENODES)?);
             let term = self.current();
             let reports = guide::run_step(&g, i, &term, |s| on(i, s))?;
             let next = match reports.last() {
@@ -306,7 +336,7 @@ impl Session {
             self.done.push(Done {
                 outcomes: reports.iter().map(|r| self.outcome(r)).collect(),
                 term: next,
-                picture: picture.filter(|p| p.exists()),
+                egraph: Some(egraph).filter(|p| p.exists()),
             });
         }
         Ok(())
@@ -426,32 +456,55 @@ impl Session {
         ])
     }
 
-    /// Step `index`'s e-graph picture (SVG), when it was drawn.
-    pub fn picture(&self, index: usize) -> Result<String> {
-        let path = self.done.get(index).and_then(|d| d.picture.as_ref());
-        match path {
-            Some(p) => Ok(crate::files::read_source(p)?.text.clone()),
-            None if self.pictures.is_none() => Err(Error::bad_input(
-                "e-graphs are drawn with Graphviz's `dot`, which is not on the PATH".to_string(),
-            )),
-            None => Err(Error::bad_input(format!(
-                "step {} has no picture (it has not run)",
-                index + 1
-            ))),
+    /// A view of an e-graph around `class` (by default, the program's e-class), drawn.
+    pub fn egraph(
+        &mut self,
+        of: &EGraphOf,
+        class: Option<&str>,
+        bounds: Bounds,
+    ) -> Result<EGraphView> {
+        let (file, name) = match of {
+            EGraphOf::Step(step) => {
+                let file = self.done.get(*step).and_then(|d| d.egraph.clone());
+                let file = file.ok_or_else(|| {
+                    Error::bad_input(format!("step {} has no e-graph to show", step + 1))
+                })?;
+                (file, format!("step {}", step + 1))
+            }
+            EGraphOf::File(path) => (self.root.existing(path)?, path.clone()),
+        };
+        let modified = std::fs::metadata(&file)
+            .and_then(|m| m.modified())
+            .map_err(|e| Error::io(&file, e))?;
+        if !matches!(&self.viewed, Some((f, m, _)) if *f == file && *m == modified) {
+            let graph = Serialized::from_json_file(&file).map_err(|e| {
+                Error::bad_input(format!("{name}: not an e-graph in egglog's JSON: {e}"))
+            })?;
+            self.viewed = Some((file.clone(), modified, serialize::picture_of(&graph)));
         }
-    }
-
-    /// An e-graph exported as egglog's JSON (`--dump-egraph F.json`), drawn.
-    pub fn picture_of_export(&self, path: &str) -> Result<String> {
-        let file = self.root.existing(path)?;
-        let graph = egraph_serialize::EGraph::from_json_file(&file).map_err(|e| {
-            Error::bad_input(format!("{path}: not an e-graph in egglog's JSON: {e}"))
+        let picture = &self.viewed.as_ref().expect("just read").2;
+        let centre = class.map(ClassId::from);
+        let view = neighbourhood::around(picture, centre.as_ref(), bounds).ok_or_else(|| {
+            Error::bad_input(match class {
+                Some(c) => format!("{name} has no e-class `{c}`"),
+                None => format!("{name} has no e-nodes"),
+            })
         })?;
         let out = tempfile::NamedTempFile::new().map_err(|e| Error::io(&file, e))?;
-        graph
-            .to_svg_file(out.path())
-            .map_err(|e| Error::bad_input(format!("drawing {path} with Graphviz's `dot`: {e}")))?;
-        Ok(crate::files::read_source(out.path())?.text.clone())
+        view.graph.to_svg_file(out.path()).map_err(|e| {
+            Error::bad_input(format!(
+                "drawing the e-graph needs Graphviz's `dot` on the PATH: {e}"
+            ))
+        })?;
+        Ok(EGraphView {
+            svg: crate::files::read_source(out.path())?.text.clone(),
+            centre: view.centre.to_string(),
+            class_of: (view.class_of.iter())
+                .map(|(n, c)| (n.to_string(), c.to_string()))
+                .collect(),
+            shown: view.shown,
+            total: view.total,
+        })
     }
 
     pub fn root(&self) -> &Root {
@@ -466,12 +519,3 @@ impl Session {
 
 /// Called with a step's index and each of its iterations.
 pub type Progress<'a> = dyn FnMut(usize, &IterationStats) + 'a;
-
-fn dot_installed() -> bool {
-    std::process::Command::new("dot")
-        .arg("-V")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}

@@ -74,8 +74,9 @@ fn under_binders(e: &Expr, f: &mut dyn FnMut(&Expr) -> Option<Expr>) -> Option<E
         _ => return f(e),
     };
     Some(Expr {
-        kind,
         span: e.span.clone(),
+        ty: e.ty.clone(),
+        ..Expr::new(kind)
     })
 }
 

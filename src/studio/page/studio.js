@@ -41,8 +41,7 @@ function el(tag, text, cls) {
 function render(s) {
   state = s;
   $("program").textContent = s.program;
-  $("current").textContent = $("typed").checked ? s.current.typed : s.current.text;
-  $("current").title = s.current.ty;
+  showTerm($("current"), s.current);
   $("current-type").textContent = ": " + s.current.ty;
   $("guide-text").textContent = s.guide;
   if (document.activeElement !== $("sketches") && $("sketches").value === "" && s.sketches) {
@@ -52,6 +51,47 @@ function render(s) {
   renderChoices(s.files);
   const last = s.steps.length ? s.steps[s.steps.length - 1] : null;
   showResult(last);
+}
+
+// Shows a term in `box`: printed with every binder and primitive typed, or printed plainly
+// with each subterm's type shown when the pointer is over it.
+function showTerm(box, shown) {
+  box.title = shown.ty;
+  if ($("typed").checked) {
+    box.textContent = shown.typed;
+    return;
+  }
+  const text = shown.text;
+  const stack = [{ end: text.length, node: box }];
+  let at = 0;
+  box.replaceChildren();
+  const upTo = (to) => {
+    if (to > at) stack[stack.length - 1].node.append(text.slice(at, to));
+    at = Math.max(at, to);
+  };
+  for (const [start, end, ty] of shown.types) {
+    while (stack.length > 1 && stack[stack.length - 1].end <= start) {
+      upTo(stack[stack.length - 1].end);
+      stack.pop();
+    }
+    upTo(start);
+    const span = el("span", undefined, "sub");
+    span.title = ty;
+    stack[stack.length - 1].node.append(span);
+    stack.push({ end, node: span });
+  }
+  while (stack.length > 1) {
+    upTo(stack[stack.length - 1].end);
+    stack.pop();
+  }
+  upTo(text.length);
+}
+
+// The subterm under the pointer is outlined (the innermost only).
+function outlineSubterm(event) {
+  for (const old of document.querySelectorAll("span.sub.hovered")) old.classList.remove("hovered");
+  const sub = event.target.closest && event.target.closest("span.sub");
+  if (sub) sub.classList.add("hovered");
 }
 
 function summary(o) {
@@ -95,7 +135,7 @@ function renderSteps(steps) {
     remove.onclick = () => removeStep(i);
     item.append(edit, insert, remove);
     list.append(item);
-    if (step.picture) {
+    if (step.egraph) {
       const option = el("option", `${i + 1}: ${targetText(step.spec.target)}`);
       option.value = i;
       pick.append(option);
@@ -146,28 +186,42 @@ function showResult(step) {
   box.dataset.found = last ? String(last.found) : "true";
   for (const o of outcomes) $("result-summary").append(el("div", summary(o)));
   if (last && last.term) {
-    const term = el("pre", $("typed").checked ? last.term.typed : last.term.text, "term found-term");
-    term.title = last.term.ty;
+    const term = el("pre", undefined, "term found-term");
+    showTerm(term, last.term);
     $("result-summary").append(term);
   }
-  if (last && last.why) $("why").append(el("h4", "Why not found"), whyTree(last.why));
+  if (last && last.why) {
+    const index = state.steps.indexOf(step);
+    $("why").append(el("h4", "Why not found"), whyTree(last.why, index));
+  }
 }
 
-// The `--why` analysis as a tree: each line's indentation is its depth.
-function whyTree(text) {
+// The `--why` analysis as a tree: each line's indentation is its depth. A line about an
+// e-class of step `step`'s e-graph shows it there when clicked.
+function whyTree(why, step) {
   const root = el("ul", undefined, "why-tree");
   const stack = [{ depth: -1, list: root }];
-  for (const line of text.split("\n")) {
-    if (!line.trim()) continue;
+  const classes = new Map(why.classes);
+  why.text.split("\n").forEach((line, i) => {
+    if (!line.trim()) return;
     const depth = line.length - line.trimStart().length;
     while (stack.length > 1 && stack[stack.length - 1].depth >= depth) stack.pop();
     const item = el("li", line.trim());
     if (/\bholds\b|\bsatisf/.test(line) && !/\bnot\b|\bno\b/.test(line)) item.className = "holds";
+    const cls = classes.get(i);
+    if (cls !== undefined && step >= 0 && state.steps[step].egraph) {
+      const show = el("button", "e-graph", "show-class");
+      show.type = "button";
+      show.dataset.eclass = cls;
+      show.title = `show e-class ${cls} in the e-graph`;
+      show.onclick = () => showEgraph({ step }, cls);
+      item.append(" ", show);
+    }
     stack[stack.length - 1].list.append(item);
     const sub = el("ul");
     item.append(sub);
     stack.push({ depth, list: sub });
-  }
+  });
   return root;
 }
 
@@ -327,10 +381,37 @@ async function save(event) {
   }
 }
 
-async function showPicture(request) {
-  const answer = await request;
-  if (answer.ok) $("egraph").innerHTML = answer.data.svg;
-  else $("egraph").replaceChildren(el("div", answer.data.error, "error"));
+// ---- the e-graph view ----
+
+let egraphSource = null; // { step } or { path }: the e-graph on view
+let egraphClasses = {}; // the e-class of each e-node drawn
+
+// Shows the e-graph of `source` around e-class `cls` (by default the program's).
+async function showEgraph(source, cls) {
+  egraphSource = source;
+  const body = { ...source, depth: Number($("egraph-depth").value) || 8 };
+  if (cls) body.class = cls;
+  const answer = await api("/api/egraph", body);
+  if (!answer.ok) {
+    $("egraph").replaceChildren(el("div", answer.data.error, "error"));
+    $("egraph-info").textContent = "";
+    return;
+  }
+  const v = answer.data;
+  egraphClasses = v.class_of;
+  $("egraph").innerHTML = v.svg;
+  $("egraph").dataset.centre = v.centre;
+  $("egraph-info").textContent =
+    `around e-class ${v.centre}: ${v.shown[0]} of ${v.total[0]} e-classes, ` +
+    `${v.shown[1]} of ${v.total[1]} e-nodes. Click an e-node to centre the view on its e-class.`;
+}
+
+// A click on an e-node of the picture centres the view on its e-class.
+function egraphClick(event) {
+  const node = event.target.closest("g.node");
+  const title = node && node.querySelector("title");
+  const cls = title && egraphClasses[title.textContent];
+  if (cls && egraphSource) showEgraph(egraphSource, cls);
 }
 
 function threads() {
@@ -384,10 +465,13 @@ async function start() {
   $("cancel-edit").onclick = endEdit;
   $("sketch-files").onchange = openSketches;
   $("save-form").onsubmit = save;
-  $("show-egraph").onclick = () => showPicture(api(`/api/egraph/${$("egraph-step").value}`));
-  $("show-export").onclick = () => showPicture(api("/api/export", { path: $("export-path").value }));
+  $("show-egraph").onclick = () => showEgraph({ step: Number($("egraph-step").value) });
+  $("show-export").onclick = () => showEgraph({ path: $("export-path").value });
+  $("egraph-root").onclick = () => egraphSource && showEgraph(egraphSource);
   $("typed").onchange = () => state && render(state);
-  $("egraph").onclick = () => $("egraph").classList.toggle("zoomed");
+  $("egraph").onclick = egraphClick;
+  document.addEventListener("mouseover", outlineSubterm);
+  $("egraph-zoom").onchange = () => $("egraph").classList.toggle("zoomed", $("egraph-zoom").checked);
   $("show-c").onclick = showC;
   $("bench").onclick = bench;
   const answer = await api("/api/state");
