@@ -234,9 +234,21 @@ def fuzz():
     return "\n".join(f"| {names.get(k, k)} | " + " | ".join(f"{n:,}" for n in v) + " |"
                      for k, v in rows)
 
+def studio_stop():
+    """results/studio-stop.csv (scripts/studio-stop.py): how soon the studio's Stop answers on a
+    large search, a row per round, with the machine it ran on."""
+    rs = [r for r in rows("studio-stop.csv") if r["round"] != "median"]
+    body = "\n".join(
+        f"| {r['delay_s']} | {int(r['enodes_at_stop']):,} | {int(r['enodes_final']):,} "
+        f"| {r['last_iteration_s']} | {r['stop_to_answer_s']} | {r['slowest_progress_poll_s']} |"
+        for r in rs)
+    machines = sorted({r["machine"] for r in rs})
+    return body + f"\n\nMeasured on {', '.join(machines)}, release build." if rs else body
+
 FILLS = [("table2", table2), ("table2-exact", table2_exact), ("table4", table4), ("table3", table3), ("table5", table5),
          ("codegen", codegen), ("harris", harris), ("steps", steps), ("sweep", sweep), ("shine", shine),
-         ("egglog-peer", egglog_peer), ("auto", auto), ("elevate", elevate), ("fuzz", fuzz), ("machine", machine)]
+         ("egglog-peer", egglog_peer), ("auto", auto), ("elevate", elevate), ("fuzz", fuzz), ("studio-stop", studio_stop),
+         ("machine", machine)]
 
 for page in [pathlib.Path("README.md")] + sorted(pathlib.Path("docs/src").glob("*.md")):
     text = page.read_text()

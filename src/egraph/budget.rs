@@ -114,9 +114,7 @@ impl Budget {
     /// them; the k-th fires when the share's running total passes a whole number).
     pub fn admit(&self) -> bool {
         let k = self.seen.fetch_add(1, Relaxed);
-        if self.inserted.load(Relaxed) >= self.room.load(Relaxed)
-            || self.cancel.get().is_some_and(Cancel::is_cancelled)
-        {
+        if self.inserted.load(Relaxed) >= self.room.load(Relaxed) || self.cancelled() {
             return false;
         }
         if self.limited.load(Relaxed) {
@@ -128,6 +126,11 @@ impl Budget {
         }
         self.fired.fetch_add(1, Relaxed);
         true
+    }
+
+    /// Whether the search was asked to stop: then no match fires.
+    pub fn cancelled(&self) -> bool {
+        self.cancel.get().is_some_and(Cancel::is_cancelled)
     }
 
     /// Counts a match a naively evaluated rule had applied before (it does not fire again).
@@ -179,7 +182,7 @@ impl Budget {
 }
 
 /// What a rewrite step did.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Step {
     /// Matches fired, whether or not they changed the e-graph.
     pub matches: usize,
@@ -223,6 +226,10 @@ impl Rewriter {
         let room = self.inserts_room(enodes, cap);
         snapshot.read().unwrap().budget.start(room, limit, cancel);
         super::views::refresh(eg, ruleset)?;
+        if cancel.is_cancelled() {
+            // Stopped while the views were brought up to date: no rule runs.
+            return Ok(Step::default());
+        }
         let report = eg.step_rules(ruleset).map_err(super::engine)?;
         let budget = &snapshot.read().unwrap().budget;
         let (seen, fired, repeated) = budget.counts();

@@ -403,7 +403,10 @@ fn saturate_loop(
         {
             let mut snap = snapshot.write().unwrap();
             let previous = std::mem::take(&mut *snap);
-            *snap = Snapshot::take(eg, previous, rise_only)?;
+            match Snapshot::take(eg, previous, rise_only, &limits.cancel)? {
+                Some(taken) => *snap = taken,
+                None => break StopReason::Interrupted,
+            }
         }
         let snapshot_time = clock.lap();
         let before = match iterations.last() {
@@ -415,16 +418,22 @@ fn saturate_loop(
         snapshot.write().unwrap().forget_classes();
         release_free_memory(before);
         let rewrite = clock.lap();
+        // Stopped on request: the search ends after this iteration, unchecked.
+        let stopped = limits.cancel.is_cancelled();
         // New e-nodes carry their type; give their classes `ty` when something reads it (a
         // class that would get two types stops the run with an illegal-merge error; else the
         // next snapshot stops it).
-        if types_read {
+        if types_read && !stopped {
             eg.step_rules("rise-types").map_err(engine)?;
         }
         let types = clock.lap();
         let (enodes, eclasses) = expr_size(eg)?;
         let count = clock.lap();
-        check = found(eg)?;
+        check = if stopped {
+            Check::default()
+        } else {
+            found(eg)?
+        };
         // The filter's and the query's freed memory (its time is counted with the check's).
         release_free_memory(enodes);
         let check_seconds = clock.lap();
@@ -457,7 +466,7 @@ fn saturate_loop(
             break StopReason::Found;
         }
         // A stop request during the iteration turned its remaining matches away.
-        if limits.cancel.is_cancelled() {
+        if stopped {
             break StopReason::Interrupted;
         }
         if !step.updated {

@@ -13,6 +13,7 @@ use super::costs::{cheapest, CostedNodes, Users};
 use super::encode::{self, TypeTable};
 use super::engine;
 use super::extract::redexes_then_size;
+use super::saturate::Cancel;
 use crate::egraph::schema::Con;
 use crate::error::{Error, Result};
 use crate::rise::nat::Nat;
@@ -182,12 +183,21 @@ impl Snapshot {
     /// Recomputes representatives (fewest beta-redexes, then smallest) and free variables:
     /// with `rise_only` from the scanned e-nodes, otherwise from the
     /// `free` and `nfree` relations, which the `rise-free` rules must have brought up to
-    /// date. The decoded sizes and types of `previous` carry over.
-    pub fn take(eg: &EGraph, previous: Snapshot, rise_only: bool) -> Result<Snapshot> {
+    /// date. The decoded sizes and types of `previous` carry over. `None` when `cancel` is
+    /// asked for while it works (it looks between its phases).
+    pub fn take(
+        eg: &EGraph,
+        previous: Snapshot,
+        rise_only: bool,
+        cancel: &Cancel,
+    ) -> Result<Option<Snapshot>> {
         let mut table = previous.table;
         let (prims, encoded) = (previous.prims, previous.encoded);
         table.update(eg)?;
         let nodes = scan(eg)?;
+        if cancel.is_cancelled() {
+            return Ok(None);
+        }
         let lam_classes: rustc_hash::FxHashSet<Value> = nodes
             .iter()
             .filter(|(_, n, _)| matches!(n, Raw::Lam(_) | Raw::NamedLam(..)))
@@ -201,6 +211,9 @@ impl Snapshot {
         }
         let users = costed.users();
         let best = cheapest(&costed, &users);
+        if cancel.is_cancelled() {
+            return Ok(None);
+        }
         let mut free: HashMap<Value, u64> = HashMap::default();
         let mut free_names: HashMap<Value, BTreeSet<Value>> = HashMap::default();
         if rise_only {
@@ -224,6 +237,9 @@ impl Snapshot {
             .map_err(engine)?;
         }
         drop(users);
+        if cancel.is_cancelled() {
+            return Ok(None);
+        }
         let mut class_ty = HashMap::with_capacity_and_hasher(nodes.len(), Default::default());
         let pending = match rise_only {
             true => vec![],
@@ -261,6 +277,9 @@ impl Snapshot {
                 },
             );
         }
+        if cancel.is_cancelled() {
+            return Ok(None);
+        }
         let classes: Vec<Value> = snap.reps.keys().copied().collect();
         let mut done = HashMap::default();
         for c in classes {
@@ -269,7 +288,7 @@ impl Snapshot {
         for (c, b) in done {
             snap.reps.get_mut(&c).unwrap().free_bound = b;
         }
-        Ok(snap)
+        Ok((!cancel.is_cancelled()).then_some(snap))
     }
 
     /// Frees what the rules read about classes (representatives, free variables, types),
@@ -710,6 +729,10 @@ pub fn add_snapshot_rule(
             return Some(());
         }
         if !snap.budget.admit() {
+            // Stopped on request: the rest of this run's matching is not needed either.
+            if snap.budget.cancelled() {
+                ws.trigger_early_stop();
+            }
             return Some(());
         }
         if let Some(a) = &mut applied {
@@ -829,8 +852,12 @@ mod tests {
         )
         .unwrap();
         while eg.step_rules("rise-free").unwrap().updated {}
-        let from_rules = Snapshot::take(&eg, Snapshot::default(), false).unwrap();
-        let from_scan = Snapshot::take(&eg, Snapshot::default(), true).unwrap();
+        let from_rules = Snapshot::take(&eg, Snapshot::default(), false, &Cancel::default())
+            .unwrap()
+            .unwrap();
+        let from_scan = Snapshot::take(&eg, Snapshot::default(), true, &Cancel::default())
+            .unwrap()
+            .unwrap();
         assert!(from_scan.free.values().any(|bits| bits.count_ones() > 1));
         assert_eq!(from_scan.free, from_rules.free);
     }
@@ -888,9 +915,9 @@ mod tests {
         let mut eg = super::super::rise_egraph().unwrap();
         let a = load(&mut eg, "fun (x: f32) => x");
         let b = load(&mut eg, "fun (x: int) => x");
-        assert!(Snapshot::take(&eg, Snapshot::default(), true).is_ok());
+        assert!(Snapshot::take(&eg, Snapshot::default(), true, &Cancel::default()).is_ok());
         eg.update(|mut fs| fs.union(a, b)).unwrap();
-        let err = Snapshot::take(&eg, Snapshot::default(), true)
+        let err = Snapshot::take(&eg, Snapshot::default(), true, &Cancel::default())
             .err()
             .unwrap();
         assert!(err.to_string().contains("two types"), "{err}");

@@ -72,7 +72,7 @@ pub struct Step {
     /// An exact goal (in beta-eta normal form): found when it is in the start's e-class,
     /// instead of when the sketch is satisfied (the sketch is then `?`).
     pub goal: Option<Rc<Term>>,
-    /// When the sketch is not found, explain why (`check --why`).
+    /// When the sketch is not found, explain why (`check --why`); not after a stop request.
     pub why: bool,
     /// When it is found, find the rewrite path to the extracted term within this budget
     /// (`--explain`).
@@ -318,6 +318,24 @@ pub fn search_named(
         },
         &mut on_iteration,
     )?;
+    // A search stopped on request ends now: no dump, no analysis (which would take as long as
+    // a search), and its e-graph is freed on a thread of its own.
+    if outcome.stop == StopReason::Interrupted {
+        drop(query);
+        std::thread::spawn(move || drop((eg, snap)));
+        return Ok(StepReport {
+            sketch: step.sketch.name.clone(),
+            outcome,
+            term: None,
+            normalised: true,
+            seconds: t0.elapsed().as_secs_f64(),
+            pruned,
+            peak_rss_mb: resident_mb(true),
+            why: None,
+            explanation: None,
+            strategy: None,
+        });
+    }
     if let Some(dump) = &step.dump {
         let sketched = !matches!(step.sketch.sketch, crate::sketch::Sketch::Any);
         let root = root_of(&eg, &input)?;
