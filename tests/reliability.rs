@@ -374,7 +374,7 @@ fn the_printed_found_term_satisfies_the_sketch() {
     assert!(g.steps[0].sketch.sketch.satisfied_by(term));
     // Its normal form is eta-reduced, so the extracted term is what is printed.
     assert!(!r.normalised);
-    assert!(guide::report::summary("check", r, &g.names).contains("as extracted"));
+    assert!(guide::report::summary("check", r, &g.names, None).contains("as extracted"));
 }
 
 #[test]

@@ -375,3 +375,33 @@ fn every_subterm_is_printed_with_its_type() {
     assert_eq!(typed("(zip z u)").as_deref(), Some("k.(f32, f32)"));
     assert_eq!(typed("add").as_deref(), Some("f32 -> f32 -> f32"));
 }
+
+#[test]
+fn wrapped_programs_are_the_same_programs_on_short_lines() {
+    for file in program_files() {
+        let p = program(&file);
+        for d in &p.defs {
+            let Ok(t) = infer::elaborate_def(&p, &d.name) else {
+                continue;
+            };
+            let named = to_named(&t, Annotate::Leading);
+            let flat = print::print_expr(&named);
+            let wrapped = print::print_wrapped(&named, 40, 4);
+            let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert_eq!(words(&wrapped), flat, "{file}:{}", d.name);
+            let reparsed = parse::parse_expr(&Source::new("<wrapped>", wrapped.clone())).unwrap();
+            assert_eq!(infer::elaborate(None, &reparsed).unwrap(), t, "{wrapped}");
+            assert!(wrapped.lines().all(|l| l.starts_with("    ")), "{wrapped}");
+            if flat.len() > 80 {
+                assert!(wrapped.lines().count() > 2, "{wrapped}");
+            }
+        }
+    }
+    let t = infer::elaborate_def(&program("programs/matmul.rise"), "mm").unwrap();
+    let wrapped = print::print_wrapped(&to_named(&t, Annotate::Leading), 60, 0);
+    assert!(wrapped.lines().all(|l| l.len() <= 60), "{wrapped}");
+    assert!(
+        wrapped.starts_with("nfun n m k =>\n  fun (x : n.k.f32) (y : k.m.f32) =>\n    map\n"),
+        "{wrapped}"
+    );
+}

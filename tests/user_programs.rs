@@ -461,7 +461,7 @@ fn a_map_is_fissioned_on_the_first_argument_of_a_function() {
     let mut rng = common::Rng(7);
     let input = sketchlog::rise::interp::Value::matrix(5, 3, &rng.f32s(15));
     let out = |name: &str| {
-        sketchlog::rise::interp::run(&common::def(path, name), &[5], &[input.clone()])
+        sketchlog::rise::interp::run(&common::def(path, name), &[5], std::slice::from_ref(&input))
             .and_then(|v| v.flatten_f32())
             .unwrap()
     };

@@ -242,7 +242,7 @@ impl SearchResult {
     }
 
     fn __str__(&self) -> String {
-        report::summary(&self.label, &self.report, &self.program.def.names)
+        report::summary(&self.label, &self.report, &self.program.def.names, None)
     }
 
     fn __repr__(&self) -> String {

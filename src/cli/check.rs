@@ -305,7 +305,12 @@ pub(super) fn run_steps(guide: &guide::Guide, stats: Option<&Path>) -> Result<()
             }
             println!(
                 "{}",
-                report::summary(&report::step_label(guide, i), r, &guide.names)
+                report::summary(
+                    &report::step_label(guide, i),
+                    r,
+                    &guide.names,
+                    super::term_width()
+                )
             );
             if let Some(why) = &r.why {
                 print!("{why}");

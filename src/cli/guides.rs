@@ -159,7 +159,12 @@ fn print_event(
             let sets: Vec<String> = f.candidate.sets.iter().map(|s| s.label()).collect();
             println!(
                 "{}\n  rules {}; found in {} trials, {:.2} s",
-                report::summary(&format!("step {}", f.checkpoint + 1), &f.report, names),
+                report::summary(
+                    &format!("step {}", f.checkpoint + 1),
+                    &f.report,
+                    names,
+                    super::term_width()
+                ),
                 sets.join(" "),
                 f.trials,
                 f.seconds

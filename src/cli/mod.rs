@@ -418,6 +418,18 @@ enum Benchmark {
     Scale,
 }
 
+/// The width terms are printed to: on a terminal, its width (`COLUMNS`, else 100); elsewhere
+/// (a file, a pipe) none, one line a term, for programs to read.
+fn term_width() -> Option<usize> {
+    use std::io::IsTerminal;
+    std::io::stdout().is_terminal().then(|| {
+        (std::env::var("COLUMNS").ok())
+            .and_then(|c| c.parse().ok())
+            .filter(|w| *w >= 40)
+            .unwrap_or(100)
+    })
+}
+
 /// `--dump-egraph`: where to write the final e-graph.
 #[derive(clap::Args, Debug, Clone)]
 struct DumpArgs {

@@ -7,8 +7,14 @@ use crate::error::Result;
 use crate::rise::{debruijn, print};
 use std::path::Path;
 
-/// A human-readable summary of a step, with the extracted term as named Rise.
-pub fn summary(label: &str, step: &StepReport, names: &debruijn::Names) -> String {
+/// A human-readable summary of a step, with the extracted term as named Rise: on one line,
+/// or on lines of at most `width` characters where it can ([`print::print_wrapped`]).
+pub fn summary(
+    label: &str,
+    step: &StepReport,
+    names: &debruijn::Names,
+    width: Option<usize>,
+) -> String {
     let out = &step.outcome;
     let (enodes, eclasses) = out.size();
     let mut s = if let Some(counts) = &step.strategy {
@@ -48,11 +54,11 @@ pub fn summary(label: &str, step: &StepReport, names: &debruijn::Names) -> Strin
         } else {
             ", as extracted: its beta-eta normal form does not satisfy the sketch"
         };
-        s += &format!(
-            "\n  term (size {}{form}):\n    {}",
-            t.size(),
-            print::print_expr(&named)
-        );
+        let printed = match width {
+            Some(w) => print::print_wrapped(&named, w, 4),
+            None => format!("    {}", print::print_expr(&named)),
+        };
+        s += &format!("\n  term (size {}{form}):\n{printed}", t.size());
     }
     s
 }

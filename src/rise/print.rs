@@ -194,3 +194,108 @@ fn write_kind<'e>(e: &'e Expr, ctx: Ctx, out: &mut String, spans: &mut Spans<'e>
         }
     }
 }
+
+/// Prints an expression on lines of at most `width` characters where it can (an atom longer
+/// than that keeps its line), each indented by `indent` spaces and more inside: the body of a
+/// `fun` or `nfun` below its binders, each argument of a long application on a line of its
+/// own below the function, the stages of a composition one a line. Whitespace aside, the
+/// text is [`print_expr`]'s, and it parses back to the same expression.
+pub fn print_wrapped(e: &Expr, width: usize, indent: usize) -> String {
+    let mut out = " ".repeat(indent);
+    lay_out(&print_expr(e), width, indent, &mut out);
+    out
+}
+
+/// Lays out `text` (printed Rise) starting at column `at`, continuing lines at `at` and more.
+fn lay_out(text: &str, width: usize, at: usize, out: &mut String) {
+    let text = text.trim();
+    if at + text.chars().count() <= width {
+        out.push_str(text);
+        return;
+    }
+    let line = |out: &mut String, at: usize| {
+        out.push('\n');
+        out.push_str(&" ".repeat(at));
+    };
+    let parts = top_level(text);
+    if parts.len() == 1 {
+        // One group: `(...)` laid out inside its parentheses, or an atom as it is.
+        if let Some(inner) = text.strip_prefix('(').and_then(|t| t.strip_suffix(')')) {
+            out.push('(');
+            lay_out(inner, width, at + 1, out);
+            out.push(')');
+        } else {
+            out.push_str(text);
+        }
+        return;
+    }
+    if let Some(colon) = parts.iter().position(|p| *p == ":") {
+        // `e : t` (inside an annotation's parentheses): the type after the expression.
+        lay_out(&parts[..colon].join(" "), width, at, out);
+        out.push_str(" : ");
+        out.push_str(&parts[colon + 1..].join(" "));
+    } else if let Some(arrow) = parts.iter().position(|p| *p == "=>") {
+        // `fun x y =>` (or `nfun`, `dfun`) on this line, the body below.
+        out.push_str(&parts[..=arrow].join(" "));
+        line(out, at + 2);
+        lay_out(&parts[arrow + 1..].join(" "), width, at + 2, out);
+    } else if parts.contains(&">>") {
+        // `f >> g >> h`: one stage a line.
+        for (i, stage) in parts.split(|p| *p == ">>").enumerate() {
+            if i > 0 {
+                line(out, at);
+                out.push_str(">> ");
+            }
+            lay_out(&stage.join(" "), width, at + 3 * usize::from(i > 0), out);
+        }
+    } else if parts[0] == "let" {
+        // `let x = v in b`: the binding, then the body at the same indentation.
+        let mut depth = 0;
+        let split = parts.iter().position(|p| {
+            depth += i32::from(*p == "let") - i32::from(*p == "in");
+            depth == 0
+        });
+        let Some(split) = split.filter(|s| *s > 3) else {
+            out.push_str(text);
+            return;
+        };
+        let head = format!("{} {} = ", parts[0], parts[1]);
+        out.push_str(&head);
+        lay_out(&parts[3..split].join(" "), width, at + head.len(), out);
+        out.push_str(" in");
+        line(out, at);
+        lay_out(&parts[split + 1..].join(" "), width, at, out);
+    } else {
+        // An application: the function, then each argument on a line of its own.
+        lay_out(parts[0], width, at, out);
+        for arg in &parts[1..] {
+            line(out, at + 2);
+            lay_out(arg, width, at + 2, out);
+        }
+    }
+}
+
+/// `text` split at its spaces outside parentheses and a size application's angle brackets.
+fn top_level(text: &str) -> Vec<&str> {
+    let (mut parts, mut parens, mut angles, mut start) = (vec![], 0, 0, 0);
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' => parens += 1,
+            ')' => parens -= 1,
+            // Sizes hold no `>`: a `>` in them closes them (elsewhere it is in `->`, `=>`, `>>`).
+            '<' => angles += 1,
+            '>' if angles > 0 => angles -= 1,
+            ' ' if parens == 0 && angles == 0 => {
+                if start < i {
+                    parts.push(&text[start..i]);
+                }
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if start < text.len() {
+        parts.push(&text[start..]);
+    }
+    parts
+}

@@ -163,7 +163,7 @@ fn run_guide_text(g: &guide::Guide) -> Result<String> {
         g,
         |_, _| {},
         |i, r| {
-            text += &guide::report::summary(&guide::report::step_label(g, i), r, &g.names);
+            text += &guide::report::summary(&guide::report::step_label(g, i), r, &g.names, None);
             text.push('\n');
         },
     )?;
