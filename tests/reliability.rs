@@ -300,7 +300,9 @@ fn unknown_names_are_located_and_list_what_exists() {
     let (e, line) = check(p, s, "rules/table2.rules:nope");
     assert!(e.starts_with(&at(&line, "rules/table2.rules:nope")), "{e}");
     assert!(
-        e.contains("(the file's rulesets: reduction, fission, binomial, separate-hv, separate-vh)"),
+        e.contains(
+            "(the file's rulesets: reduction, fission, fission-any, binomial, separate-hv, separate-vh)"
+        ),
         "{e}"
     );
     let (e, _) = check(p, "programs/fission.sketch", r);
