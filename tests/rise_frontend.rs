@@ -165,13 +165,8 @@ fn every_subterm_has_a_complete_monotype() {
         assert!(!t.ty.has_metas(), "incomplete type {}", t.ty);
         t.node.children().iter().for_each(|c| walk(c));
     }
-    for file in program_files() {
-        let p = program(&file);
-        for d in &p.defs {
-            if let Ok(t) = infer::elaborate_def(&p, &d.name) {
-                walk(&t);
-            }
-        }
+    for (_, _, t) in typed_defs() {
+        walk(&t);
     }
 }
 
@@ -186,22 +181,30 @@ fn alpha_equivalent_programs_have_identical_de_bruijn_terms() {
     assert_ne!(a, c);
 }
 
-#[test]
-fn de_bruijn_round_trip_of_every_program() {
+/// Every definition of every program that elaborates: its file, its name and its term.
+fn typed_defs() -> Vec<(String, String, std::rc::Rc<sketchlog::rise::term::Term>)> {
+    let mut defs = vec![];
     for file in program_files() {
         let p = program(&file);
         for d in &p.defs {
-            let Ok(t) = infer::elaborate_def(&p, &d.name) else {
-                continue;
-            };
-            for annotate in [Annotate::All, Annotate::Leading] {
-                let named = to_named(&t, annotate);
-                let text = print::print_expr(&named);
-                let reparsed = parse::parse_expr(&Source::new("<rt>", text.clone())).unwrap();
-                let back = infer::elaborate(None, &reparsed)
-                    .unwrap_or_else(|e| panic!("{file}:{} {annotate:?}: {e}\n{text}", d.name));
-                assert_eq!(back, t, "{file}:{} via {text}", d.name);
+            if let Ok(t) = infer::elaborate_def(&p, &d.name) {
+                defs.push((file.clone(), d.name.clone(), t));
             }
+        }
+    }
+    defs
+}
+
+#[test]
+fn de_bruijn_round_trip_of_every_program() {
+    for (file, name, t) in typed_defs() {
+        for annotate in [Annotate::All, Annotate::Leading] {
+            let named = to_named(&t, annotate);
+            let text = print::print_expr(&named);
+            let reparsed = parse::parse_expr(&Source::new("<rt>", text.clone())).unwrap();
+            let back = infer::elaborate(None, &reparsed)
+                .unwrap_or_else(|e| panic!("{file}:{} {annotate:?}: {e}\n{text}", name));
+            assert_eq!(back, t, "{file}:{} via {text}", name);
         }
     }
 }
@@ -339,23 +342,17 @@ fn data_layout_primitives_evaluate_as_specified() {
 
 #[test]
 fn every_subterm_is_printed_with_its_type() {
-    for file in program_files() {
-        let p = program(&file);
-        for d in &p.defs {
-            let Ok(t) = infer::elaborate_def(&p, &d.name) else {
-                continue;
-            };
-            let named = to_named(&t, Annotate::Leading);
-            let (text, types) = print::print_with_types(&named);
-            assert_eq!(text, print::print_expr(&named));
-            let chars = text.chars().count();
-            assert_eq!((types[0].0, types[0].1), (0, chars), "{file}:{}", d.name);
-            // Every subterm's place lies inside the places before it, or after them.
-            for (i, (start, end, _)) in types.iter().enumerate() {
-                assert!(start < end && *end <= chars);
-                for (s, e, _) in &types[..i] {
-                    assert!(end <= s || start >= e || (s <= start && end <= e));
-                }
+    for (file, name, t) in typed_defs() {
+        let named = to_named(&t, Annotate::Leading);
+        let (text, types) = print::print_with_types(&named);
+        assert_eq!(text, print::print_expr(&named));
+        let chars = text.chars().count();
+        assert_eq!((types[0].0, types[0].1), (0, chars), "{file}:{}", name);
+        // Every subterm's place lies inside the places before it, or after them.
+        for (i, (start, end, _)) in types.iter().enumerate() {
+            assert!(start < end && *end <= chars);
+            for (s, e, _) in &types[..i] {
+                assert!(end <= s || start >= e || (s <= start && end <= e));
             }
         }
     }
@@ -378,23 +375,17 @@ fn every_subterm_is_printed_with_its_type() {
 
 #[test]
 fn wrapped_programs_are_the_same_programs_on_short_lines() {
-    for file in program_files() {
-        let p = program(&file);
-        for d in &p.defs {
-            let Ok(t) = infer::elaborate_def(&p, &d.name) else {
-                continue;
-            };
-            let named = to_named(&t, Annotate::Leading);
-            let flat = print::print_expr(&named);
-            let wrapped = print::print_wrapped(&named, 40, 4);
-            let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
-            assert_eq!(words(&wrapped), flat, "{file}:{}", d.name);
-            let reparsed = parse::parse_expr(&Source::new("<wrapped>", wrapped.clone())).unwrap();
-            assert_eq!(infer::elaborate(None, &reparsed).unwrap(), t, "{wrapped}");
-            assert!(wrapped.lines().all(|l| l.starts_with("    ")), "{wrapped}");
-            if flat.len() > 80 {
-                assert!(wrapped.lines().count() > 2, "{wrapped}");
-            }
+    for (file, name, t) in typed_defs() {
+        let named = to_named(&t, Annotate::Leading);
+        let flat = print::print_expr(&named);
+        let wrapped = print::print_wrapped(&named, 40, 4);
+        let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert_eq!(words(&wrapped), flat, "{file}:{}", name);
+        let reparsed = parse::parse_expr(&Source::new("<wrapped>", wrapped.clone())).unwrap();
+        assert_eq!(infer::elaborate(None, &reparsed).unwrap(), t, "{wrapped}");
+        assert!(wrapped.lines().all(|l| l.starts_with("    ")), "{wrapped}");
+        if flat.len() > 80 {
+            assert!(wrapped.lines().count() > 2, "{wrapped}");
         }
     }
     let t = infer::elaborate_def(&program("programs/matmul.rise"), "mm").unwrap();

@@ -113,6 +113,31 @@ pub struct StepReport {
     pub strategy: Option<crate::strategy::Counts>,
 }
 
+impl StepReport {
+    /// The report of a search that took since `t0`, without analysis or rewrite path.
+    fn of_search(
+        sketch: String,
+        outcome: Outcome,
+        term: Option<Rc<Term>>,
+        normalised: bool,
+        t0: Instant,
+        pruned: usize,
+    ) -> StepReport {
+        StepReport {
+            sketch,
+            outcome,
+            term,
+            normalised,
+            seconds: t0.elapsed().as_secs_f64(),
+            pruned,
+            peak_rss_mb: resident_mb(true),
+            why: None,
+            explanation: None,
+            strategy: None,
+        }
+    }
+}
+
 /// A guide: a program and the steps that optimise it.
 #[derive(Clone, Debug)]
 pub struct Guide {
@@ -323,18 +348,8 @@ pub fn search_named(
     if outcome.stop == StopReason::Interrupted {
         drop(query);
         std::thread::spawn(move || drop((eg, snap)));
-        return Ok(StepReport {
-            sketch: step.sketch.name.clone(),
-            outcome,
-            term: None,
-            normalised: true,
-            seconds: t0.elapsed().as_secs_f64(),
-            pruned,
-            peak_rss_mb: resident_mb(true),
-            why: None,
-            explanation: None,
-            strategy: None,
-        });
+        let name = step.sketch.name.clone();
+        return Ok(StepReport::of_search(name, outcome, None, true, t0, pruned));
     }
     if let Some(dump) = &step.dump {
         let sketched = !matches!(step.sketch.sketch, crate::sketch::Sketch::Any);
@@ -422,18 +437,15 @@ pub fn simplify(
     let (graph, root) = read_out(eg, &input)?;
     let cheapest = SketchDecl::any("cheapest");
     let (term, normalised) = satisfying_term(&graph, root, &cheapest, &step.cost, step)?;
-    Ok(StepReport {
-        sketch: cheapest.name,
+    let name = cheapest.name;
+    Ok(StepReport::of_search(
+        name,
         outcome,
-        term: Some(term),
+        Some(term),
         normalised,
-        seconds: t0.elapsed().as_secs_f64(),
+        t0,
         pruned,
-        peak_rss_mb: resident_mb(true),
-        why: None,
-        explanation: None,
-        strategy: None,
-    })
+    ))
 }
 
 /// Saturates `eg`, which holds `input`, with the step's rules and limits; before each check
