@@ -120,17 +120,23 @@ impl Studio {
     }
 }
 
-/// A step that grows its e-graph for a long time: a sketch no split program satisfies.
-fn endless_step() -> Value {
+/// A request for a step with the split rules, unfiltered, looking for a sketch that no split
+/// program satisfies, for at most `iterations` iterations.
+fn unreachable_step(iterations: u32) -> Value {
     json!({
         "spec": {
             "target": {"kind": "sketch", "name": "never"},
             "rules": ["rules/mm.rules:split"],
-            "limits": {"iterations": 1000, "enodes": 5000000, "time_s": 600, "memory_mb": null},
+            "limits": {"iterations": iterations, "enodes": 5000000, "time_s": 600, "memory_mb": null},
             "filter": ""
         },
         "sketches": "sketch never = contains(app(mapPar, ?))\n"
     })
+}
+
+/// A step that grows its e-graph for a long time.
+fn endless_step() -> Value {
+    unreachable_step(1000)
 }
 
 #[test]
@@ -239,16 +245,7 @@ fn one_search_at_a_time_and_stop_ends_it() {
 #[test]
 fn the_egraph_view_is_bounded_and_centred_where_asked() {
     let s = studio();
-    let step = json!({
-        "spec": {
-            "target": {"kind": "sketch", "name": "parallel"},
-            "rules": ["rules/mm.rules:split"],
-            "limits": {"iterations": 4, "enodes": 5000000, "time_s": 120, "memory_mb": null},
-            "filter": ""
-        },
-        "sketches": "sketch parallel = contains(app(mapPar, ?))\n"
-    });
-    let (status, body) = s.post("/api/step", &step);
+    let (status, body) = s.post("/api/step", &unreachable_step(4));
     assert_eq!(status, 200, "{body}");
     let state: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(state["steps"][0]["egraph"], true, "{body}");
