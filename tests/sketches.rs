@@ -367,3 +367,56 @@ fn enode_cap_cuts_the_iteration_that_would_pass_it() {
         );
     }
 }
+
+/// `sketch-of`: every program, in beta-eta normal form, satisfies the sketch printed of it,
+/// read back as a sketch file reads it (sizes by the program's names); a one-node change does
+/// not.
+#[test]
+fn every_program_satisfies_its_exact_sketch() {
+    let mut checked = 0;
+    for file in common::program_files() {
+        for d in common::program(&file).defs {
+            let Ok(loaded) = sketchlog::rise::load_def_ref(
+                &format!("{file}:{}", d.name),
+                std::path::Path::new(""),
+            ) else {
+                continue;
+            };
+            let normal = sketchlog::egraph::saturate::normalise(&loaded.term, &Limits::default())
+                .unwrap()
+                .0;
+            let sketch = sketchlog::sketch::of::exact(&normal, &loaded.sizes);
+            let text = format!("sketch s = {sketch}\n");
+            let source = sketchlog::source::Source::new("<sketch-of>", text.clone());
+            let read = sketchlog::sketch::parse::parse_sketch_file(&source).unwrap();
+            let decl = read
+                .get("s")
+                .unwrap()
+                .clone()
+                .resolve(&loaded.sizes)
+                .unwrap();
+            assert!(
+                satisfies(&normal, &decl.sketch),
+                "{file}:{}: {text}",
+                d.name
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 10, "{checked}");
+    // Another literal, or a size where the program has another, is not satisfied.
+    let mm = def("programs/matmul.rise", "mm");
+    let text = format!(
+        "sketch s = {}\n",
+        sketchlog::sketch::of::exact(&mm, &["n".into(), "m".into(), "k".into()])
+    );
+    let changed = text.replace("0.0", "1.0");
+    let source = sketchlog::source::Source::new("<changed>", changed.clone());
+    let read = sketchlog::sketch::parse::parse_sketch_file(&source).unwrap();
+    let decl = read
+        .get("s")
+        .unwrap()
+        .clone()
+        .resolve(&["n".into(), "m".into(), "k".into()]);
+    assert!(!satisfies(&mm, &decl.unwrap().sketch), "{changed}");
+}

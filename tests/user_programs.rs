@@ -468,3 +468,30 @@ fn a_map_is_fissioned_on_the_first_argument_of_a_function() {
     common::assert_close(&out("start"), &out("goal"), 1e-6);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `sketch-of` prints a sketch file's line that `check` reads back and finds the program
+/// satisfies as it is.
+#[test]
+fn sketch_of_prints_a_sketch_the_program_satisfies() {
+    let dir = scratch("sketch-of");
+    let out = sketchlog_ok(&["sketch-of", "programs/matmul.rise:mm"]);
+    let file = dir.join("mm.sketch");
+    std::fs::write(&file, &out.stdout).unwrap();
+    let spec = format!("{}:mm", file.display());
+    let check = sketchlog_ok(&[
+        "check",
+        "programs/matmul.rise:mm",
+        "--sketch",
+        &spec,
+        "--rules",
+        "rules/mm.rules:split",
+    ]);
+    let stdout = String::from_utf8_lossy(&check.stdout);
+    assert!(
+        stdout.contains("satisfied by the normalised input"),
+        "{stdout}"
+    );
+    let missing = sketchlog(&["sketch-of", "programs/matmul.rise:nope"]);
+    assert_eq!(missing.status.code(), Some(2));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

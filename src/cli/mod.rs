@@ -175,6 +175,13 @@ enum Command {
         #[command(flatten)]
         dump: DumpArgs,
     },
+    /// Print the sketch a program satisfies exactly: its beta-eta normal form in the sketch
+    /// language (`sketch NAME = ...`), to copy into a `.sketch` file and cut holes into (`?`,
+    /// `contains(..)`). Sizes are written with the program's names for them.
+    SketchOf {
+        /// `FILE.rise:NAME` (NAME may be omitted when the file has one definition).
+        program: String,
+    },
 }
 
 /// The path search's budget for `--explain=N`.
@@ -215,6 +222,15 @@ fn typecheck(path: &Path) -> Result<()> {
     for def in &program.defs {
         println!("{} : {}", def.name, infer::def_type(&program, &def.name)?);
     }
+    Ok(())
+}
+
+fn sketch_of(spec: &str) -> Result<()> {
+    let def = at_argument(spec, rise::load_def_ref(spec, Path::new("")))?;
+    let limits = crate::egraph::saturate::Limits::default();
+    let (normal, _) = crate::egraph::saturate::normalise(&def.term, &limits)?;
+    let sketch = crate::sketch::of::exact(&normal, &def.sizes);
+    println!("sketch {} = {sketch}", def.name.replace('_', "-"));
     Ok(())
 }
 
@@ -354,6 +370,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         }
         Command::Typecheck { files } => files.iter().try_for_each(|f| typecheck(f)),
         Command::Show { program, dump } => show(&program, dump.dump()?),
+        Command::SketchOf { program } => sketch_of(&program),
         Command::Reproduce(args) => args.run(),
         Command::Sweep { file, jobs } => jobs.sweep(&file),
         Command::Bench {

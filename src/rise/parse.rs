@@ -232,7 +232,7 @@ impl Parser {
         }
     }
     /// Are tokens `i` and `i+1` adjacent (no whitespace between)?
-    fn adjacent(&self, i: usize) -> bool {
+    pub(crate) fn adjacent(&self, i: usize) -> bool {
         self.toks[i].end == self.toks[i + 1].start
     }
 

@@ -19,7 +19,7 @@ fn show_nat(n: &Nat) -> String {
     n.show(&default_atom_name)
 }
 
-fn show_f32(x: f32) -> String {
+pub(crate) fn show_f32(x: f32) -> String {
     // Display never uses an exponent and round-trips; make sure a dot is present.
     let s = format!("{x}");
     if s.contains('.') {

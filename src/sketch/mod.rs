@@ -26,6 +26,7 @@
 pub mod dataflow;
 pub mod eval;
 pub mod extract;
+pub mod of;
 pub mod parse;
 pub mod query;
 pub mod why;
@@ -131,7 +132,7 @@ impl std::fmt::Display for Sketch {
                     Op::Var(None) => "var".to_string(),
                     Op::Var(Some(i)) => format!("var({i})"),
                     Op::Prim(p) => p.name().to_string(),
-                    Op::F32(x) => format!("{:?}", x.0),
+                    Op::F32(x) => crate::rise::print::show_f32(x.0),
                     Op::Int(i) => i.to_string(),
                 };
                 let mut args: Vec<String> = kids.iter().map(kid).collect();

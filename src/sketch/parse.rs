@@ -10,7 +10,7 @@
 //! atom    := "?" | "contains" "(" sk ")" | "app" "(" sk "," sk ")" | "lam" "(" sk ")"
 //!          | "natlam" "(" sk ")" | "natapp" "(" sk "," nat ")"
 //!          | "var" ("(" INT ")")?            (any variable, or De Bruijn index INT)
-//!          | INT | INT "." INT                 (an int or f32 literal: `1`, `0.0`)
+//!          | "-"? INT | "-"? INT "." INT       (an int or f32 literal: `1`, `-0.5`)
 //!          | PRIM ("<" nat ("," nat)* ">")? ("(" sk ("," sk)* ")")?   (applied primitive)
 //!          | NAME ("(" arg ("," arg)* ")")?    (abstraction call, or a parameter)
 //!          | "(" sk ")"
@@ -292,8 +292,9 @@ impl SketchParser {
         let span = self.p.here();
         let word = match self.p.peek().clone() {
             Tok::Ident(w) => w,
-            Tok::Int(_) => {
-                let literal = self.p.number(false)?;
+            Tok::Int(_) | Tok::Sym("-") if self.at_number() => {
+                let negative = self.p.eat_sym("-");
+                let literal = self.p.number(negative)?;
                 self.count();
                 return Ok(match literal.kind {
                     ExprKind::F32(x) => Sketch::Node(Op::F32(x), vec![]),
@@ -422,6 +423,17 @@ impl SketchParser {
             self.p.pos += 1;
         }
         self.expand(body, env)
+    }
+
+    /// Whether a literal starts here: a number, or `-` right before one (`-0.5`).
+    fn at_number(&self) -> bool {
+        match self.p.peek() {
+            Tok::Int(_) => true,
+            Tok::Sym("-") => {
+                matches!(self.p.peek_at(1), Tok::Int(_)) && self.p.adjacent(self.p.pos)
+            }
+            _ => false,
+        }
     }
 
     /// A size: parameters replaced by their arguments; other names are program sizes.
