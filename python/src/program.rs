@@ -100,6 +100,12 @@ impl Program {
         self.def.term.size()
     }
 
+    /// The line of a sketch file that exactly the program's beta-eta normal form satisfies
+    /// (`sketch NAME = ...`, sizes by the program's names), to cut holes into.
+    fn sketch_of(&self) -> PyResult<String> {
+        sketchlog::sketch::of::declaration(&self.def).or_raise()
+    }
+
     fn __str__(&self) -> String {
         self.printed()
     }

@@ -59,6 +59,14 @@ def test_sketches_load_and_parse():
     assert s.name == "any"
 
 
+def test_a_program_prints_the_sketch_it_satisfies():
+    mv = sl.Program.load("programs/mv.rise:mv")
+    text = mv.sketch_of()
+    assert text.startswith("sketch mv = natlam(natlam(lam(lam(map(")
+    r = sl.check(mv, "rules/mm.rules:split", sketch=sl.Sketch.parse(text))
+    assert r.found and r.iterations == 0
+
+
 def test_run_egg_returns_what_the_program_prints():
     out = sl.run_egg(
         "(datatype Math (Num i64) (Add Math Math))\n"

@@ -227,10 +227,7 @@ fn typecheck(path: &Path) -> Result<()> {
 
 fn sketch_of(spec: &str) -> Result<()> {
     let def = at_argument(spec, rise::load_def_ref(spec, Path::new("")))?;
-    let limits = crate::egraph::saturate::Limits::default();
-    let (normal, _) = crate::egraph::saturate::normalise(&def.term, &limits)?;
-    let sketch = crate::sketch::of::exact(&normal, &def.sizes);
-    println!("sketch {} = {sketch}", def.name.replace('_', "-"));
+    println!("{}", crate::sketch::of::declaration(&def)?);
     Ok(())
 }
 

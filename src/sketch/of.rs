@@ -2,8 +2,19 @@
 //! written in the sketch language, to copy into a `.sketch` file and cut holes into.
 
 use super::{Op, Sketch};
+use crate::egraph::saturate::{normalise, Limits};
+use crate::error::Result;
 use crate::rise::nat::{Nat, NatAtom};
 use crate::rise::term::{Node, Term};
+use crate::rise::LoadedDef;
+
+/// The line of a sketch file (`sketch NAME = ...`) that exactly `def`'s beta-eta normal form
+/// satisfies ([`exact`]), named after the definition.
+pub fn declaration(def: &LoadedDef) -> Result<String> {
+    let (normal, _) = normalise(&def.term, &Limits::default())?;
+    let name = def.name.replace('_', "-");
+    Ok(format!("sketch {name} = {}", exact(&normal, &def.sizes)))
+}
 
 /// The sketch that exactly `t`'s terms satisfy, `t` in beta-eta normal form with leading
 /// `nfun`s named `sizes` (outermost first). Sizes are written with those names, as a sketch
