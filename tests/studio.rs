@@ -38,6 +38,11 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 fn studio() -> Studio {
+    studio_with(&[])
+}
+
+/// [`studio`] with further flags.
+fn studio_with(flags: &[&str]) -> Studio {
     let dir = tempfile::tempdir().unwrap();
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     for sub in ["programs", "rules"] {
@@ -46,6 +51,7 @@ fn studio() -> Studio {
     std::fs::create_dir(dir.path().join("saved")).unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_sketchlog"))
         .args(["studio", "programs/matmul.rise:mm"])
+        .args(flags)
         .current_dir(dir.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -197,6 +203,42 @@ fn the_studio_refuses_what_a_foreign_page_or_a_bad_request_sends() {
     // Malformed JSON is refused; the server goes on.
     assert_eq!(http(p, &head, b"{").0, 400);
     assert_eq!(s.get("/api/state").0, 200);
+}
+
+/// `--allow-host`: requests (and pages) may name the studio by a further name, and by no other.
+#[test]
+fn a_further_host_name_is_allowed_when_given() {
+    let s = studio_with(&["--allow-host", "Studio.example"]);
+    let (p, t) = (s.port, s.token.clone());
+    let request = |host: &str, origin: &str| {
+        let head = format!(
+            "GET /api/state HTTP/1.1\r\nHost: {host}\r\nOrigin: {origin}\r\nx-sketchlog-token: {t}\r\n"
+        );
+        http(p, &head, b"").0
+    };
+    let named = format!("studio.example:{p}");
+    assert_eq!(request(&named, &format!("http://{named}")), 200);
+    assert_eq!(
+        request(&format!("127.0.0.1:{p}"), &format!("http://{named}")),
+        200
+    );
+    assert_eq!(
+        request(&format!("other.example:{p}"), &format!("http://{named}")),
+        421
+    );
+    assert_eq!(request(&named, "http://other.example"), 403);
+    // A name with a port or a path is refused where it is given.
+    let out = Command::new(env!("CARGO_BIN_EXE_sketchlog"))
+        .args([
+            "studio",
+            "programs/matmul.rise:mm",
+            "--allow-host",
+            "a.example:80",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--allow-host"));
 }
 
 #[test]

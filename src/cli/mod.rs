@@ -144,9 +144,14 @@ enum Command {
         port: u16,
         /// The address to bind; another than a loopback address makes the studio reachable
         /// from other machines (a warning says so). Requests must name it in their Host
-        /// header, so bind the address they use rather than 0.0.0.0.
+        /// header (or a name `--allow-host` gives).
         #[arg(long, default_value = "127.0.0.1")]
         host: std::net::IpAddr,
+        /// A further name requests may give in their Host header (and pages in their
+        /// Origin), with the studio's port: the machine's own name, when the studio is bound
+        /// to 0.0.0.0 for other machines. Repeatable.
+        #[arg(long, value_parser = host_name)]
+        allow_host: Vec<String>,
     },
     /// Print the compiled egglog form of rules (`FILE.rules[:SET]`) for an encoding, with
     /// the encoding's own substitution rules; or, with `--written`, the rule sets and rules
@@ -417,11 +422,22 @@ fn dispatch(cli: Cli) -> Result<()> {
             program,
             port,
             host,
+            allow_host,
         } => crate::studio::serve(crate::studio::Options {
             program,
             host,
             port,
+            allowed_hosts: allow_host,
         }),
+    }
+}
+
+/// A host name for `--allow-host`: letters, digits, `-` and `.`, without a port.
+fn host_name(text: &str) -> std::result::Result<String, String> {
+    let fits = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '.';
+    match !text.is_empty() && text.chars().all(fits) {
+        true => Ok(text.to_ascii_lowercase()),
+        false => Err("a host name (letters, digits, `-` and `.`), without a port".into()),
     }
 }
 

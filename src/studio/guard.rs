@@ -15,8 +15,8 @@ use std::sync::Arc;
 /// The header that carries the session's token.
 pub const TOKEN_HEADER: &str = "x-sketchlog-token";
 
-/// The `Host` values that name `addr`.
-pub(super) fn hosts(addr: SocketAddr) -> Vec<String> {
+/// The `Host` values that name `addr`, or one of the names `allowed`, with its port.
+pub(super) fn hosts(addr: SocketAddr, allowed: &[String]) -> Vec<String> {
     let port = addr.port();
     let mut hosts = vec![];
     if addr.ip().is_loopback() || addr.ip().is_unspecified() {
@@ -30,6 +30,7 @@ pub(super) fn hosts(addr: SocketAddr) -> Vec<String> {
         IpAddr::V6(ip) => format!("[{ip}]:{port}"),
         IpAddr::V4(ip) => format!("{ip}:{port}"),
     });
+    hosts.extend(allowed.iter().map(|name| format!("{name}:{port}")));
     hosts
 }
 

@@ -44,6 +44,8 @@ pub struct Options {
     pub host: IpAddr,
     /// 0: a free port, chosen by the system.
     pub port: u16,
+    /// Further names requests may give in their `Host` header (with the port).
+    pub allowed_hosts: Vec<String>,
 }
 
 /// A piece of work for the session's thread; it answers through the channel it holds.
@@ -112,7 +114,7 @@ pub fn serve(options: Options) -> Result<()> {
         progress: Mutex::new(Progress::default()),
         cancel: Mutex::new(Cancel::default()),
         token,
-        hosts: guard::hosts(addr),
+        hosts: guard::hosts(addr, &options.allowed_hosts),
     });
     let worker_shared = shared.clone();
     std::thread::Builder::new()
