@@ -227,7 +227,7 @@ fn a_further_host_name_is_allowed_when_given() {
         421
     );
     assert_eq!(request(&named, "http://other.example"), 403);
-    // A name with a port or a path is refused where it is given.
+    // A name with a port is refused where it is given.
     let out = Command::new(env!("CARGO_BIN_EXE_sketchlog"))
         .args([
             "studio",
