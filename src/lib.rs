@@ -27,7 +27,7 @@
 //! // The sketch's sizes `m` and `k` are the program's leading `nfun m k`.
 //! let sizes = ["m".to_string(), "k".to_string()];
 //! let blocked = sketch::load("programs/mv.sketch:split", &sizes)?;
-//! let split_rules = rules::load_selection("rules/mm.rules:split")?;
+//! let split_rules = rules::load_selection("rules/mm.rules:split", &Default::default())?;
 //! let limits = Limits { iterations: 10, ..Limits::default() };
 //! let step = Step::new(blocked, split_rules, (Cost::AstSize, limits, Filter::default()));
 //!
@@ -51,7 +51,7 @@
 //! # let mv = rise::load_def(Path::new("programs/mv.rise"), "mv")?;
 //! # let sizes = ["m".to_string(), "k".to_string()];
 //! # let blocked = sketch::load("programs/mv.sketch:split", &sizes)?;
-//! # let split_rules = rules::load_selection("rules/mm.rules:split")?;
+//! # let split_rules = rules::load_selection("rules/mm.rules:split", &Default::default())?;
 //! # let step = Step::new(blocked, split_rules, (Cost::AstSize, Limits::default(), Filter::default()));
 //! # let found = guide::search(&mv, &step, |_| {})?.term.expect("extracted");
 //! use rise::interp::{run, Value};

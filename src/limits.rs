@@ -25,6 +25,9 @@ pub const MAX_NESTING: usize = 1_000;
 /// The most elements `makeArray<k>` takes (its type has `k` arrows).
 pub const MAX_MAKE_ARRAY: i64 = 1_024;
 
+/// The largest value of a rule's size parameter ([`crate::rules::params`]).
+pub const MAX_PARAM: i64 = 1 << 20;
+
 /// The highest degree of a size expression (`n*n*n` has degree 3) and its most terms once
 /// multiplied out: products past them are refused where they are written, so that sizes
 /// stay cheap to normalise. Real programs stay below degree 5.

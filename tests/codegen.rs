@@ -907,3 +907,69 @@ fn the_steps_table_times_every_step_in_both_lowerings() {
     }
     assert_eq!(rows[1].sizes, [32, 32]);
 }
+
+/// The C `sketchlog codegen GUIDE --param ARGS` prints, and whether `bench-c --validate` of
+/// it passes.
+fn guide_c_at(guide: &str, params: &[&str], sizes: &str) -> (String, bool) {
+    let with = |cmd: &[&str]| {
+        let mut args = cmd.to_vec();
+        args.extend([guide, "--sizes", sizes]);
+        for p in params {
+            args.extend(["--param", p]);
+        }
+        common::output(&args)
+    };
+    let c = with(&["codegen"]);
+    assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stderr));
+    let valid = with(&["bench-c", "--validate", "--threads", "1,2"]);
+    let text = String::from_utf8_lossy(&valid.stdout).to_string();
+    let valid = valid.status.success() && text.matches(": valid").count() == 2;
+    (String::from_utf8(c.stdout).unwrap(), valid)
+}
+
+#[test]
+fn one_guide_vectorises_at_the_width_it_is_given() {
+    for lanes in [4, 8, 16] {
+        let (c, valid) = guide_c_at(
+            "programs/shine/separable-lanes.guide",
+            &[&format!("lanes={lanes}")],
+            "h=24,w=32",
+        );
+        assert!(c.contains(&format!("f32x{lanes} ")), "lanes={lanes}: {c}");
+        for other in [4, 8, 16].iter().filter(|l| **l != lanes) {
+            assert!(!c.contains(&format!("f32x{other} ")), "lanes={lanes}: {c}");
+        }
+        assert!(valid, "lanes={lanes}");
+    }
+}
+
+#[test]
+fn the_command_line_sets_a_size_over_the_guide_and_the_guide_over_the_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let here = std::env::current_dir().unwrap().join("programs/shine");
+    let text = std::fs::read_to_string(here.join("separable-lanes.guide")).unwrap();
+    let text = text
+        .replace(
+            "separable.rise",
+            &here.join("separable.rise").display().to_string(),
+        )
+        .replace(
+            "separable.sketch",
+            &here.join("separable.sketch").display().to_string(),
+        )
+        .replace(
+            "../../rules",
+            &here.join("../../rules").display().to_string(),
+        )
+        .replacen("program ", "param lanes = 4\nprogram ", 1);
+    let guide = dir.path().join("four.guide");
+    std::fs::write(&guide, text).unwrap();
+    let guide = guide.to_str().unwrap();
+    let (c, valid) = guide_c_at(guide, &[], "h=8,w=16");
+    assert!(c.contains("f32x4 ") && valid, "{c}");
+    let (c, valid) = guide_c_at(guide, &["lanes=8"], "h=8,w=16");
+    assert!(
+        c.contains("f32x8 ") && !c.contains("f32x4 ") && valid,
+        "{c}"
+    );
+}

@@ -364,7 +364,7 @@ fn the_printed_found_term_satisfies_the_sketch() {
     let g = guide::Guide::check(
         "programs/fission.rise:start",
         guide::Target::Sketch(&format!("{sketch}:expanded")),
-        &[format!("{rules}:s")],
+        (&[format!("{rules}:s")], &Default::default()),
         Step::defaults(),
         &|_| None,
     )

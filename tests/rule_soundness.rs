@@ -128,7 +128,7 @@ fn set_keeps_the_meaning(set: &str, starts: fn() -> Vec<Rc<Term>>) {
         parts.into_iter().flat_map(|p| p.join().unwrap()).collect()
     });
     let file = load_rule_file("rules/mm.rules".as_ref()).unwrap();
-    for rule in select(&file, Some(set)).unwrap() {
+    for rule in select(&file, Some(set), &Default::default()).unwrap() {
         assert!(fired.contains(&rule.name), "{} never applied", rule.name);
     }
 }
@@ -137,7 +137,7 @@ fn set_keeps_the_meaning(set: &str, starts: fn() -> Vec<Rc<Term>>) {
 /// run, each once.
 fn check_part(set: &str, starts: Vec<Rc<Term>>, mine: impl Fn(u64) -> bool) -> HashSet<String> {
     let file = load_rule_file("rules/mm.rules".as_ref()).unwrap();
-    let rules = select(&file, Some(set)).unwrap();
+    let rules = select(&file, Some(set), &Default::default()).unwrap();
     let mut rng = Rng(7);
     let mut instances = starts.clone();
     for p in &starts {
@@ -180,7 +180,7 @@ fn every_matmul_rule_is_checked() {
     let file = load_rule_file("rules/mm.rules".as_ref()).unwrap();
     let covered: HashSet<String> = SETS
         .iter()
-        .flat_map(|s| select(&file, Some(s)).unwrap())
+        .flat_map(|s| select(&file, Some(s), &Default::default()).unwrap())
         .map(|r| r.name)
         .collect();
     let missing: Vec<_> = file

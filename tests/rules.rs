@@ -8,7 +8,10 @@ use sketchlog::rise::interp::{run, Value};
 use sketchlog::rise::parse::parse_rule_file;
 use sketchlog::source::Source;
 
+use sketchlog::rise::print::print_expr;
+use sketchlog::rise::syntax::ExprKind;
 use sketchlog::rules::compile::compile;
+use sketchlog::rules::Params;
 
 fn compile_src(src: &str) -> Result<(), String> {
     let file = parse_rule_file(&Source::new("test.rules", src)).map_err(|e| e.to_string())?;
@@ -42,13 +45,114 @@ fn every_rule_file_compiles() {
             continue;
         }
         let file = sketchlog::rules::load_rule_file(&path).unwrap();
-        for r in &file.rules {
+        // Its rules without sizes, and the instances its rulesets name.
+        let params = Params::default();
+        for r in &sketchlog::rules::select(&file, None, &params).unwrap() {
             compile(r).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         }
         for set in &file.rulesets {
-            sketchlog::rules::select(&file, Some(&set.name)).unwrap();
+            sketchlog::rules::select(&file, Some(&set.name), &params).unwrap();
         }
     }
+}
+
+const SIZED: &str = "rule split-join<k> = map f a => join (map (map f) (split<k> a))
+rule strips<rows, halo> = (x : ?n.(?m+halo).f32) => x
+param rows = 16
+ruleset split = split-join<4> split-join<lanes>
+ruleset strips = strips<rows, 2>
+";
+
+fn sized(set: Option<&str>, given: &[&str]) -> Result<Vec<String>, String> {
+    let file = parse_rule_file(&Source::new("sized.rules", SIZED)).unwrap();
+    let given: Vec<String> = given.iter().map(|s| s.to_string()).collect();
+    let params = Params::given(&given)?;
+    let rules = sketchlog::rules::select(&file, set, &params).map_err(|e| e.to_string())?;
+    Ok(rules.iter().map(|r| r.name.clone()).collect())
+}
+
+#[test]
+fn rules_with_sizes_are_instantiated_where_they_are_named() {
+    let lanes = sketchlog::rules::params::native_lanes();
+    let native = format!("split-join<{lanes}>");
+    assert!([4, 8, 16].contains(&lanes));
+    assert_eq!(
+        sized(Some("split"), &[]).unwrap(),
+        ["split-join<4>", native.as_str()]
+    );
+    assert_eq!(
+        sized(Some("split"), &["lanes=8"]).unwrap(),
+        ["split-join<4>", "split-join<8>"]
+    );
+    assert_eq!(
+        sized(Some("split-join<32>"), &[]).unwrap(),
+        ["split-join<32>"]
+    );
+    assert_eq!(
+        sized(Some("split-join<lanes * 2>"), &["lanes=4"]).unwrap(),
+        ["split-join<8>"]
+    );
+    // The rules file's default for a size, and the command line's over it.
+    assert_eq!(sized(Some("strips"), &[]).unwrap(), ["strips<16,2>"]);
+    assert_eq!(
+        sized(Some("strips"), &["rows=32"]).unwrap(),
+        ["strips<32,2>"]
+    );
+    // The whole file: the instances its rulesets name, not the templates.
+    assert_eq!(
+        sized(None, &["lanes=8"]).unwrap(),
+        ["split-join<4>", "split-join<8>", "strips<16,2>"]
+    );
+    // An instance is the template with the size in its sides and types.
+    let file = parse_rule_file(&Source::new("sized.rules", SIZED)).unwrap();
+    let params = Params::given(&["rows=8".into()]).unwrap();
+    let strips = sketchlog::rules::select(&file, Some("strips"), &params).unwrap();
+    let ExprKind::Annot(_, ty) = &strips[0].lhs.kind else {
+        panic!("{:?}", strips[0].lhs)
+    };
+    assert!(ty.show(&[]).ends_with(" + 2).f32"), "{}", ty.show(&[]));
+    let split = sketchlog::rules::select(&file, Some("split-join<8>"), &params).unwrap();
+    assert!(
+        print_expr(&split[0].rhs).contains("split<8>"),
+        "{}",
+        print_expr(&split[0].rhs)
+    );
+    compile(&split[0]).unwrap();
+}
+
+#[test]
+fn a_size_that_does_not_fit_is_refused_with_the_reason() {
+    let err = |set: &str, given: &[&str]| sized(Some(set), given).unwrap_err();
+    assert!(
+        err("split-join", &[]).contains("rule `split-join` takes 1 size (split-join<k>); 0 given")
+    );
+    assert!(err("split-join<4,4>", &[]).contains("takes 1 size"));
+    assert!(err("split-join<tile>", &[]).contains("no size named `tile`"));
+    assert!(err("split-join<lanes - lanes>", &[]).contains("a rule's sizes are positive"));
+    assert!(err("split-join<4", &[]).contains("expected `>`"));
+    assert!(err("split", &["lanes=0"]).contains("not a size"));
+    assert!(err("split", &["lanes"]).contains("expected NAME=VALUE"));
+    assert!(err("split", &["rows=native"]).contains("only `lanes` has a native value"));
+    let parse = |src: &str| {
+        parse_rule_file(&Source::new("bad.rules", src))
+            .unwrap_err()
+            .to_string()
+    };
+    assert!(parse("rule r<k, k> = x => x\n")
+        .contains("bad.rules:1:11: error: parameter `k` is named twice"));
+    assert!(parse("param rows = 0\n").contains("bad.rules:1:14: error: expected a size"));
+    let file = parse_rule_file(&Source::new(
+        "a.rules",
+        "rule r<k> = x => x\nruleset s = r\n",
+    ))
+    .unwrap();
+    let e = sketchlog::rules::select(&file, Some("s"), &Params::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("a.rules:2:13: error: rule `r` takes 1 size"),
+        "{e}"
+    );
 }
 
 /// A random closed term of type int -> int, full of beta-redexes (some higher-order).

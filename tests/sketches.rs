@@ -207,7 +207,7 @@ fn step(sketch: &str, rules: &str) -> Step {
     };
     Step::new(
         decl,
-        sketchlog::rules::load_selection(rules).unwrap(),
+        sketchlog::rules::load_selection(rules, &Default::default()).unwrap(),
         (Cost::AstSize, limits, Default::default()),
     )
 }

@@ -44,7 +44,13 @@ fn run(eg: &mut EGraph, ruleset: &str, rule: &str, iterations: usize) {
     let file = parse_rule_file(&Source::new("test.rules", rule)).unwrap();
     let snap = SharedSnapshot::default();
     add_beta_eta(eg, ruleset, &snap).unwrap();
-    install(eg, ruleset, &select(&file, None).unwrap(), &snap).unwrap();
+    install(
+        eg,
+        ruleset,
+        &select(&file, None, &Default::default()).unwrap(),
+        &snap,
+    )
+    .unwrap();
     let limits = Limits {
         iterations,
         ..Limits::default()

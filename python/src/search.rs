@@ -17,9 +17,21 @@ use sketchlog::source::Source;
 use std::rc::Rc;
 use std::time::Duration;
 
+/// The sizes rules with sizes are instantiated with: the target's (`lanes`), a rules file's
+/// defaults, and `params` over them (`{"lanes": 8}`).
+fn params_of(params: Option<&Bound<'_, PyDict>>) -> PyResult<sketchlog::rules::Params> {
+    let mut given = vec![];
+    for (name, value) in params.into_iter().flat_map(|d| d.iter()) {
+        given.push(format!("{}={}", name.str()?, value.str()?));
+    }
+    sketchlog::rules::Params::given(&given).map_err(|e| to_py(Error::bad_input(e)))
+}
+
 /// Rewrite rules: a whole `.rules` file, one of its rule sets, or one rule.
 ///
-/// `Rules.load("rules/mm.rules:split")`; `Rules.parse(text, set=None)`.
+/// `Rules.load("rules/mm.rules:split")`; `Rules.parse(text, set=None)`. A rule with sizes
+/// is named with them, `Rules.load("rules/kernel.rules:split-join<lanes>")`; `params` sets
+/// named sizes (`{"lanes": 8}`; `lanes` is otherwise the machine's vector width).
 #[pyclass(unsendable, module = "sketchlog")]
 #[derive(Clone)]
 pub struct Rules {
@@ -31,21 +43,27 @@ pub struct Rules {
 impl Rules {
     /// Reads `FILE.rules[:SET]`.
     #[staticmethod]
-    fn load(spec: &str) -> PyResult<Rules> {
+    #[pyo3(signature = (spec, params = None))]
+    fn load(spec: &str, params: Option<&Bound<'_, PyDict>>) -> PyResult<Rules> {
         Ok(Rules {
-            rules: sketchlog::rules::load_selection(spec).or_raise()?,
+            rules: sketchlog::rules::load_selection(spec, &params_of(params)?).or_raise()?,
             label: spec.to_string(),
         })
     }
 
     /// Parses rules written as in a `.rules` file; `set` picks one rule set (or rule).
     #[staticmethod]
-    #[pyo3(signature = (text, set = None, source = "<string>"))]
-    fn parse(text: &str, set: Option<&str>, source: &str) -> PyResult<Rules> {
+    #[pyo3(signature = (text, set = None, source = "<string>", params = None))]
+    fn parse(
+        text: &str,
+        set: Option<&str>,
+        source: &str,
+        params: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Rules> {
         let file =
             sketchlog::rise::parse::parse_rule_file(&Source::new(source, text)).or_raise()?;
         Ok(Rules {
-            rules: sketchlog::rules::select(&file, set).or_raise()?,
+            rules: sketchlog::rules::select(&file, set, &params_of(params)?).or_raise()?,
             label: set.map_or(source.to_string(), |s| format!("{source}:{s}")),
         })
     }
@@ -63,7 +81,7 @@ impl Rules {
                 ))))
             }
         };
-        Rules::parse(text, None, &format!("{name}.rules"))
+        Rules::parse(text, None, &format!("{name}.rules"), None)
     }
 
     /// The rules' names.
@@ -387,7 +405,7 @@ fn rules_of(rules: &Bound<'_, PyAny>) -> PyResult<Vec<RuleDecl>> {
     let one = |r: &Bound<'_, PyAny>| -> PyResult<Vec<RuleDecl>> {
         match r.extract::<PyRef<Rules>>() {
             Ok(r) => Ok(r.rules.clone()),
-            Err(_) => Ok(Rules::load(&r.extract::<String>()?)?.rules),
+            Err(_) => Ok(Rules::load(&r.extract::<String>()?, None)?.rules),
         }
     };
     match rules.cast::<PyList>() {
@@ -536,10 +554,13 @@ pub struct Guide {
 
 #[pymethods]
 impl Guide {
-    /// Reads a `.guide` file and every file it names.
+    /// Reads a `.guide` file and every file it names; `params` sets named sizes over the
+    /// guide's `param` lines (`{"lanes": 8}`).
     #[staticmethod]
-    fn load(path: &str) -> PyResult<Guide> {
-        let guide = guide::parse::load_guide(std::path::Path::new(path)).or_raise()?;
+    #[pyo3(signature = (path, params = None))]
+    fn load(path: &str, params: Option<&Bound<'_, PyDict>>) -> PyResult<Guide> {
+        let params = params_of(params)?;
+        let guide = guide::parse::load_guide_with(std::path::Path::new(path), params).or_raise()?;
         Ok(Guide { guide })
     }
 
@@ -613,7 +634,9 @@ pub fn run_guide(
 ) -> PyResult<Vec<SearchResult>> {
     match guide.extract::<PyRef<Guide>>() {
         Ok(g) => g.run(py, egraph, max_enodes, progress),
-        Err(_) => Guide::load(&guide.extract::<String>()?)?.run(py, egraph, max_enodes, progress),
+        Err(_) => {
+            Guide::load(&guide.extract::<String>()?, None)?.run(py, egraph, max_enodes, progress)
+        }
     }
 }
 
@@ -653,7 +676,7 @@ pub fn guide_auto(
     let checkpoints = auto::checkpoints(target, &def, &limits).or_raise()?;
     let mut candidates = vec![];
     for spec in &rules {
-        candidates.extend(auto::candidates(spec).or_raise()?);
+        candidates.extend(auto::candidates(spec, &Default::default()).or_raise()?);
     }
     let total = seconds("total_s", total_s)?;
     let settings = auto::Settings {

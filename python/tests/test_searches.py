@@ -97,3 +97,15 @@ def test_a_strategy_rewrites_and_a_failing_one_says_where():
     with pytest.raises(sl.Error) as caught:
         sl.rewrite(p, "programs/mm.elevate:nonexistent")
     assert "nonexistent" in str(caught.value)
+
+
+def test_rules_with_sizes_take_the_machines_width_or_the_one_given():
+    named = sl.Rules.load("rules/kernel.rules:split-join<lanes>", params={"lanes": 8})
+    assert named.names == ["split-join<8>"]
+    assert sl.Rules.load("rules/kernel.rules:split").names[0] == "split-join<4>"
+    with pytest.raises(sl.Error) as caught:
+        sl.Rules.load("rules/kernel.rules:split-join<tile>")
+    assert "no size named `tile`" in str(caught.value)
+    g = sl.Guide.load("programs/shine/separable-lanes.guide", params={"lanes": 4})
+    steps = sl.guide(g)
+    assert steps[-1].found and "split<4>" in str(steps[-1].term)

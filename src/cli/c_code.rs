@@ -48,6 +48,8 @@ pub(super) struct BenchCArgs {
     /// one number a line; other lines are ignored.
     #[arg(long, conflicts_with = "validate")]
     peer: Option<String>,
+    #[command(flatten)]
+    params: super::ParamArgs,
 }
 
 impl BenchCArgs {
@@ -62,7 +64,7 @@ impl BenchCArgs {
             opts.flags = f.split_whitespace().map(String::from).collect();
         }
         bench_c(
-            &self.program,
+            (&self.program, self.params.params()?),
             (self.size, self.sizes),
             &self.threads,
             (!self.validate).then_some(self.rounds),
@@ -72,12 +74,13 @@ impl BenchCArgs {
 }
 
 pub(super) fn codegen(
-    program: &str,
+    (program, params): (&str, crate::rules::Params),
     sizes: Vec<limits::SizeArg>,
     lowering: crate::codegen::emit::Lowering,
     out: Option<&Path>,
 ) -> Result<()> {
-    let (named, reads) = crate::files::recording(|| crate::guide::program::read_program(program));
+    let (named, reads) =
+        crate::files::recording(|| crate::guide::program::read_program(program, params));
     let named = at_argument(program, named)?;
     if let Some(path) = out {
         written_by(path).check(&reads, true)?;
@@ -101,14 +104,17 @@ pub(super) fn codegen(
 
 /// Compiles, checks and (with `rounds`) times `program` at each thread count.
 fn bench_c(
-    program: &str,
+    (program, params): (&str, crate::rules::Params),
     (size, sizes): (i64, Vec<limits::SizeArg>),
     threads: &[usize],
     rounds: Option<usize>,
     (opts, peer): (crate::codegen::run::COptions, Option<&str>),
 ) -> Result<()> {
     use crate::codegen::run::COptions;
-    let named = at_argument(program, crate::guide::program::read_program(program))?;
+    let named = at_argument(
+        program,
+        crate::guide::program::read_program(program, params),
+    )?;
     let sizes = sizes_named(&sizes, &named)?;
     let p = crate::codegen::sequential(&at_argument(program, named.term())?);
     let sizes = if sizes.is_empty() {

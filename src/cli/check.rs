@@ -29,6 +29,8 @@ pub(super) struct CheckArgs {
     #[arg(long, required = true)]
     rules: Vec<String>,
     #[command(flatten)]
+    params: super::ParamArgs,
+    #[command(flatten)]
     limits: LimitArgs,
     /// Extract with weights from a cost file (default: AST size).
     #[arg(long)]
@@ -127,7 +129,7 @@ pub(super) fn check(args: &CheckArgs) -> Result<()> {
         guide::Guide::check(
             &args.program,
             target,
-            &args.rules,
+            (&args.rules, &args.params.params()?),
             (cost.clone(), limits.limits(), limits.filter()),
             &|spec| Some(crate::source::argument_span(&line, spec)),
         )
@@ -184,8 +186,9 @@ fn load_targets(
         rise::load_def_ref(&args.program, Path::new("")),
     )?;
     let mut targets = vec![];
+    let params = args.params.params()?;
     for spec in &args.sketch {
-        let sketch = at_argument(spec, crate::sketch::load(spec, &def.sizes))?;
+        let sketch = at_argument(spec, crate::sketch::load_with(spec, &def.sizes, &params))?;
         targets.push(Target::Sketch(sketch, cost.clone()));
     }
     for spec in &args.goal {

@@ -24,6 +24,8 @@ pub(super) struct GuideArgs {
           value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     explain: Option<u32>,
     #[command(flatten)]
+    params: super::ParamArgs,
+    #[command(flatten)]
     dump: DumpArgs,
 }
 
@@ -34,10 +36,12 @@ impl GuideArgs {
             file,
             stats,
             explain,
+            params,
             dump,
         } = self;
         let dump = dump.dump()?;
-        let (g, reads) = crate::files::recording(|| guide::parse::load_guide(&file));
+        let params = params.params()?;
+        let (g, reads) = crate::files::recording(|| guide::parse::load_guide_with(&file, params));
         let mut g = g?;
         let mut outputs = Outputs::default();
         if let Some(path) = &stats {
@@ -76,6 +80,8 @@ pub(super) struct AutoArgs {
     /// candidates for each step.
     #[arg(long, required = true)]
     rules: Vec<String>,
+    #[command(flatten)]
+    params: super::ParamArgs,
     /// Extract with weights from a cost file (default: AST size).
     #[arg(long)]
     weights: Option<PathBuf>,
@@ -129,7 +135,10 @@ fn load_checked(program: &str, target: guide::Target, args: &AutoArgs) -> Result
         let checkpoints = at_argument(spec, auto::checkpoints(target, &def, &limits))?;
         let mut candidates = vec![];
         for spec in &args.rules {
-            candidates.extend(at_argument(spec, auto::candidates(spec))?);
+            candidates.extend(at_argument(
+                spec,
+                auto::candidates(spec, &args.params.params()?),
+            )?);
         }
         Ok((cost, def, checkpoints, candidates))
     });

@@ -17,6 +17,7 @@ use crate::files::Outputs;
 use crate::guide;
 use crate::limits;
 use crate::rise::{self, debruijn, infer, print};
+use crate::rules::Params;
 use c_code::BenchCArgs;
 use check::CheckArgs;
 use clap::{Parser, Subcommand};
@@ -111,6 +112,8 @@ enum Command {
         lowering: crate::codegen::emit::Lowering,
         #[arg(short, long)]
         out: Option<PathBuf>,
+        #[command(flatten)]
+        params: ParamArgs,
     },
     /// Compile a program's C, check it against the interpreter and time it.
     BenchC(BenchCArgs),
@@ -281,13 +284,13 @@ fn show(spec: &str, dump: Option<Dump>) -> Result<()> {
 fn print_written_rules(spec: &str) -> Result<()> {
     let (path, set) = crate::rules::split_spec(spec);
     let file = crate::rules::load_rule_file(Path::new(path))?;
-    let rules = at_argument(spec, crate::rules::select(&file, set))?;
+    let rules = at_argument(spec, crate::rules::select(&file, set, &Params::default()))?;
     for ruleset in file
         .rulesets
         .iter()
         .filter(|r| set.is_none_or(|s| s == r.name))
     {
-        let names: Vec<&str> = ruleset.rules.iter().map(|(n, _)| n.as_str()).collect();
+        let names: Vec<String> = ruleset.rules.iter().map(|r| r.to_string()).collect();
         println!("ruleset {} = {}", ruleset.name, names.join(" "));
     }
     for rule in &rules {
@@ -298,7 +301,7 @@ fn print_written_rules(spec: &str) -> Result<()> {
 
 fn print_rules(spec: &str, substitution: Substitution, binding: Binding) -> Result<()> {
     let encoding = Encoding::new(substitution, binding);
-    let rules = at_argument(spec, crate::rules::load_selection(spec))?;
+    let rules = at_argument(spec, crate::rules::load_selection(spec, &Params::default()))?;
     println!(";; Encoding: {substitution} substitution, {binding} binding.");
     println!("{}", encoding.rules_text());
     for r in &rules {
@@ -397,7 +400,13 @@ fn dispatch(cli: Cli) -> Result<()> {
             sizes,
             lowering,
             out,
-        } => c_code::codegen(&program, sizes, lowering, out.as_deref()),
+            params,
+        } => c_code::codegen(
+            (&program, params.params()?),
+            sizes,
+            lowering,
+            out.as_deref(),
+        ),
         Command::BenchC(args) => args.run(),
         Command::Rules {
             rules,
@@ -488,6 +497,28 @@ impl DumpArgs {
             .as_deref()
             .map(|path| Dump::new(path, self.dump_max_enodes))
             .transpose()
+    }
+}
+
+/// `--param`: sizes that rules' parameters name.
+#[derive(clap::Args, Debug, Clone, Default)]
+struct ParamArgs {
+    /// `NAME=VALUE`, repeatable: a size that rules' parameters name (`rule split-join<k>`
+    /// instantiated as `split-join<lanes>`), over a guide's `param` lines. `lanes` is the
+    /// target's vector width in 32-bit lanes unless set (16 with AVX-512, 8 with AVX, 4
+    /// otherwise); `lanes=native` is that width.
+    #[arg(long = "param", value_name = "NAME=VALUE", value_parser = param_assignment)]
+    param: Vec<String>,
+}
+
+/// A `--param` value: `NAME=VALUE`.
+fn param_assignment(text: &str) -> std::result::Result<String, String> {
+    Params::given(&[text.to_string()]).map(|_| text.to_string())
+}
+
+impl ParamArgs {
+    fn params(&self) -> Result<Params> {
+        Params::given(&self.param).map_err(crate::error::Error::bad_input)
     }
 }
 

@@ -14,6 +14,7 @@ use crate::egraph::normal::NormalForm;
 use crate::egraph::saturate::{resident_mb, Limits, StopReason};
 use crate::error::{Error, Result};
 use crate::guide::{self, auto, Cost, Step, Target as Aim};
+use crate::rules::Params;
 use crate::sketch::SketchDecl;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -265,7 +266,7 @@ fn auto_row(t: &Target) -> Result<Row> {
         false => Aim::Sketch(&target),
     };
     let checkpoints = auto::checkpoints(aim, &def, &settings.limits)?;
-    let candidates = auto::candidates(&rules)?;
+    let candidates = auto::candidates(&rules, &Params::default())?;
     let t0 = Instant::now();
     let (steps, missed) = auto::find(&def.term, &checkpoints, &candidates, &settings, |_| {})?;
     let sets: Vec<String> = (steps.iter())
@@ -303,9 +304,12 @@ fn written_row(t: &Target, file: &Path) -> Result<Row> {
             let mut names: Vec<&str> = s.rules.iter().map(|r| r.name.as_str()).collect();
             names.sort();
             let same = |set: &&crate::rise::syntax::RulesetDecl| {
-                let mut those: Vec<&str> = set.rules.iter().map(|(n, _)| n.as_str()).collect();
-                those.sort();
-                those == names
+                let rules = crate::rules::select(&sets_of, Some(&set.name), &g.params);
+                rules.is_ok_and(|rules| {
+                    let mut those: Vec<&str> = rules.iter().map(|r| r.name.as_str()).collect();
+                    those.sort();
+                    those == names
+                })
             };
             let set = sets_of.rulesets.iter().find(same);
             set.map_or("custom".into(), |set| set.name.clone())
@@ -330,7 +334,7 @@ fn unguided_row(t: &Target) -> Result<Row> {
     let def = crate::rise::load_def_ref(&program, Path::new(""))?;
     let of = (def.name.as_str(), &def.term.ty);
     let goal = guide::load_goal(&target, Path::new(""), of, &t.limits)?;
-    let rules = crate::rules::load_selection(&rules)?;
+    let rules = crate::rules::load_selection(&rules, &Params::default())?;
     let mut step = Step::new(
         SketchDecl::any("goal"),
         rules,

@@ -15,6 +15,7 @@ use crate::egraph::saturate::{resident_mb, IterationStats, Limits, StopReason};
 use crate::error::{Error, Result};
 use crate::guide::shared::{search_each, Target};
 use crate::guide::{load_goal, Cost, Step};
+use crate::rules::Params;
 use crate::sketch::SketchDecl;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -415,7 +416,8 @@ pub fn row_main(name: &str, time: Duration) -> Result<()> {
             })
         })
         .collect::<Result<Vec<_>>>()?;
-    let rules = crate::rules::load_selection(&format!("{}:{set}", rules.display()))?;
+    let rules =
+        crate::rules::load_selection(&format!("{}:{set}", rules.display()), &Params::default())?;
     let settings = (Cost::AstSize, limits, t.filter.clone());
     let step = Step {
         normal_form: t.normal_form,

@@ -60,6 +60,7 @@ pub fn search_goal(
     let rules = select(
         &load_rule_file(&super::input("rules/table2.rules"))?,
         Some(goal),
+        &crate::rules::Params::default(),
     )?;
     let mut eg = rise_egraph()?;
     let snap = SharedSnapshot::default();

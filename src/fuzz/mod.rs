@@ -879,13 +879,10 @@ fn run_file(kind: Kind, text: &str, dir: &Path) -> Result<()> {
         }
         Kind::Rules => {
             let file = crate::rise::parse::parse_rule_file(&src)?;
-            for r in &file.rules {
+            for r in &crate::rules::select(&file, None, &Default::default())? {
                 for encoding in crate::egraph::encoding::Encoding::ALL {
                     crate::rules::compile::compile_for(r, encoding)?;
                 }
-            }
-            for set in &file.rulesets {
-                crate::rules::select(&file, Some(&set.name))?;
             }
         }
         _ => {

@@ -149,6 +149,8 @@ pub struct Guide {
     /// The files it was read from: its guide file (if any), program, sketches, rules and
     /// cost weights. What a result of the guide depends on.
     pub inputs: Vec<std::path::PathBuf>,
+    /// The sizes its rules were instantiated with.
+    pub params: crate::rules::Params,
 }
 
 /// The file of a `FILE:NAME` reference (the whole text when it names none).
@@ -205,12 +207,12 @@ pub enum Target<'a> {
 
 impl Guide {
     /// A one-step guide: `FILE.rise:NAME` searched for `target` with the rules of each
-    /// `FILE.rules[:SET]`. An error without a position (an unknown name) is located where
-    /// `at` says the spec was written.
+    /// `FILE.rules[:SET]`, instantiated with `params`. An error without a position (an
+    /// unknown name) is located where `at` says the spec was written.
     pub fn check(
         program: &str,
         target: Target,
-        rules: &[String],
+        (rules, params): (&[String], &crate::rules::Params),
         settings: (Cost, Limits, Filter),
         at: &dyn Fn(&str) -> Option<crate::source::Span>,
     ) -> Result<Guide> {
@@ -222,7 +224,7 @@ impl Guide {
             .map_err(|e| locate(program, e))?;
         let (sketch, goal) = match target {
             Target::Sketch(spec) => (
-                crate::sketch::load(spec, &def.sizes).map_err(|e| locate(spec, e))?,
+                crate::sketch::load_with(spec, &def.sizes, params).map_err(|e| locate(spec, e))?,
                 None,
             ),
             Target::Goal(spec) => {
@@ -235,7 +237,7 @@ impl Guide {
         };
         let mut all = vec![];
         for spec in rules {
-            all.extend(crate::rules::load_selection(spec).map_err(|e| locate(spec, e))?);
+            all.extend(crate::rules::load_selection(spec, params).map_err(|e| locate(spec, e))?);
         }
         let mut step = Step::new(sketch, all, settings);
         step.goal = goal;
@@ -252,6 +254,7 @@ impl Guide {
             names: def.names,
             steps: vec![step],
             inputs,
+            params: params.clone(),
         })
     }
 }

@@ -4,6 +4,8 @@
 //! program  matmul.rise:mm          the program and definition to optimise
 //! sketches mm.sketch               where step sketches are defined
 //! rules    ../rules/mm.rules       where rule sets are defined
+//! param    lanes = native          a size that rules' parameters name (`rules::params`),
+//!                                  before the `rules` lines that use it
 //! limits   iterations 60 enodes 50000 time 30 memory 4000   (seconds, MB)
 //! filter   array-depth 6 ast-size 200 sizes-positive   (ast-size-class L: shine's count)
 //! cost     ast-size                (or: cost weights FILE)
@@ -35,6 +37,7 @@ use crate::error::{Error, Result};
 use crate::files::read_source;
 use crate::limits;
 use crate::rise::syntax::{RuleDecl, RuleFile};
+use crate::rules::Params;
 use crate::sketch::{SketchDecl, SketchFile};
 use crate::source::{word_lines, Span, Word};
 use std::path::{Path, PathBuf};
@@ -71,6 +74,7 @@ struct GuideParser {
     )>,
     sketches: Option<SketchFile>,
     rules: Option<(PathBuf, RuleFile)>,
+    params: Params,
     defaults: Settings,
     steps: Vec<(StepTarget, Settings)>,
     /// Every file read so far, the guide's own first.
@@ -170,10 +174,11 @@ impl GuideParser {
                             (path.clone(), (w.text != "*").then_some(w.text.as_str()))
                         }
                     };
+                    let params = &self.params;
                     let chosen = match &header {
-                        Some((path, file)) if *path == from => crate::rules::select(file, set),
+                        Some((path, file)) if *path == from => crate::rules::select(file, set, params),
                         _ => crate::rules::load_rule_file(&from)
-                            .and_then(|other| crate::rules::select(&other, set)),
+                            .and_then(|other| crate::rules::select(&other, set, params)),
                     }
                     .map_err(|e| e.or_at(&w.span))?;
                     settings.sets.push(Candidate::of(from, set, chosen.clone()));
@@ -188,7 +193,7 @@ impl GuideParser {
             other => {
                 return Err(Error::at(
                     &key.span,
-                    format!("unknown setting `{other}` (program, sketches, rules, limits, filter, cost, normal-form, step)"),
+                    format!("unknown setting `{other}` (program, sketches, param, rules, limits, filter, cost, normal-form, step)"),
                 ))
             }
         }
@@ -218,6 +223,18 @@ impl GuideParser {
                 let src = read_source(&path).map_err(|e| e.or_at(&w.span))?;
                 self.sketches = Some(crate::sketch::parse::parse_sketch_file(&src)?);
             }
+            "param" => {
+                let (name, value) = match ws {
+                    [_, name, eq, value] if eq.text == "=" => (name, value),
+                    _ => return Err(Error::at(&key.span, "expected `param NAME = VALUE`")),
+                };
+                if !self.steps.is_empty() {
+                    return Err(Error::at(&key.span, "a `param` comes before the steps"));
+                }
+                self.params
+                    .set(&name.text, &value.text)
+                    .map_err(|e| Error::at(&value.span, e))?;
+            }
             "rules"
                 if self.rules.is_none()
                     && self.steps.is_empty()
@@ -235,14 +252,21 @@ impl GuideParser {
     }
 }
 
-/// Reads a guide file and everything it names.
+/// Reads a guide file and everything it names, its sizes the target's ([`Params::default`])
+/// where it sets none.
 pub fn load_guide(path: &Path) -> Result<Guide> {
+    load_guide_with(path, Params::default())
+}
+
+/// [`load_guide`] with sizes `params`, of which those [`Params::given`] override the guide's.
+pub fn load_guide_with(path: &Path, params: Params) -> Result<Guide> {
     let src = read_source(path)?;
     let mut p = GuideParser {
         dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
         program: None,
         sketches: None,
         rules: None,
+        params,
         defaults: Settings {
             rules: vec![],
             sets: vec![],
@@ -307,6 +331,7 @@ pub fn load_guide(path: &Path) -> Result<Guide> {
                     .get(&name.text)
                     .map_err(|e| e.or_at(&name.span))?
                     .clone()
+                    .with_params(&names.sizes, &p.params)
                     .resolve(&names.sizes)?;
                 Step::new(sketch, s.rules, settings)
             }
@@ -352,7 +377,7 @@ pub fn load_guide(path: &Path) -> Result<Guide> {
                     (false, _) => s.sets,
                     (true, Some((path, file))) => (file.rulesets.iter())
                         .map(|set| {
-                            let chosen = crate::rules::select(file, Some(&set.name))?;
+                            let chosen = crate::rules::select(file, Some(&set.name), &p.params)?;
                             Ok(Candidate::of(path.clone(), Some(&set.name), chosen))
                         })
                         .collect::<Result<_>>()?,
@@ -380,5 +405,6 @@ pub fn load_guide(path: &Path) -> Result<Guide> {
         names,
         steps,
         inputs: p.inputs,
+        params: p.params,
     })
 }

@@ -13,10 +13,11 @@ pub enum Named {
     Guide(Box<Guide>),
 }
 
-/// Reads `FILE.rise:NAME`, or `FILE.guide` and the files it names.
-pub fn read_program(spec: &str) -> Result<Named> {
+/// Reads `FILE.rise:NAME`, or `FILE.guide` and the files it names (its rules instantiated
+/// with `params`).
+pub fn read_program(spec: &str, params: crate::rules::Params) -> Result<Named> {
     if spec.ends_with(".guide") {
-        let g = super::parse::load_guide(std::path::Path::new(spec))?;
+        let g = super::parse::load_guide_with(std::path::Path::new(spec), params)?;
         return Ok(Named::Guide(Box::new(g)));
     }
     let def = crate::rise::load_def_ref(spec, std::path::Path::new("."))?;
@@ -48,5 +49,5 @@ impl Named {
 
 /// The program `FILE.rise:NAME`, or the one `FILE.guide` finds (by running the guide).
 pub fn load_program(spec: &str) -> Result<Rc<Term>> {
-    read_program(spec)?.term()
+    read_program(spec, Default::default())?.term()
 }

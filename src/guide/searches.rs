@@ -68,7 +68,8 @@ fn step(
     let (file, set) = crate::rules::split_spec(rules);
     let rule_file =
         crate::rules::load_rule_file(&call.dir.join(file)).map_err(|e| e.or_at(rules_at))?;
-    let rules = crate::rules::select(&rule_file, set).map_err(|e| e.or_at(rules_at))?;
+    let rules = crate::rules::select(&rule_file, set, &Default::default())
+        .map_err(|e| e.or_at(rules_at))?;
     let (file, name) = target.rsplit_once(':').ok_or_else(|| {
         Error::at(
             target_at,

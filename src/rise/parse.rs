@@ -18,7 +18,9 @@
 //! Comments run from `//` to the end of the line.
 
 use super::nat::Nat;
-use super::syntax::{Def, Expr, ExprKind, Float, Program, RuleDecl, RuleFile, RulesetDecl};
+use super::syntax::{
+    Def, Expr, ExprKind, Float, Program, RuleDecl, RuleFile, RuleRef, RulesetDecl,
+};
 use super::types::{arr, fun, nat_fun, pair, vector, Type};
 use crate::error::{Error, Result};
 use crate::source::{Source, Span};
@@ -101,7 +103,7 @@ fn lex(src: &Arc<Source>) -> Result<Vec<Token>> {
 }
 
 const KEYWORDS: &[&str] = &[
-    "fun", "nfun", "dfun", "in", "def", "nat", "rule", "ruleset", "where", "notin",
+    "fun", "nfun", "dfun", "in", "def", "nat", "rule", "ruleset", "param", "where", "notin",
 ];
 
 /// Composition (`f o g`): a name elsewhere (a size `o`), but never an argument.
@@ -311,14 +313,49 @@ impl Parser {
         let mut file = RuleFile::default();
         while *self.peek() != Tok::Eof {
             let start = self.pos;
+            if self.is_kw("param") {
+                self.pos += 1;
+                let name = self.ident()?;
+                self.expect_sym("=")?;
+                let at = self.here();
+                let value = match self.peek().clone() {
+                    Tok::Int(v) => v.parse::<i64>().ok(),
+                    _ => None,
+                }
+                .filter(|v| (1..=crate::limits::MAX_PARAM).contains(v))
+                .ok_or_else(|| {
+                    Error::at(
+                        &at,
+                        format!(
+                            "expected a size (a whole number from 1 to {})",
+                            crate::limits::MAX_PARAM
+                        ),
+                    )
+                })?;
+                self.pos += 1;
+                file.params.push((name, value));
+                continue;
+            }
             if self.is_kw("ruleset") {
                 self.pos += 1;
                 let name = self.rule_name()?;
                 self.expect_sym("=")?;
                 let mut rules = vec![];
                 while matches!(self.peek(), Tok::Ident(x) if !KEYWORDS.contains(&x.as_str())) {
-                    let span = self.here();
-                    rules.push((self.rule_name()?, span));
+                    let start = self.pos;
+                    let name = self.rule_name()?;
+                    let mut args = vec![];
+                    if self.sizes_follow() {
+                        loop {
+                            args.push(self.nat()?);
+                            if !self.eat_sym(",") {
+                                break;
+                            }
+                        }
+                        self.expect_sym(">")?;
+                    }
+                    let span = self.since(start);
+                    rules.push(RuleRef { name, args, span });
                 }
                 file.rulesets.push(RulesetDecl { name, rules });
                 continue;
@@ -326,6 +363,21 @@ impl Parser {
             self.expect_kw("rule")?;
             self.named_holes = Some(HashMap::new());
             let name = self.rule_name()?;
+            let mut params: Vec<String> = vec![];
+            if self.sizes_follow() {
+                loop {
+                    let at = self.here();
+                    let p = self.ident()?;
+                    if params.contains(&p) {
+                        return Err(Error::at(&at, format!("parameter `{p}` is named twice")));
+                    }
+                    params.push(p);
+                    if !self.eat_sym(",") {
+                        break;
+                    }
+                }
+                self.expect_sym(">")?;
+            }
             self.expect_sym("=")?;
             let lhs = self.expr()?;
             lhs.check_depth(&self.since(start))?;
@@ -353,6 +405,7 @@ impl Parser {
             }
             file.rules.push(RuleDecl {
                 name,
+                params,
                 lhs,
                 rhs,
                 not_free,
@@ -361,6 +414,16 @@ impl Parser {
             });
         }
         Ok(file)
+    }
+
+    /// Whether `<` follows the last token without a space (a rule's sizes, `split-join<k>`),
+    /// and if so, passes it.
+    fn sizes_follow(&mut self) -> bool {
+        let follows = self.is_sym("<") && self.adjacent(self.pos - 1);
+        if follows {
+            self.pos += 1;
+        }
+        follows
     }
 
     /// A rule name: identifiers joined by `-` (`map-fusion`).
@@ -865,6 +928,13 @@ pub fn parse_expr(src: &Arc<Source>) -> Result<Expr> {
     let mut p = parser(src)?;
     let e = p.expr()?;
     finish(&mut p, e)
+}
+
+/// Parses a single size.
+pub fn parse_nat(src: &Arc<Source>) -> Result<Nat> {
+    let mut p = parser(src)?;
+    let n = p.nat()?;
+    finish(&mut p, n)
 }
 
 /// Parses a single type.

@@ -240,6 +240,42 @@ impl Expr {
         self.span = Some(span);
         self
     }
+
+    /// The expression with the free size names that `value` gives replaced by those sizes,
+    /// in its size applications and type annotations; a `nfun` of the same name hides it.
+    pub fn with_sizes(&self, value: &dyn Fn(&str) -> Option<Nat>) -> Expr {
+        let nat = |n: &Nat| {
+            n.substitute(&mut |a| match a {
+                super::nat::NatAtom::Var(x) => value(x),
+                _ => None,
+            })
+        };
+        let ty = |t: &Type| t.map_nats(0, &mut |n, _| nat(n));
+        let kind = match &self.kind {
+            ExprKind::Var(_) | ExprKind::F32(_) | ExprKind::Int(_) => self.kind.clone(),
+            ExprKind::Lam(x, t, b) => {
+                ExprKind::Lam(x.clone(), t.as_ref().map(ty), Box::new(b.with_sizes(value)))
+            }
+            ExprKind::App(f, x) => {
+                ExprKind::App(Box::new(f.with_sizes(value)), Box::new(x.with_sizes(value)))
+            }
+            ExprKind::Comp(f, x) => {
+                ExprKind::Comp(Box::new(f.with_sizes(value)), Box::new(x.with_sizes(value)))
+            }
+            ExprKind::NatLam(n, b) => {
+                let hidden = |x: &str| if x == n { None } else { value(x) };
+                ExprKind::NatLam(n.clone(), Box::new(b.with_sizes(&hidden)))
+            }
+            ExprKind::DataLam(a, b) => ExprKind::DataLam(a.clone(), Box::new(b.with_sizes(value))),
+            ExprKind::NatApp(f, n) => ExprKind::NatApp(Box::new(f.with_sizes(value)), nat(n)),
+            ExprKind::Annot(e, t) => ExprKind::Annot(Box::new(e.with_sizes(value)), ty(t)),
+        };
+        Expr {
+            kind,
+            span: self.span.clone(),
+            ty: self.ty.clone(),
+        }
+    }
 }
 
 /// A named definition `def name = expr` in a `.rise` file.
@@ -271,6 +307,9 @@ impl Program {
 #[derive(Clone, Debug)]
 pub struct RuleDecl {
     pub name: String,
+    /// Size parameters (`rule split-join<k> = ..`): the rule is a template, instantiated
+    /// with a size for each ([`crate::rules::params`]).
+    pub params: Vec<String>,
     pub lhs: Expr,
     pub rhs: Expr,
     /// (binder, pattern variable) pairs.
@@ -292,16 +331,39 @@ impl RuleDecl {
     }
 }
 
-/// A named group of rules: `ruleset NAME = rule1 rule2 ...`.
+/// A named group of rules: `ruleset NAME = rule1 rule2<lanes> ...`.
 #[derive(Clone, Debug)]
 pub struct RulesetDecl {
     pub name: String,
-    pub rules: Vec<(String, Span)>,
+    pub rules: Vec<RuleRef>,
+}
+
+/// A rule named in a ruleset, with a size for each of its parameters: `split-join<4>`, or
+/// `split-join<lanes>` (a named parameter, [`crate::rules::params::Params`]).
+#[derive(Clone, Debug)]
+pub struct RuleRef {
+    pub name: String,
+    pub args: Vec<Nat>,
+    pub span: Span,
+}
+
+impl std::fmt::Display for RuleRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(&self.name)?;
+        if !self.args.is_empty() {
+            let args: Vec<String> = self.args.iter().map(|n| n.to_string()).collect();
+            write!(f, "<{}>", args.join(", "))?;
+        }
+        Ok(())
+    }
 }
 
 /// The contents of a `.rules` file.
 #[derive(Clone, Debug, Default)]
 pub struct RuleFile {
+    /// `param NAME = VALUE`: the sizes its rulesets name, where the guide or the command
+    /// line sets none ([`crate::rules::params`]).
+    pub params: Vec<(String, i64)>,
     pub rules: Vec<RuleDecl>,
     pub rulesets: Vec<RulesetDecl>,
 }

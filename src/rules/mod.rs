@@ -16,6 +16,9 @@ mod backend;
 pub mod compile;
 pub mod install;
 mod on_terms;
+pub mod params;
+
+pub use params::Params;
 
 pub use on_terms::TermRule;
 mod rhs;
@@ -23,7 +26,7 @@ mod rhs;
 use crate::error::{Error, Result};
 use crate::files::read_source;
 use crate::rise::parse::parse_rule_file;
-use crate::rise::syntax::{Expr, ExprKind, RuleDecl, RuleFile};
+use crate::rise::syntax::{Expr, ExprKind, RuleDecl, RuleFile, RulesetDecl};
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -33,29 +36,47 @@ pub fn load_rule_file(path: &Path) -> Result<RuleFile> {
 }
 
 /// The rules named by `FILE[:SET]`: the whole file, one ruleset of it, or (where no ruleset
-/// has the name) one rule.
-pub fn select(file: &RuleFile, set: Option<&str>) -> Result<Vec<RuleDecl>> {
+/// has the name) one rule, `NAME` or `NAME<SIZE,..>` ([`params`]). The whole file is its rules
+/// without parameters and the instances its rulesets name.
+pub fn select(file: &RuleFile, set: Option<&str>, params: &Params) -> Result<Vec<RuleDecl>> {
+    let params = &params.or_defaults(&file.params);
     let Some(set) = set else {
-        return Ok(file.rules.clone());
-    };
-    let Some(decl) = file.rulesets.iter().find(|r| r.name == set) else {
-        if let Some(rule) = file.rules.iter().find(|r| r.name == set) {
-            return Ok(vec![rule.clone()]);
+        let mut all: Vec<RuleDecl> = (file.rules.iter())
+            .filter(|r| r.params.is_empty())
+            .cloned()
+            .collect();
+        for decl in &file.rulesets {
+            for r in ruleset(file, decl, params)? {
+                if !all.iter().any(|x| x.name == r.name) {
+                    all.push(r);
+                }
+            }
         }
+        return Ok(all);
+    };
+    if let Some(decl) = file.rulesets.iter().find(|r| r.name == set) {
+        return ruleset(file, decl, params);
+    }
+    let (name, args) = params::parse_reference(set)?;
+    let Some(rule) = file.rules.iter().find(|r| r.name == name) else {
         let names: Vec<&str> = file.rulesets.iter().map(|r| r.name.as_str()).collect();
         return Err(Error::bad_input(format!(
-            "no ruleset or rule named `{set}` (the file's rulesets: {})",
+            "no ruleset or rule named `{name}` (the file's rulesets: {})",
             crate::error::listing(&names)
         )));
     };
-    decl.rules
-        .iter()
-        .map(|(name, span)| {
-            file.rules
-                .iter()
-                .find(|r| &r.name == name)
-                .cloned()
-                .ok_or_else(|| Error::at(span, format!("no rule named `{name}`")))
+    Ok(vec![
+        params::instance(rule, &args, params).map_err(Error::bad_input)?
+    ])
+}
+
+/// The rules of a ruleset, instantiated with `params`.
+fn ruleset(file: &RuleFile, decl: &RulesetDecl, params: &Params) -> Result<Vec<RuleDecl>> {
+    (decl.rules.iter())
+        .map(|r| {
+            let rule = (file.rules.iter().find(|x| x.name == r.name))
+                .ok_or_else(|| Error::at(&r.span, format!("no rule named `{}`", r.name)))?;
+            params::instance(rule, &r.args, params).map_err(|e| Error::at(&r.span, e))
         })
         .collect()
 }
@@ -68,10 +89,10 @@ pub fn split_spec(spec: &str) -> (&str, Option<&str>) {
     }
 }
 
-/// The rules named by `FILE.rules[:SET]`.
-pub fn load_selection(spec: &str) -> Result<Vec<RuleDecl>> {
+/// The rules named by `FILE.rules[:SET]`, instantiated with `params`.
+pub fn load_selection(spec: &str, params: &Params) -> Result<Vec<RuleDecl>> {
     let (file, set) = split_spec(spec);
-    select(&load_rule_file(Path::new(file))?, set)
+    select(&load_rule_file(Path::new(file))?, set, params)
 }
 
 /// Pattern variables (value and size) of a rule, in order of first occurrence in the LHS.

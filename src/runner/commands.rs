@@ -186,8 +186,14 @@ fn sketch_check(_: &mut EGraph, args: &[Expr]) -> CommandResult {
         return Err(to_egglog(Error::bad_input(usage), args));
     }
     let target = guide::Target::Sketch(sketch);
-    let g = guide::Guide::check(program, target, rules, guide::Step::defaults(), &|_| None)
-        .map_err(|e| to_egglog(e, args))?;
+    let g = guide::Guide::check(
+        program,
+        target,
+        (rules, &Default::default()),
+        guide::Step::defaults(),
+        &|_| None,
+    )
+    .map_err(|e| to_egglog(e, args))?;
     text_output(run_guide_text(&g).map_err(|e| to_egglog(e, args))?)
 }
 

@@ -277,9 +277,19 @@ pub fn read(spec: &str) -> Result<SketchDecl> {
     Ok(parse::parse_sketch_file(&src)?.get(name)?.clone())
 }
 
-/// Loads `FILE.sketch:NAME` and resolves its sizes against the program's size parameters.
+/// Loads `FILE.sketch:NAME` and resolves its sizes against the program's size parameters,
+/// and the target's sizes ([`crate::rules::Params::default`]) for the other names.
 pub fn load(spec: &str, sizes: &[String]) -> Result<SketchDecl> {
-    read(spec)?.resolve(sizes)
+    load_with(spec, sizes, &crate::rules::Params::default())
+}
+
+/// [`load`], the names that are not the program's sizes those of `params`.
+pub fn load_with(
+    spec: &str,
+    sizes: &[String],
+    params: &crate::rules::Params,
+) -> Result<SketchDecl> {
+    read(spec)?.with_params(sizes, params).resolve(sizes)
 }
 
 impl SketchDecl {
@@ -293,6 +303,20 @@ impl SketchDecl {
             size_names: vec![],
             span: Span::new(&source, 0, 1),
         }
+    }
+
+    /// The sketch with the size names that `params` sets, other than the program's `sizes`,
+    /// replaced by their values (`containsMap(w/lanes, ..)`).
+    pub fn with_params(mut self, sizes: &[String], params: &crate::rules::Params) -> SketchDecl {
+        let value = |x: &str| params.get(x).filter(|_| !sizes.iter().any(|s| s == x));
+        self.sketch = self.sketch.map_nats(&mut |n| {
+            n.substitute(&mut |a| match a {
+                NatAtom::Var(x) => value(x).map(Nat::cst),
+                _ => None,
+            })
+        });
+        self.size_names.retain(|(n, _)| value(n).is_none());
+        self
     }
 
     /// Replaces size names by the De Bruijn nat indices of the program's leading `nfun`s

@@ -125,7 +125,8 @@ impl Scope<'_> {
                     )),
                 };
             }
-            if file.rules.iter().any(|r| r.name == name) {
+            let instance = file.instance(name).map_err(|e| e.or_at(&c.span))?;
+            if file.rules.iter().any(|r| r.name == name) || instance.is_some() {
                 return match arity {
                     0 => Ok(()),
                     _ => Err(Error::at(

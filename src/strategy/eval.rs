@@ -287,6 +287,8 @@ impl Machine<'_> {
                 target = Some(Target::Def(k));
             } else if let Some(rule) = file.rules.iter().find(|r| *r.name == **name) {
                 target = Some(Target::Rule(Rc::new(TermRule::new(rule)?)));
+            } else if let Some(rule) = file.instance(name)? {
+                target = Some(Target::Rule(Rc::new(TermRule::new(&rule)?)));
             }
         }
         self.resolved.insert(key, target.clone());

@@ -13,7 +13,7 @@
 //! ```
 //!
 //! A name may contain `-` between letters and digits written without spaces (`split-join-32`),
-//! as rule names do. Several `def`s of one name are clauses, tried in order: a clause whose
+//! as rule names do, and end in sizes that instantiate a rule (`split-join<lanes>`). Several `def`s of one name are clauses, tried in order: a clause whose
 //! numeric parameter differs from the argument does not apply. Paths are relative to the file.
 
 use super::builtins;
@@ -51,6 +51,9 @@ pub struct Def {
 pub struct StrategyFile {
     pub defs: Vec<Def>,
     pub rules: Vec<RuleDecl>,
+    /// The rules with size parameters of its rules files, each with the sizes its file
+    /// gives: a strategy names an instance, `split-join<lanes>` ([`crate::rules::params`]).
+    pub templates: Vec<(RuleDecl, crate::rules::Params)>,
     /// The directory its file references are relative to.
     pub dir: PathBuf,
     /// The files it was read from: itself and its rules files.
@@ -58,6 +61,20 @@ pub struct StrategyFile {
 }
 
 impl StrategyFile {
+    /// The instance `NAME<SIZE,..>` of one of its rules with parameters, if `name` is one.
+    pub fn instance(&self, name: &str) -> Result<Option<RuleDecl>> {
+        let (base, args) = crate::rules::params::parse_reference(name)?;
+        if args.is_empty() {
+            return Ok(None);
+        }
+        let Some((rule, params)) = self.templates.iter().find(|(r, _)| r.name == base) else {
+            return Ok(None);
+        };
+        crate::rules::params::instance(rule, &args, params)
+            .map(Some)
+            .map_err(Error::bad_input)
+    }
+
     /// The clauses of definition `name`, in order.
     pub fn clauses<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Def> + 'a {
         self.defs.iter().filter(move |d| &*d.name == name)
@@ -131,10 +148,15 @@ fn items(src: &Arc<Source>, dir: &Path) -> Result<StrategyFile> {
             let (name, span) = p.string()?;
             let (path, set) = crate::rules::split_spec(&name);
             let path = dir.join(path);
-            let rules = crate::rules::load_rule_file(&path)
-                .and_then(|f| crate::rules::select(&f, set))
-                .map_err(|e| e.or_at(&span))?;
+            let rule_file = crate::rules::load_rule_file(&path).map_err(|e| e.or_at(&span))?;
+            let params = crate::rules::Params::default();
+            let rules =
+                crate::rules::select(&rule_file, set, &params).map_err(|e| e.or_at(&span))?;
             file.rules.extend(rules);
+            let params = params.or_defaults(&rule_file.params);
+            for r in rule_file.rules.into_iter().filter(|r| !r.params.is_empty()) {
+                file.templates.push((r, params.clone()));
+            }
             file.inputs.push(path);
         } else if p.eat_word("def") {
             file.defs.push(p.def()?);
@@ -188,7 +210,20 @@ fn lex(src: &Arc<Source>) -> Result<Vec<(Tok, Span)>> {
             {
                 i += 1;
             }
-            Tok::Name(text[start..i].to_string())
+            let mut name = text[start..i].to_string();
+            // An instance of a rule with sizes: `split-join<lanes>`, `strips<16, 4>`.
+            if text[i..].starts_with('<') && !text[i..].starts_with("<+") {
+                let close = text[i..].find(['>', '\n']).map(|k| i + k);
+                let Some(close) = close.filter(|c| bytes[*c] == b'>') else {
+                    return Err(Error::at(
+                        &Span::new(src, i, i + 1),
+                        "expected `>` after the sizes",
+                    ));
+                };
+                name.extend(text[i..=close].chars().filter(|c| !c.is_whitespace()));
+                i = close + 1;
+            }
+            Tok::Name(name)
         } else if c.is_ascii_digit() {
             while i < bytes.len() && bytes[i].is_ascii_digit() {
                 i += 1;

@@ -388,9 +388,9 @@ fn relaxed(
         .collect()
 }
 
-/// The candidates of a `FILE.rules[:SET]` spec: the set it names; or each set of the file;
-/// or, for a file without sets, all of it.
-pub fn candidates(spec: &str) -> Result<Vec<Candidate>> {
+/// The candidates of a `FILE.rules[:SET]` spec, instantiated with `params`: the set it
+/// names; or each set of the file; or, for a file without sets, all of it.
+pub fn candidates(spec: &str, params: &crate::rules::Params) -> Result<Vec<Candidate>> {
     let (file, set) = crate::rules::split_spec(spec);
     let rules = crate::rules::load_rule_file(Path::new(file))?;
     let sets: Vec<Option<&str>> = match set {
@@ -406,7 +406,7 @@ pub fn candidates(spec: &str) -> Result<Vec<Candidate>> {
             Ok(Candidate::of(
                 file.into(),
                 set,
-                crate::rules::select(&rules, set)?,
+                crate::rules::select(&rules, set, params)?,
             ))
         })
         .collect()
