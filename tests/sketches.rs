@@ -417,3 +417,25 @@ fn read_back(text: &str, sizes: &[String]) -> Sketch {
         .unwrap()
         .sketch
 }
+
+#[test]
+fn applications_written_after_a_sketch_are_apps_and_natapps() {
+    let sizes = ["n".to_string(), "m".into()];
+    let both = |sugar: &str, spelled: &str| {
+        let sugar = read_back(&format!("sketch s = {sugar}\n"), &sizes);
+        assert_eq!(sugar, read_back(&format!("sketch s = {spelled}\n"), &sizes));
+    };
+    both(
+        "natlam(natlam(lam(?)))<32, m>(var)",
+        "app(natapp(natapp(natlam(natlam(lam(?))), 32), m), var)",
+    );
+    both("?(?, ?)", "app(app(?, ?), ?)");
+    both("(map(?))(?)", "app(app(map, ?), ?)");
+    both("lam(var(0)(?))<n>", "natapp(lam(app(var(0), ?)), n)");
+    // Only right after the sketch: a space leaves `(` unexpected.
+    let source = sketchlog::source::Source::new("spaced.sketch", "sketch s = ? (?)\n");
+    let err = sketchlog::sketch::parse::parse_sketch_file(&source)
+        .unwrap_err()
+        .to_string();
+    assert!(err.starts_with("spaced.sketch:1:14: error"), "{err}");
+}

@@ -112,37 +112,44 @@ impl std::fmt::Display for Sketch {
                 Some(l) => write!(f, "{s:.l$} :: {t}"),
                 None => write!(f, "{s} :: {t}"),
             },
-            Sketch::Node(op, kids) => {
-                // `app(app(map, f), x)` is written `map(f, x)`.
-                let mut args = vec![];
-                let mut head = self;
-                while let Sketch::Node(Op::App, k) = head {
-                    args.push(&k[1]);
+            Sketch::Node(Op::App | Op::NatApp(_), _) => {
+                // `app(app(f, x), y)` is written `f(x, y)`, `natapp(natapp(f, m), n)` `f<m, n>`:
+                // each run of arguments of one kind (`true`: sizes) in one bracket.
+                let (mut head, mut applied) = (self, vec![]);
+                while let Sketch::Node(op @ (Op::App | Op::NatApp(_)), k) = head {
+                    applied.push(match op {
+                        Op::NatApp(n) if n.as_meta().is_some() => (true, "?".to_string()),
+                        Op::NatApp(n) => (true, n.to_string()),
+                        _ => (false, kid(&k[1])),
+                    });
                     head = &k[0];
                 }
-                if let (Sketch::Node(Op::Prim(p), _), false) = (head, args.is_empty()) {
-                    let args: Vec<String> = args.iter().rev().map(|a| kid(a)).collect();
-                    return write!(f, "{}({})", p.name(), args.join(", "));
+                match head {
+                    Sketch::Typed(..) => write!(f, "({})", kid(head))?,
+                    _ => write!(f, "{}", kid(head))?,
                 }
+                applied.reverse();
+                for run in applied.chunk_by(|a, b| a.0 == b.0) {
+                    let shown: Vec<&str> = run.iter().map(|(_, s)| s.as_str()).collect();
+                    match run[0].0 {
+                        true => write!(f, "<{}>", shown.join(", "))?,
+                        false => write!(f, "({})", shown.join(", "))?,
+                    }
+                }
+                Ok(())
+            }
+            Sketch::Node(op, kids) => {
                 let name = match op {
-                    Op::App => "app".to_string(),
                     Op::Lam => "lam".to_string(),
                     Op::NatLam => "natlam".to_string(),
-                    Op::NatApp(_) => "natapp".to_string(),
                     Op::Var(None) => "var".to_string(),
                     Op::Var(Some(i)) => format!("var({i})"),
                     Op::Prim(p) => p.name().to_string(),
                     Op::F32(x) => crate::rise::print::show_f32(x.0),
                     Op::Int(i) => i.to_string(),
+                    Op::App | Op::NatApp(_) => unreachable!("written as applications above"),
                 };
-                let mut args: Vec<String> = kids.iter().map(kid).collect();
-                if let Op::NatApp(n) = op {
-                    args.push(if n.as_meta().is_some() {
-                        "?".into()
-                    } else {
-                        n.to_string()
-                    });
-                }
+                let args: Vec<String> = kids.iter().map(kid).collect();
                 if args.is_empty() {
                     write!(f, "{name}")
                 } else {

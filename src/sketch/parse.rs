@@ -6,7 +6,9 @@
 //! param   := IDENT (":" "nat")?                                    (a sketch, or a size)
 //! sketch  := "sketch" NAME "=" sk      (NAME: words joined by `-`)
 //! sk      := typed ("or" typed)*
-//! typed   := atom ("::" type)?                 (a Rise type; `?x` holes match anything)
+//! typed   := applied ("::" type)?              (a Rise type; `?x` holes match anything)
+//! applied := atom ("<" nat ("," nat)* ">" | "(" sk ("," sk)* ")")*
+//!                               (written right after the atom: `natapp`s, `app`s)
 //! atom    := "?" | "contains" "(" sk ")" | "app" "(" sk "," sk ")" | "lam" "(" sk ")"
 //!          | "natlam" "(" sk ")" | "natapp" "(" sk "," nat ")"
 //!          | "var" ("(" INT ")")?            (any variable, or De Bruijn index INT)
@@ -250,7 +252,7 @@ impl SketchParser {
     }
 
     fn typed(&mut self) -> Result<Sketch> {
-        let s = self.atom()?;
+        let s = self.applied()?;
         if self.p.eat_sym("::") {
             let start = self.p.pos;
             self.p.holes = true;
@@ -260,6 +262,36 @@ impl SketchParser {
             return Ok(Sketch::Typed(Box::new(s), t));
         }
         Ok(s)
+    }
+
+    /// An atom applied, written right after it: to sizes, `s<32, w>` (`natapp`s), or to
+    /// sketches, `s(a, b)` (`app`s), as often as written: `natlam(natlam(lam(?)))<32, w>(x)`.
+    fn applied(&mut self) -> Result<Sketch> {
+        let mut s = self.atom()?;
+        loop {
+            let touching = self.p.adjacent(self.p.pos - 1);
+            if touching && self.p.eat_sym("<") {
+                loop {
+                    self.count();
+                    s = Sketch::Node(Op::NatApp(self.nat()?), vec![s]);
+                    if !self.p.eat_sym(",") {
+                        break;
+                    }
+                }
+                self.p.expect_sym(">")?;
+            } else if touching && self.p.eat_sym("(") {
+                loop {
+                    self.count();
+                    s = Sketch::Node(Op::App, vec![s, self.sk()?]);
+                    if !self.p.eat_sym(",") {
+                        break;
+                    }
+                }
+                self.p.expect_sym(")")?;
+            } else {
+                return Ok(s);
+            }
+        }
     }
 
     fn args(&mut self, n: usize, what: &str) -> Result<Vec<Sketch>> {
