@@ -419,3 +419,52 @@ fn the_stencil_condition_refuses_what_is_not_a_row_stencil() {
     assert!(found("stencil.rise"));
     assert!(!found("clamped.rise"));
 }
+
+#[test]
+fn a_ruleset_names_rules_of_other_files_of_its_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| std::fs::write(dir.path().join(name), text).unwrap();
+    write(
+        "split.rules",
+        "param tile = 32\nrule split-join<k> = map f a => join (map (map f) (split<k> a))\n\
+         ruleset tiles = split-join<tile>\nruleset back = main.rules:cycle\n",
+    );
+    write(
+        "main.rules",
+        "rule map-fusion = map f (map g a) => map (fun x => f (g x)) a\n\
+         ruleset blocks = map-fusion split.rules:split-join<tile> split.rules:split-join<lanes>\n\
+         ruleset missing = nothere.rules:r\n\
+         ruleset unknown = split.rules:nothere\n\
+         ruleset nested = blocks split.rules:tiles\n\
+         ruleset cycle = split.rules:back\n",
+    );
+    let file = sketchlog::rules::load_rule_file(&dir.path().join("main.rules")).unwrap();
+    let params = Params::given(&["lanes=8".into()]).unwrap();
+    let names = |set: &str| -> Result<Vec<String>, String> {
+        let rules =
+            sketchlog::rules::select(&file, Some(set), &params).map_err(|e| e.to_string())?;
+        Ok(rules.iter().map(|r| r.name.clone()).collect())
+    };
+    // The other file's default for `tile`, the given `lanes`.
+    assert_eq!(
+        names("blocks").unwrap(),
+        ["map-fusion", "split-join<32>", "split-join<8>"]
+    );
+    let e = names("missing").unwrap_err();
+    assert!(
+        e.contains("main.rules:3:19: error: cannot read") && e.contains("nothere.rules"),
+        "{e}"
+    );
+    let e = names("unknown").unwrap_err();
+    assert!(
+        e.contains("main.rules:4:19: error: no rule or ruleset named `nothere`"),
+        "{e}"
+    );
+    // Rulesets of this file and of another, each rule once.
+    assert_eq!(
+        names("nested").unwrap(),
+        ["map-fusion", "split-join<32>", "split-join<8>"]
+    );
+    let e = names("cycle").unwrap_err();
+    assert!(e.contains("ruleset `cycle` includes itself"), "{e}");
+}

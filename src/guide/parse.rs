@@ -183,6 +183,11 @@ impl GuideParser {
                     .map_err(|e| e.or_at(&w.span))?;
                     settings.sets.push(Candidate::of(from, set, chosen.clone()));
                     for r in chosen {
+                        // A rule of another file that a ruleset names.
+                        let read = PathBuf::from(&r.span.source.name);
+                        if !self.inputs.contains(&read) {
+                            self.inputs.push(read);
+                        }
                         if !rules.iter().any(|x| x.name == r.name) {
                             rules.push(r);
                         }

@@ -343,7 +343,19 @@ impl Parser {
                 let mut rules = vec![];
                 while matches!(self.peek(), Tok::Ident(x) if !KEYWORDS.contains(&x.as_str())) {
                     let start = self.pos;
-                    let name = self.rule_name()?;
+                    let mut name = self.rule_name()?;
+                    let mut file = None;
+                    // `kernel.rules:split-join<4>`: a rule of another file of the folder.
+                    let touching = |p: &Self, k: usize| p.adjacent(p.pos - 1 + k);
+                    if self.is_sym(".")
+                        && matches!(self.peek_at(1), Tok::Ident(x) if x == "rules")
+                        && self.is_sym_at(2, ":")
+                        && (0..4).all(|k| touching(self, k))
+                    {
+                        self.pos += 3;
+                        file = Some(format!("{name}.rules"));
+                        name = self.rule_name()?;
+                    }
                     let mut args = vec![];
                     if self.sizes_follow() {
                         loop {
@@ -355,7 +367,12 @@ impl Parser {
                         self.expect_sym(">")?;
                     }
                     let span = self.since(start);
-                    rules.push(RuleRef { name, args, span });
+                    rules.push(RuleRef {
+                        file,
+                        name,
+                        args,
+                        span,
+                    });
                 }
                 file.rulesets.push(RulesetDecl { name, rules });
                 continue;

@@ -342,6 +342,9 @@ pub struct RulesetDecl {
 /// `split-join<lanes>` (a named parameter, [`crate::rules::params::Params`]).
 #[derive(Clone, Debug)]
 pub struct RuleRef {
+    /// The rules file of the rule, `kernel.rules` in `kernel.rules:split-join<4>`, in the
+    /// folder of the file that names it; `None`: that file.
+    pub file: Option<String>,
     pub name: String,
     pub args: Vec<Nat>,
     pub span: Span,
@@ -349,6 +352,9 @@ pub struct RuleRef {
 
 impl std::fmt::Display for RuleRef {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        if let Some(file) = &self.file {
+            write!(f, "{file}:")?;
+        }
         f.write_str(&self.name)?;
         if !self.args.is_empty() {
             let args: Vec<String> = self.args.iter().map(|n| n.to_string()).collect();
@@ -361,6 +367,9 @@ impl std::fmt::Display for RuleRef {
 /// The contents of a `.rules` file.
 #[derive(Clone, Debug, Default)]
 pub struct RuleFile {
+    /// Where it was read from (`None`: not from a file); the rules files its rulesets name
+    /// are in its folder (or the current directory).
+    pub path: Option<std::path::PathBuf>,
     /// `param NAME = VALUE`: the sizes its rulesets name, where the guide or the command
     /// line sets none ([`crate::rules::params`]).
     pub params: Vec<(String, i64)>,

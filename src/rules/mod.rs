@@ -32,7 +32,9 @@ use std::path::Path;
 
 /// Reads a `.rules` file.
 pub fn load_rule_file(path: &Path) -> Result<RuleFile> {
-    parse_rule_file(&read_source(path)?)
+    let mut file = parse_rule_file(&read_source(path)?)?;
+    file.path = Some(path.to_path_buf());
+    Ok(file)
 }
 
 /// The rules named by `FILE[:SET]`: the whole file, one ruleset of it, or (where no ruleset
@@ -70,15 +72,56 @@ pub fn select(file: &RuleFile, set: Option<&str>, params: &Params) -> Result<Vec
     ])
 }
 
-/// The rules of a ruleset, instantiated with `params`.
+/// The rules of a ruleset, instantiated with `params` (and, for a rule of another file,
+/// that file's defaults).
 fn ruleset(file: &RuleFile, decl: &RulesetDecl, params: &Params) -> Result<Vec<RuleDecl>> {
-    (decl.rules.iter())
-        .map(|r| {
-            let rule = (file.rules.iter().find(|x| x.name == r.name))
-                .ok_or_else(|| Error::at(&r.span, format!("no rule named `{}`", r.name)))?;
-            params::instance(rule, &r.args, params).map_err(|e| Error::at(&r.span, e))
-        })
-        .collect()
+    let mut rules = vec![];
+    members(file, decl, params, &mut vec![], &mut rules)?;
+    Ok(rules)
+}
+
+/// Adds the rules of `decl` to `out`: its rules, and the rules of the rulesets it names
+/// (`open`: the rulesets being expanded, to refuse one that includes itself).
+fn members(
+    file: &RuleFile,
+    decl: &RulesetDecl,
+    params: &Params,
+    open: &mut Vec<(Option<std::path::PathBuf>, String)>,
+    out: &mut Vec<RuleDecl>,
+) -> Result<()> {
+    open.push((file.path.clone(), decl.name.clone()));
+    for r in &decl.rules {
+        let other;
+        let (from, params) = match &r.file {
+            None => (file, params.clone()),
+            Some(name) => {
+                let dir = file.path.as_deref().and_then(Path::parent);
+                let path = dir.unwrap_or(Path::new("")).join(name);
+                other = load_rule_file(&path).map_err(|e| e.or_at(&r.span))?;
+                let params = params.or_defaults(&other.params);
+                (&other, params)
+            }
+        };
+        let set = from.rulesets.iter().find(|s| s.name == r.name);
+        if let (Some(set), true) = (set, r.args.is_empty()) {
+            if open.contains(&(from.path.clone(), set.name.clone())) {
+                return Err(Error::at(
+                    &r.span,
+                    format!("ruleset `{}` includes itself", r.name),
+                ));
+            }
+            members(from, set, &params, open, out)?;
+            continue;
+        }
+        let rule = (from.rules.iter().find(|x| x.name == r.name))
+            .ok_or_else(|| Error::at(&r.span, format!("no rule or ruleset named `{}`", r.name)))?;
+        let rule = params::instance(rule, &r.args, &params).map_err(|e| Error::at(&r.span, e))?;
+        if !out.iter().any(|x| x.name == rule.name) {
+            out.push(rule);
+        }
+    }
+    open.pop();
+    Ok(())
 }
 
 /// The file and the set (or rule) of `FILE.rules[:SET]`.
