@@ -122,6 +122,27 @@ def harris():
         f"| {r['median_ms']} | {r['scalar_ms']} | {peer(r, 'halide')} | {peer(r, 'opencv')} "
         f"| {r['max_rel_error']} |" for r in rows("harris.csv"))
 
+def harris_cpus():
+    """results/harris.csv and results/cpus/*/harris.csv: each version's ratio to Halide's
+    schedule on every CPU measured, with the machine named by each run's machine.txt."""
+    runs = [pathlib.Path("results")] + sorted(pathlib.Path("results/cpus").glob("*"))
+    out = []
+    for run in runs:
+        path = run / "harris.csv"
+        if not path.exists():
+            continue
+        made = dict(line.split(": ", 1) for line in (run / "machine.txt").read_text().splitlines())
+        cpu = made["harris"].split(", 2 cores")[0].split("; build")[0]
+        by = {}
+        for r in csv.DictReader(path.open()):
+            if r["ratio_vs_halide"]:
+                by.setdefault(r["version"], {})[(r["width"], r["threads"])] = r["ratio_vs_halide"]
+        for version in ["separated", "fused", "line-buffered"]:
+            cells = [by.get(version, {}).get(k, "-") for k in
+                     [("1536", "1"), ("1536", "2"), ("4096", "1"), ("4096", "2")]]
+            out.append(f"| {cpu} | {version} | " + " | ".join(f"{c}x" if c != "-" else c for c in cells) + " |")
+    return "\n".join(out)
+
 def ratio_spread(rs):
     """Rows of results/steps.csv: the slowest against its scalar lowering, the median ratio
     and how many failed (no ratio)."""
@@ -246,7 +267,7 @@ def studio_stop():
     return body + f"\n\nMeasured on {', '.join(machines)}, release build." if rs else body
 
 FILLS = [("table2", table2), ("table2-exact", table2_exact), ("table4", table4), ("table3", table3), ("table5", table5),
-         ("codegen", codegen), ("harris", harris), ("steps", steps), ("sweep", sweep), ("shine", shine),
+         ("codegen", codegen), ("harris", harris), ("harris-cpus", harris_cpus), ("steps", steps), ("sweep", sweep), ("shine", shine),
          ("egglog-peer", egglog_peer), ("auto", auto), ("elevate", elevate), ("fuzz", fuzz), ("studio-stop", studio_stop),
          ("machine", machine)]
 
