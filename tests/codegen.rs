@@ -973,3 +973,45 @@ fn the_command_line_sets_a_size_over_the_guide_and_the_guide_over_the_target() {
         "{c}"
     );
 }
+
+/// Halide's schedule of the separable blur (`scripts/separable-peer.py`) timed beside the
+/// guide's C in the same rounds, where `scripts/peers.sh` has installed Halide.
+#[test]
+fn bench_c_times_halide_beside_a_guide() {
+    let python = "target/peers/venv/bin/python";
+    let has_halide = std::process::Command::new(python)
+        .args(["-c", "import halide"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_halide {
+        eprintln!("skipped: no Halide in {python} (scripts/peers.sh installs it)");
+        return;
+    }
+    let out = common::output(&[
+        "bench-c",
+        "programs/shine/separable-lanes.guide",
+        "--sizes",
+        "h=64,w=128",
+        "--threads",
+        "1,2",
+        "--rounds",
+        "2",
+        "--runs",
+        "2",
+        "--peer",
+        &format!("{python} scripts/separable-peer.py"),
+    ]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        said.matches("separable-peer.py`, interleaved: median")
+            .count(),
+        2,
+        "{said}"
+    );
+    assert_eq!(said.matches("thread(s): median").count(), 2, "{said}");
+}
