@@ -285,3 +285,53 @@ fn auto_guide_never_writes_over_its_inputs() {
         .unwrap();
     assert!(out.status.success());
 }
+
+/// A checkpoint that needs a primitive no rule set makes is said out of reach at once, and
+/// the sets that cannot make what a checkpoint needs are not tried.
+#[test]
+fn a_checkpoint_out_of_every_sets_reach_is_said_without_a_search() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("found.guide");
+    let run = |sets: &[&str]| {
+        let mut args = vec![
+            "guide-auto",
+            "programs/harris.rise:harris",
+            "--sketch",
+            "programs/harris.sketch:parallel",
+            "-o",
+            out.to_str().unwrap(),
+            "--force",
+        ];
+        for s in sets {
+            args.extend(["--rules", s]);
+        }
+        common::output(&args)
+    };
+    let missed = run(&[
+        "rules/harris.rules:fuse-products",
+        "rules/harris.rules:vectorise",
+    ]);
+    let said = String::from_utf8_lossy(&missed.stdout);
+    let err = String::from_utf8_lossy(&missed.stderr);
+    assert_eq!(missed.status.code(), Some(1), "{said}{err}");
+    assert!(
+        said.contains("out of reach of every rule set, none of which makes `mapPar`"),
+        "{said}"
+    );
+    assert!(
+        err.contains("not reached (no rule set makes `mapPar`)"),
+        "{err}"
+    );
+    assert!(!out.exists());
+    // With a set that makes it, the others are not tried: one trial.
+    let found = run(&[
+        "rules/harris.rules:fuse-products",
+        "rules/harris.rules:parallel",
+    ]);
+    let said = String::from_utf8_lossy(&found.stdout);
+    assert!(found.status.success(), "{said}");
+    assert!(
+        said.contains("harris.rules:parallel; found in 1 trials"),
+        "{said}"
+    );
+}

@@ -184,6 +184,12 @@ fn print_event(
             i + 1,
             checkpoints[*i].name
         ),
+        Event::OutOfReach(i, missing) => println!(
+            "step {} `{}`: out of reach of every rule set, none of which makes `{}` (not searched): skipped",
+            i + 1,
+            checkpoints[*i].name,
+            missing.join("`, `")
+        ),
         Event::Skipped(i, trials, seconds) => println!(
             "step {} `{}`: not reached by any rule set within the caps ({trials} trials, {seconds:.2} s): skipped",
             i + 1,
@@ -225,17 +231,22 @@ fn auto_guide(program: &str, args: &AutoArgs) -> Result<()> {
         settings.total.as_secs_f64()
     );
     let t0 = std::time::Instant::now();
+    let mut out_of_reach = None;
     let (steps, missed) = auto::find(&def.term, &checkpoints, &candidates, &settings, |e| {
+        if let auto::Event::OutOfReach(i, missing) = &e {
+            out_of_reach = (*i + 1 == checkpoints.len()).then(|| missing.join("`, `"));
+        }
         print_event(&e, &checkpoints, &def.names)
     })?;
     let seconds = t0.elapsed().as_secs_f64();
     if let Some(stop) = missed {
-        let why = match t0.elapsed() >= settings.total {
-            true => format!(
+        let why = match (out_of_reach, t0.elapsed() >= settings.total) {
+            (Some(missing), _) => format!("no rule set makes `{missing}`"),
+            (None, true) => format!(
                 "the total time, {} s, ran out",
                 settings.total.as_secs_f64()
             ),
-            false => format!("its last trial: {stop}"),
+            (None, false) => format!("its last trial: {stop}"),
         };
         return Err(Error::check_failed(format!(
             "`{spec}` not reached ({why}): {} of {} checkpoints found before it, {seconds:.2} s",

@@ -14,11 +14,13 @@
 //!   its e-graph's size, and the smallest e-graph wins. A candidate that saturates or hits
 //!   the iteration, time or memory limit without finding is dropped.
 //!
-//! A checkpoint that no candidate reaches is skipped: the next step searches from the same
-//! term for the checkpoint after it. The search fails only when the target itself is not
-//! reached.
+//! A candidate is not tried where it cannot make a primitive the checkpoint needs and the
+//! term lacks ([`reachable`]). A checkpoint that no candidate reaches is skipped: the next
+//! step searches from the same term for the checkpoint after it. The search fails only when
+//! the target itself is not reached.
 
 pub mod peel;
+mod reachable;
 pub mod relax;
 pub mod write;
 
@@ -161,6 +163,9 @@ pub enum Event<'a> {
     Satisfied(usize),
     /// A checkpoint no candidate reached, after this many trials and seconds.
     Skipped(usize, usize, f64),
+    /// A checkpoint no candidate can reach, without a search: it needs these primitives,
+    /// which the term lacks and no rule set makes.
+    OutOfReach(usize, Vec<&'static str>),
 }
 
 /// The steps found from `start` through `checkpoints` (the last one the target), and, when
@@ -182,6 +187,18 @@ pub fn find(
                 on(Event::Satisfied(i));
                 continue;
             }
+        }
+        let missing = reachable::missing(&term, checkpoint);
+        let all = Candidate::union(&candidates.iter().collect::<Vec<_>>());
+        if !reachable::can_make(&all, &missing) {
+            on(Event::OutOfReach(
+                i,
+                missing.iter().map(|p| p.name()).collect(),
+            ));
+            if i + 1 == checkpoints.len() {
+                return Ok((steps, Some(StopReason::Saturated)));
+            }
+            continue;
         }
         let t0 = Instant::now();
         match reach(&term, checkpoint, candidates, settings, deadline)? {
@@ -240,8 +257,11 @@ fn reach(
 ) -> Result<(Reached, usize)> {
     let mut trials = 0;
     let mut last_stop = StopReason::Saturated;
+    let missing = reachable::missing(term, checkpoint);
     for phase in combinations(candidates) {
-        let mut alive: Vec<&Candidate> = phase.iter().collect();
+        let mut alive: Vec<&Candidate> = (phase.iter())
+            .filter(|c| reachable::can_make(c, &missing))
+            .collect();
         for cap in settings.caps() {
             let mut best: Option<(Candidate, StepReport)> = None;
             let mut still = vec![];
