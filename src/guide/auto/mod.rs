@@ -15,7 +15,7 @@
 //!   the iteration, time or memory limit without finding is dropped.
 //!
 //! A candidate is not tried where it cannot make a primitive the checkpoint needs and the
-//! term lacks ([`reachable`]). A checkpoint that no candidate reaches is skipped: the next
+//! term lacks (`reachable`). A checkpoint that no candidate reaches is skipped: the next
 //! step searches from the same term for the checkpoint after it. The search fails only when
 //! the target itself is not reached.
 
