@@ -93,3 +93,36 @@ fn bad_sweeps_are_located_errors() {
         assert!(said.contains(at) && said.contains(needle), "{text}: {said}");
     }
 }
+
+/// A parameter named as a rule's size is set at each point without a template: Harris's
+/// strips of 16 rows divide a 64-row image, strips of 24 do not, and that row says so.
+#[test]
+fn a_sweep_sets_the_sizes_its_rules_name() {
+    let root = std::env::current_dir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let file = work.path().join("rows.sweep");
+    let guide = root.join("programs/harris-strips.guide");
+    std::fs::write(
+        &file,
+        format!("param rows 16 24\nguide {}\ncodegen 64\n", guide.display()),
+    )
+    .unwrap();
+    let out = sweep(&["--workers", "2"], &file, work.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let csv = std::fs::read_to_string(work.path().join("rows.csv")).unwrap();
+    let row = |rows: &str| {
+        csv.lines()
+            .find(|r| r.starts_with(rows))
+            .unwrap()
+            .to_string()
+    };
+    assert!(row("16,").starts_with("16,true,2,2,"), "{csv}");
+    assert!(
+        row("24,").contains("false") && row("24,").contains("not a whole number"),
+        "{csv}"
+    );
+}

@@ -1,5 +1,6 @@
 //! `sketchlog sweep FILE.sweep`: a guide over a grid of parameters. Templates (files ending
-//! in `.in`) have `{NAME}` placeholders; each point of the grid instantiates them, runs the
+//! in `.in`) have `{NAME}` placeholders; each point of the grid instantiates them, sets the
+//! sizes of its rules' parameters ([`crate::rules::params`]) of the same names, runs the
 //! guide, and (with `codegen`) compiles, validates and times the program it finds. Every
 //! point is a job of the cluster ([`crate::cluster`]); all points go to one CSV with the
 //! parameters as columns, and the best point is printed.
@@ -149,10 +150,19 @@ impl Sweep {
         Ok(texts)
     }
 
-    /// The guide at `point`: its templates instantiated stand in for their files.
+    /// The guide at `point`: its templates instantiated stand in for their files, and its
+    /// rules' sizes of the parameters' names are the point's (`param rows 8 16 32` sweeps
+    /// `strips<rows, 4>` without a template).
     pub fn guide_at(&self, point: &Point) -> Result<crate::guide::Guide> {
         let texts = self.instantiated(point)?;
-        crate::files::with_overlay(texts, || crate::guide::parse::load_guide(&self.guide))
+        let sizes: Vec<String> = (point.iter())
+            .map(|(name, value)| format!("{name}={value}"))
+            .filter(|a| crate::rules::Params::given(std::slice::from_ref(a)).is_ok())
+            .collect();
+        let params = crate::rules::Params::given(&sizes).map_err(Error::bad_input)?;
+        crate::files::with_overlay(texts, || {
+            crate::guide::parse::load_guide_with(&self.guide, params)
+        })
     }
 
     /// The files a point's result depends on: the sweep, its templates, and every file the
