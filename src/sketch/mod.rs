@@ -313,7 +313,7 @@ impl SketchDecl {
     }
 
     /// The sketch with the size names that `params` sets, other than the program's `sizes`,
-    /// replaced by their values (`containsMap(w/lanes, ..)`).
+    /// replaced by their values (`containsMap(lanes, ..)`).
     pub fn with_params(mut self, sizes: &[String], params: &crate::rules::Params) -> SketchDecl {
         let value = |x: &str| params.get(x).filter(|_| !sizes.iter().any(|s| s == x));
         self.sketch = self.sketch.map_nats(&mut |n| {
