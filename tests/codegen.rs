@@ -1015,3 +1015,30 @@ fn bench_c_times_halide_beside_a_guide() {
     );
     assert_eq!(said.matches("thread(s): median").count(), 2, "{said}");
 }
+
+/// Sizes that a program's splits do not divide are refused before any C is generated, naming
+/// the program's size and the sizes given.
+#[test]
+fn sizes_the_program_does_not_divide_are_named() {
+    let out = common::output(&["codegen", "programs/mv-blocking.guide", "--sizes", "100,64"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("at m = 100, k = 64, the program's size `m/32` is not a whole number"),
+        "{err}"
+    );
+    let out = common::output(&[
+        "bench-c",
+        "programs/harris-separated.guide",
+        "--validate",
+        "--sizes",
+        "h=64,w=100",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    // The width in blocks of the target's vector width.
+    assert!(
+        err.contains("at h = 64, w = 100, the program's size `w/"),
+        "{err}"
+    );
+}

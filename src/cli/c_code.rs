@@ -86,12 +86,14 @@ pub(super) fn codegen(
         written_by(path).check(&reads, true)?;
     }
     let sizes = sizes_named(&sizes, &named)?;
+    let names = named.size_names().to_vec();
     let p = crate::codegen::sequential(&at_argument(program, named.term())?);
     let sizes = if sizes.is_empty() {
         crate::codegen::sizes_of(&p, 1024)
     } else {
         sizes
     };
+    at_argument("--sizes", crate::codegen::check_sizes(&p, &sizes, &names))?;
     let c = crate::codegen::emit::lowered_c("rise_program", &p, &sizes, lowering)?.c;
     match out {
         Some(path) => crate::files::write_atomically(path, c.as_bytes()),
@@ -115,13 +117,20 @@ fn bench_c(
         program,
         crate::guide::program::read_program(program, params),
     )?;
+    let flag = if sizes.is_empty() {
+        "--size"
+    } else {
+        "--sizes"
+    };
     let sizes = sizes_named(&sizes, &named)?;
+    let names = named.size_names().to_vec();
     let p = crate::codegen::sequential(&at_argument(program, named.term())?);
     let sizes = if sizes.is_empty() {
         crate::codegen::sizes_of(&p, size)
     } else {
         sizes
     };
+    at_argument(flag, crate::codegen::check_sizes(&p, &sizes, &names))?;
     let (exe, scalar, expected) = crate::codegen::measure::compile_both(&p, &sizes, &opts)?;
     let (inputs, output) = exe.shapes();
     let floats: i64 = inputs

@@ -141,3 +141,100 @@ pub fn sizes_of(program: &crate::rise::term::Term, size: i64) -> Vec<i64> {
     }
     vec![size; n]
 }
+
+/// Whether every size in `program`'s types is a whole number at the program's `sizes`
+/// (named `names`, outermost first); an error naming the first that is not, and the sizes.
+/// A size function applied to sizes (`(nfun n m => ..)<16><w>`) is checked at them; sizes
+/// under other binders of the program's own are not checked here.
+pub fn check_sizes(program: &Term, sizes: &[i64], names: &[String]) -> crate::error::Result<()> {
+    use crate::rise::nat::{Nat, NatAtom};
+    // Each size binder's value where known, innermost last, and the binder's name.
+    type Env = Vec<(Option<i64>, Option<String>)>;
+    let mut top = program;
+    let mut env: Env = vec![];
+    while let (Node::NatLam(b), true) = (&top.node, env.len() < sizes.len()) {
+        env.push((Some(sizes[env.len()]), names.get(env.len()).cloned()));
+        top = b;
+    }
+    let at: Vec<String> = (env.iter())
+        .map(|(v, n)| format!("{} = {}", n.as_deref().unwrap_or("?"), v.unwrap_or(0)))
+        .collect();
+    let check = |n: &Nat, env: &Env, inside: u32| -> crate::error::Result<()> {
+        let binder = |a: &NatAtom| match a {
+            NatAtom::Index(i) if *i >= inside => env
+                .len()
+                .checked_sub(1 + (i - inside) as usize)
+                .map(|k| &env[k]),
+            _ => None,
+        };
+        let value = |a: &NatAtom| binder(a).and_then(|b| b.0);
+        if !n.atoms().into_iter().all(|a| value(a).is_some()) || n.eval(&value).is_ok() {
+            return Ok(());
+        }
+        let shown = n.show(&|a| match binder(a) {
+            Some((_, Some(name))) => name.clone(),
+            _ => value(a).map_or_else(|| format!("{a:?}"), |v| v.to_string()),
+        });
+        Err(crate::error::Error::bad_input(format!(
+            "at {}, the program's size `{shown}` is not a whole number: give sizes it divides",
+            at.join(", ")
+        )))
+    };
+    let mut todo: Vec<(&Term, Env)> = vec![(top, env)];
+    while let Some((t, mut env)) = todo.pop() {
+        // The type's sizes, each under the type's own size binders as well.
+        let mut result = Ok(());
+        t.ty.map_nats(0, &mut |n, inside| {
+            if result.is_ok() {
+                result = check(n, &env, inside);
+            }
+            n.clone()
+        });
+        result?;
+        // `(nfun n m => b)<x><y>`: b with n and m known.
+        let mut args = vec![];
+        let mut head = t;
+        while let Node::NatApp(f, n) = &head.node {
+            check(n, &env, 0)?;
+            args.push(n);
+            head = f;
+        }
+        if !args.is_empty() {
+            // Each argument's value, and its name where it is one binder (`w`).
+            let outer = |i: u32| env.len().checked_sub(1 + i as usize).map(|k| &env[k]);
+            let values: Vec<(Option<i64>, Option<String>)> = (args.iter().rev())
+                .map(|n| {
+                    let value = n.eval(&|a| match a {
+                        NatAtom::Index(i) => outer(*i).and_then(|b| b.0),
+                        _ => None,
+                    });
+                    let name = match n.atoms().into_iter().next() {
+                        Some(NatAtom::Index(i)) if **n == Nat::index(*i) => {
+                            outer(*i).and_then(|b| b.1.clone())
+                        }
+                        _ => None,
+                    };
+                    (value.ok(), name)
+                })
+                .collect();
+            let mut body = head;
+            let mut inner = env.clone();
+            for v in values.iter().cloned() {
+                let Node::NatLam(b) = &body.node else { break };
+                inner.push(v);
+                body = b;
+            }
+            if inner.len() == env.len() + values.len() {
+                todo.push((body, inner));
+                continue;
+            }
+            todo.push((head, env));
+            continue;
+        }
+        if matches!(t.node, Node::NatLam(_)) {
+            env.push((None, None));
+        }
+        todo.extend(t.node.children().into_iter().map(|c| (&**c, env.clone())));
+    }
+    Ok(())
+}
