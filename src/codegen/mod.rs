@@ -156,8 +156,8 @@ pub fn check_sizes(program: &Term, sizes: &[i64], names: &[String]) -> crate::er
         env.push((Some(sizes[env.len()]), names.get(env.len()).cloned()));
         top = b;
     }
-    let at: Vec<String> = (env.iter())
-        .map(|(v, n)| format!("{} = {}", n.as_deref().unwrap_or("?"), v.unwrap_or(0)))
+    let at: Vec<String> = (names.iter().zip(sizes))
+        .map(|(n, v)| format!("{n} = {v}"))
         .collect();
     let check = |n: &Nat, env: &Env, inside: u32| -> crate::error::Result<()> {
         let binder = |a: &NatAtom| match a {

@@ -155,11 +155,11 @@ impl Sweep {
     /// `strips<rows, 4>` without a template).
     pub fn guide_at(&self, point: &Point) -> Result<crate::guide::Guide> {
         let texts = self.instantiated(point)?;
-        let sizes: Vec<String> = (point.iter())
-            .map(|(name, value)| format!("{name}={value}"))
-            .filter(|a| crate::rules::Params::given(std::slice::from_ref(a)).is_ok())
-            .collect();
-        let params = crate::rules::Params::given(&sizes).map_err(Error::bad_input)?;
+        let mut params = crate::rules::Params::default();
+        for (name, value) in point {
+            // A value that is not a size is the templates' alone.
+            let _ = params.give(name, value);
+        }
         crate::files::with_overlay(texts, || {
             crate::guide::parse::load_guide_with(&self.guide, params)
         })

@@ -27,8 +27,9 @@ use crate::error::{Error, Result};
 use crate::files::read_source;
 use crate::rise::parse::parse_rule_file;
 use crate::rise::syntax::{Expr, ExprKind, RuleDecl, RuleFile, RulesetDecl};
-use std::collections::BTreeSet;
-use std::path::Path;
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 /// Reads a `.rules` file.
 pub fn load_rule_file(path: &Path) -> Result<RuleFile> {
@@ -42,13 +43,14 @@ pub fn load_rule_file(path: &Path) -> Result<RuleFile> {
 /// without parameters and the instances its rulesets name.
 pub fn select(file: &RuleFile, set: Option<&str>, params: &Params) -> Result<Vec<RuleDecl>> {
     let params = &params.or_defaults(&file.params);
+    let mut expansion = Expansion::default();
     let Some(set) = set else {
         let mut all: Vec<RuleDecl> = (file.rules.iter())
             .filter(|r| r.params.is_empty())
             .cloned()
             .collect();
         for decl in &file.rulesets {
-            for r in ruleset(file, decl, params)? {
+            for r in ruleset(file, decl, params, &mut expansion)? {
                 if !all.iter().any(|x| x.name == r.name) {
                     all.push(r);
                 }
@@ -57,7 +59,7 @@ pub fn select(file: &RuleFile, set: Option<&str>, params: &Params) -> Result<Vec
         return Ok(all);
     };
     if let Some(decl) = file.rulesets.iter().find(|r| r.name == set) {
-        return ruleset(file, decl, params);
+        return ruleset(file, decl, params, &mut expansion);
     }
     let (name, args) = params::parse_reference(set)?;
     let Some(rule) = file.rules.iter().find(|r| r.name == name) else {
@@ -72,24 +74,36 @@ pub fn select(file: &RuleFile, set: Option<&str>, params: &Params) -> Result<Vec
     ])
 }
 
+/// The state of expanding rulesets: the rulesets being expanded (to refuse one that
+/// includes itself), and the other rules files read, each read once.
+#[derive(Default)]
+struct Expansion {
+    open: Vec<(Option<PathBuf>, String)>,
+    read: HashMap<PathBuf, Rc<RuleFile>>,
+}
+
 /// The rules of a ruleset, instantiated with `params` (and, for a rule of another file,
 /// that file's defaults).
-fn ruleset(file: &RuleFile, decl: &RulesetDecl, params: &Params) -> Result<Vec<RuleDecl>> {
+fn ruleset(
+    file: &RuleFile,
+    decl: &RulesetDecl,
+    params: &Params,
+    expansion: &mut Expansion,
+) -> Result<Vec<RuleDecl>> {
     let mut rules = vec![];
-    members(file, decl, params, &mut vec![], &mut rules)?;
+    members(file, decl, params, expansion, &mut rules)?;
     Ok(rules)
 }
 
-/// Adds the rules of `decl` to `out`: its rules, and the rules of the rulesets it names
-/// (`open`: the rulesets being expanded, to refuse one that includes itself).
+/// Adds the rules of `decl` to `out`: its rules, and the rules of the rulesets it names.
 fn members(
     file: &RuleFile,
     decl: &RulesetDecl,
     params: &Params,
-    open: &mut Vec<(Option<std::path::PathBuf>, String)>,
+    expansion: &mut Expansion,
     out: &mut Vec<RuleDecl>,
 ) -> Result<()> {
-    open.push((file.path.clone(), decl.name.clone()));
+    expansion.open.push((file.path.clone(), decl.name.clone()));
     for r in &decl.rules {
         let other;
         let (from, params) = match &r.file {
@@ -97,20 +111,30 @@ fn members(
             Some(name) => {
                 let dir = file.path.as_deref().and_then(Path::parent);
                 let path = dir.unwrap_or(Path::new("")).join(name);
-                other = load_rule_file(&path).map_err(|e| e.or_at(&r.span))?;
+                other = match expansion.read.get(&path) {
+                    Some(read) => read.clone(),
+                    None => {
+                        let read = Rc::new(load_rule_file(&path).map_err(|e| e.or_at(&r.span))?);
+                        expansion.read.insert(path, read.clone());
+                        read
+                    }
+                };
                 let params = params.or_defaults(&other.params);
-                (&other, params)
+                (&*other, params)
             }
         };
         let set = from.rulesets.iter().find(|s| s.name == r.name);
         if let (Some(set), true) = (set, r.args.is_empty()) {
-            if open.contains(&(from.path.clone(), set.name.clone())) {
+            if expansion
+                .open
+                .contains(&(from.path.clone(), set.name.clone()))
+            {
                 return Err(Error::at(
                     &r.span,
                     format!("ruleset `{}` includes itself", r.name),
                 ));
             }
-            members(from, set, &params, open, out)?;
+            members(from, set, &params, expansion, out)?;
             continue;
         }
         let rule = (from.rules.iter().find(|x| x.name == r.name))
@@ -120,7 +144,7 @@ fn members(
             out.push(rule);
         }
     }
-    open.pop();
+    expansion.open.pop();
     Ok(())
 }
 

@@ -92,16 +92,19 @@ impl Params {
             let (name, value) = a
                 .split_once('=')
                 .ok_or_else(|| format!("`{a}`: expected NAME=VALUE (as `lanes=8`)"))?;
-            let name = name.trim();
-            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                return Err(format!("`{a}`: `{name}` is not a name"));
-            }
-            params
-                .set(name, value.trim())
-                .map_err(|e| format!("`{a}`: {e}"))?;
-            params.given.insert(name.to_string());
+            (params.give(name.trim(), value.trim())).map_err(|e| format!("`{a}`: {e}"))?;
         }
         Ok(params)
+    }
+
+    /// Sets `name` to `value` as [given](Params::given): a guide does not change it.
+    pub fn give(&mut self, name: &str, value: &str) -> std::result::Result<(), String> {
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(format!("`{name}` is not a name"));
+        }
+        self.set(name, value)?;
+        self.given.insert(name.to_string());
+        Ok(())
     }
 
     /// These sizes, with `defaults` (a rules file's `param` lines) for the names not set.

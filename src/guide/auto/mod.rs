@@ -201,7 +201,13 @@ pub fn find(
             continue;
         }
         let t0 = Instant::now();
-        match reach(&term, checkpoint, candidates, settings, deadline)? {
+        match reach(
+            &term,
+            (checkpoint, &missing),
+            candidates,
+            settings,
+            deadline,
+        )? {
             (Ok((candidate, report)), trials) => {
                 let found = Found {
                     checkpoint: i,
@@ -247,20 +253,23 @@ fn combinations(candidates: &[Candidate]) -> Vec<Vec<Candidate>> {
 type Reached = std::result::Result<(Candidate, StepReport), StopReason>;
 
 /// The smallest search reaching `checkpoint` from `term`, with its rules (or why the last
-/// trial stopped), and the number of trials made; no trial runs past `deadline`.
+/// trial stopped), and the number of trials made; no trial runs past `deadline`. Candidates
+/// that cannot make the primitives `missing` from the term are not tried.
 fn reach(
     term: &Rc<Term>,
-    checkpoint: &Checkpoint,
+    (checkpoint, missing): (
+        &Checkpoint,
+        &std::collections::BTreeSet<crate::rise::primitives::Prim>,
+    ),
     candidates: &[Candidate],
     settings: &Settings,
     deadline: Instant,
 ) -> Result<(Reached, usize)> {
     let mut trials = 0;
     let mut last_stop = StopReason::Saturated;
-    let missing = reachable::missing(term, checkpoint);
     for phase in combinations(candidates) {
         let mut alive: Vec<&Candidate> = (phase.iter())
-            .filter(|c| reachable::can_make(c, &missing))
+            .filter(|c| reachable::can_make(c, missing))
             .collect();
         for cap in settings.caps() {
             let mut best: Option<(Candidate, StepReport)> = None;
