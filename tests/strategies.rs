@@ -8,6 +8,7 @@ mod common;
 use common::{assert_computes_matmul, def, output, Rng};
 use sketchlog::guide;
 use sketchlog::rise::term::Term;
+use sketchlog::rules::Params;
 use sketchlog::strategy::{self, Ending, Outcome, Settings};
 use std::rc::Rc;
 
@@ -15,7 +16,11 @@ const MM: &str = "programs/matmul.rise";
 
 /// `mm` rewritten by `programs/mm.elevate:STRATEGY`.
 fn rewrite(strategy: &str) -> (Rc<Term>, Outcome) {
-    let (file, s) = strategy::load_spec(&format!("programs/mm.elevate:{strategy}")).unwrap();
+    let (file, s) = strategy::load_spec(
+        &format!("programs/mm.elevate:{strategy}"),
+        &Params::default(),
+    )
+    .unwrap();
     let settings = Settings {
         sizes: ["m", "n", "k"].map(String::from).to_vec(),
         searcher: Some(Rc::new(guide::Searches::default())),
@@ -193,6 +198,9 @@ fn harris_strategy_steps_give_the_guides_c() {
     for (ours, theirs) in [
         ("harris-parallel-strategy", "harris-parallel"),
         ("harris-strips-strategy", "harris-strips"),
+        ("harris-fused-strategy", "harris-fused"),
+        ("harris-separated-strategy", "harris-separated"),
+        ("harris-line-buffered-strategy", "harris-line-buffered"),
         ("harris-line-buffered-mixed", "harris-line-buffered"),
     ] {
         assert_eq!(c(ours), c(theirs), "{ours}");
@@ -209,4 +217,31 @@ fn a_guided_search_runs_on_the_subterm_a_traversal_gives_it() {
     // The program's parameters are as they were; below them, the baseline's loops.
     assert_eq!(t.ty, def(MM, "mm").ty);
     assert_eq!(benf(&t), guide_program("baseline"));
+}
+
+#[test]
+fn the_harris_strategies_vectorise_at_the_width_they_are_given() {
+    let c = |guide: &str| {
+        let guide = format!("programs/{guide}.guide");
+        let out = output(&[
+            "codegen",
+            &guide,
+            "--sizes",
+            "h=32,w=32",
+            "--param",
+            "lanes=8",
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let ours = c("harris-separated-strategy");
+    assert!(
+        ours.contains("f32x8 ") && !ours.contains("f32x16 "),
+        "{ours}"
+    );
+    assert_eq!(ours, c("harris-separated"));
 }

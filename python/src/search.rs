@@ -724,7 +724,9 @@ pub fn rewrite(
 ) -> PyResult<Program> {
     use sketchlog::strategy::{Ending, Settings};
     let program = program_of(program)?;
-    let (file, expr) = sketchlog::strategy::load_spec(strategy).or_raise()?;
+    let (file, expr) =
+        sketchlog::strategy::load_spec(strategy, &sketchlog::rules::Params::default())
+            .or_raise()?;
     let time = seconds("time_s", time_s)?;
     let settings = Settings {
         time,

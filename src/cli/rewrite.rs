@@ -38,6 +38,8 @@ pub(super) struct RewriteArgs {
     /// Replace `--out` if it exists.
     #[arg(long)]
     force: bool,
+    #[command(flatten)]
+    params: super::ParamArgs,
 }
 
 impl RewriteArgs {
@@ -46,7 +48,10 @@ impl RewriteArgs {
             &self.program,
             rise::load_def_ref(&self.program, "".as_ref()),
         )?;
-        let (file, strategy) = at_argument(&self.strategy, strategy::load_spec(&self.strategy))?;
+        let (file, strategy) = at_argument(
+            &self.strategy,
+            strategy::load_spec(&self.strategy, &self.params.params()?),
+        )?;
         if let Some(out) = &self.out {
             let mut outputs = Outputs::default();
             outputs.add(out, "--out");

@@ -7,6 +7,7 @@
 use super::input;
 use crate::cluster::child::{self, ProcessLimits};
 use crate::error::{Error, Result};
+use crate::rules::Params;
 use crate::strategy::{self, Ending};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -158,7 +159,7 @@ pub fn inputs(name: &str, approach: &str) -> Result<Vec<PathBuf>> {
     match v.approach {
         Approach::Guide => files.extend(super::steps::inputs(name)?),
         Approach::Strategy(_) | Approach::Mixed(_) => {
-            files.extend(strategy::load(&strategy_file())?.inputs);
+            files.extend(strategy::load(&strategy_file(), &Params::default())?.inputs);
             // The guide whose C the row is compared with (and searches with).
             files.extend(super::steps::inputs(name)?);
         }
@@ -216,7 +217,10 @@ fn guide_row(v: &Version, guide: &str) -> Result<Row> {
 }
 
 fn strategy_row(v: &Version, name: &str) -> Result<Row> {
-    let (file, s) = strategy::load_spec(&format!("{}:{name}", strategy_file().display()))?;
+    let (file, s) = strategy::load_spec(
+        &format!("{}:{name}", strategy_file().display()),
+        &Params::default(),
+    )?;
     let mm = crate::rise::load_def_ref(
         &input("programs/matmul.rise").to_string_lossy(),
         "".as_ref(),

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 /// The versions: a label and the program (`FILE.rise:NAME` or `FILE.guide`).
-const VERSIONS: [(&str, &str); 9] = [
+const VERSIONS: [(&str, &str); 12] = [
     ("naive", "programs/harris.rise:harris"),
     ("parallel", "programs/harris-parallel.guide"),
     ("strips", "programs/harris-strips.guide"),
@@ -24,6 +24,15 @@ const VERSIONS: [(&str, &str); 9] = [
         "programs/harris-parallel-strategy.guide",
     ),
     ("strips-strategy", "programs/harris-strips-strategy.guide"),
+    ("fused-strategy", "programs/harris-fused-strategy.guide"),
+    (
+        "separated-strategy",
+        "programs/harris-separated-strategy.guide",
+    ),
+    (
+        "line-buffered-strategy",
+        "programs/harris-line-buffered-strategy.guide",
+    ),
     (
         "line-buffered-mixed",
         "programs/harris-line-buffered-mixed.guide",

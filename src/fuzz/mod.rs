@@ -913,7 +913,7 @@ fn run_file(kind: Kind, text: &str, dir: &Path) -> Result<()> {
 /// Every definition of a strategy file that takes no parameter, run on the matrix
 /// multiplication under small limits (a search it names is an error: no searcher).
 fn run_strategies(path: &Path) -> Result<()> {
-    let file = crate::strategy::load(path)?;
+    let file = crate::strategy::load(path, &crate::rules::Params::default())?;
     let mm = concat!(env!("CARGO_MANIFEST_DIR"), "/programs/matmul.rise");
     let program = crate::rise::load_def(Path::new(mm), "mm")?;
     let settings = crate::strategy::Settings {

@@ -353,8 +353,8 @@ pub fn load_guide_with(path: &Path, params: Params) -> Result<Guide> {
             StepTarget::Strategy(spec) => {
                 let path = p.dir.join(&spec.text);
                 let spec_text = path.to_string_lossy().to_string();
-                let (file, strategy) =
-                    crate::strategy::load_spec(&spec_text).map_err(|e| e.or_at(&spec.span))?;
+                let (file, strategy) = crate::strategy::load_spec(&spec_text, &p.params)
+                    .map_err(|e| e.or_at(&spec.span))?;
                 for f in &file.inputs {
                     if !p.inputs.contains(f) {
                         p.inputs.push(f.clone());

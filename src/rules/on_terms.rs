@@ -115,7 +115,7 @@ impl CompiledRule {
     /// A size of the left-hand side (a constant or one size variable) against a matched one.
     fn match_nat(&self, p: &Nat, n: &Nat, b: &mut Bindings) -> Option<()> {
         if p.as_const().is_some() {
-            return p.same(n).then_some(());
+            return (p == n).then_some(());
         }
         let atoms = p.atoms();
         let Some(NatAtom::Var(v)) = atoms.first() else {
@@ -123,7 +123,7 @@ impl CompiledRule {
         };
         let k = self.nat_vars.iter().position(|x| x == v)?;
         match &b.nats[k] {
-            Some(bound) => bound.same(n).then_some(()),
+            Some(bound) => (bound == n).then_some(()),
             None => {
                 b.nats[k] = Some(n.clone());
                 Some(())

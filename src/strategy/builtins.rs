@@ -37,6 +37,7 @@ pub enum Op {
     Body,
     Function,
     Argument,
+    DepFunction,
     ArgumentOf,
     Is,
     IsPrim(crate::rise::primitives::Prim),
@@ -103,6 +104,7 @@ builtins! {
     "body" Op::Body, [S], "`s` on a lambda's (or size lambda's) body", "body(eta)";
     "function" Op::Function, [S], "`s` on an application's function", "function(isMap)";
     "argument" Op::Argument, [S], "`s` on an application's argument", "argument(beta)";
+    "depFunction" Op::DepFunction, [S], "`s` on a size application's function (`f<n>`)", "depFunction(isDepLambda)";
     "argumentOf" Op::ArgumentOf, [P, S], "`s` on the argument of primitive `p` applied to one argument", "argumentOf(map, etaAbstraction)";
     "is" Op::Is, [P], "the term is primitive `p` (with its sizes)", "is(split)";
     "isMap" Op::IsPrim(Prim::Map), [], "the term is `map`", "isApplied(isMap)";

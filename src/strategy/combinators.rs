@@ -86,12 +86,13 @@ impl Machine<'_> {
                 let top_down = |m: &mut Self, u: &Rc<Term>| m.whole(Op::TopDown, &s, &e, u);
                 return self.repeat_with(t, top_down);
             }
-            Op::Body | Op::Function | Op::Argument => {
+            Op::Body | Op::Function | Op::Argument | Op::DepFunction => {
                 let (s, e) = self.strategy_arg(args, 0, env)?;
                 let i = match (op, &t.node) {
                     (Op::Body, Node::Lam(_) | Node::NatLam(_)) => Some(0),
                     (Op::Function, Node::App(..)) => Some(0),
                     (Op::Argument, Node::App(..)) => Some(1),
+                    (Op::DepFunction, Node::NatApp(..)) => Some(0),
                     _ => None,
                 };
                 match i {

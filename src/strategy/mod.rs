@@ -41,9 +41,10 @@ pub use parse::{load, StrategyFile};
 pub use searcher::{Found, SearchCall, Searcher};
 pub use settings::{position, Applied, Counts, Ending, Failure, Order, Outcome, Settings};
 
-/// The strategy `FILE.elevate:STRATEGY`: the file, and `STRATEGY` (a definition's name, or
-/// any strategy written with the file's names) parsed and checked.
-pub fn load_spec(spec: &str) -> Result<(StrategyFile, Rc<Expr>)> {
+/// The strategy `FILE.elevate:STRATEGY`: the file (its rules' sizes from `params`), and
+/// `STRATEGY` (a definition's name, or any strategy written with the file's names) parsed and
+/// checked.
+pub fn load_spec(spec: &str, params: &crate::rules::Params) -> Result<(StrategyFile, Rc<Expr>)> {
     let (path, text) = match spec.split_once(".elevate:") {
         Some((file, text)) => (format!("{file}.elevate"), text),
         None => {
@@ -52,7 +53,7 @@ pub fn load_spec(spec: &str) -> Result<(StrategyFile, Rc<Expr>)> {
             )))
         }
     };
-    let file = load(Path::new(&path))?;
+    let file = load(Path::new(&path), params)?;
     let expr = strategy_in(&file, &Source::new(spec, text))?;
     Ok((file, expr))
 }

@@ -21,6 +21,7 @@ use super::{Call, Expr};
 use crate::error::{Error, Result};
 use crate::files::read_source;
 use crate::rise::syntax::RuleDecl;
+use crate::rules::Params;
 use crate::source::{Source, Span};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -116,28 +117,28 @@ impl StrategyFile {
 }
 
 /// Reads a `.elevate` file, the rules files it names, and checks every name it uses.
-pub fn load(path: &Path) -> Result<StrategyFile> {
+pub fn load(path: &Path, params: &Params) -> Result<StrategyFile> {
     let src = read_source(path)?;
     let dir = path.parent().unwrap_or(Path::new("")).to_path_buf();
-    let mut file = parse(&src, &dir)?;
+    let mut file = parse(&src, &dir, params)?;
     file.inputs.insert(0, path.to_path_buf());
     Ok(file)
 }
 
 /// Parses strategy text whose file references are relative to `dir`, reading the rules files
-/// it names, and checks every name it uses.
-pub fn parse(src: &Arc<Source>, dir: &Path) -> Result<StrategyFile> {
-    let file = items(src, dir)?;
+/// it names (their rules' sizes from `params`), and checks every name it uses.
+pub fn parse(src: &Arc<Source>, dir: &Path, params: &Params) -> Result<StrategyFile> {
+    let file = items(src, dir, params)?;
     super::check::check(&file, Some(&*super::prelude::prelude()?))?;
     Ok(file)
 }
 
 /// Parses strategy text that names no rules files (the prelude), unchecked.
 pub(super) fn parse_defs(src: &Arc<Source>) -> Result<StrategyFile> {
-    items(src, Path::new(""))
+    items(src, Path::new(""), &Params::default())
 }
 
-fn items(src: &Arc<Source>, dir: &Path) -> Result<StrategyFile> {
+fn items(src: &Arc<Source>, dir: &Path, params: &Params) -> Result<StrategyFile> {
     let mut p = Parser::new(src)?;
     let mut file = StrategyFile {
         dir: dir.to_path_buf(),
@@ -149,9 +150,8 @@ fn items(src: &Arc<Source>, dir: &Path) -> Result<StrategyFile> {
             let (path, set) = crate::rules::split_spec(&name);
             let path = dir.join(path);
             let rule_file = crate::rules::load_rule_file(&path).map_err(|e| e.or_at(&span))?;
-            let params = crate::rules::Params::default();
             let rules =
-                crate::rules::select(&rule_file, set, &params).map_err(|e| e.or_at(&span))?;
+                crate::rules::select(&rule_file, set, params).map_err(|e| e.or_at(&span))?;
             file.rules.extend(rules);
             let params = params.or_defaults(&rule_file.params);
             for r in rule_file.rules.into_iter().filter(|r| !r.params.is_empty()) {

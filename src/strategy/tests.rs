@@ -4,6 +4,7 @@
 use super::*;
 use crate::rise::term::Term;
 use crate::rise::typed_term;
+use crate::rules::Params;
 
 fn show(t: &Term) -> String {
     let e = crate::rise::debruijn::to_named(t, crate::rise::debruijn::Annotate::Bare);
@@ -14,7 +15,7 @@ fn show(t: &Term) -> String {
 /// Rise expression `term`.
 fn run_with(defs: &str, strategy: &str, term: &str, settings: &Settings) -> Outcome {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("programs");
-    let file = parse::parse(&Source::new("test.elevate", defs), &dir).unwrap();
+    let file = parse::parse(&Source::new("test.elevate", defs), &dir, &Params::default()).unwrap();
     let s = strategy_in(&file, &Source::new("strategy", strategy)).unwrap();
     eval::run(&file, &s, &typed_term(term), settings).unwrap()
 }
@@ -142,6 +143,20 @@ fn rise_traversals_and_predicates() {
         result(&run_on("isLambda @ outermost(isApply)", t)),
         result(&run_on("outermost(isApply, isLambda)", t))
     );
+    // depFunction enters a size application; function does not.
+    let applied = "(nfun n => fun (xs : n.f32) => map (fun x => add x 1.0) xs)<4>";
+    assert_eq!(
+        result(&run_on("depFunction(isDepLambda)", applied)),
+        same(applied)
+    );
+    assert_eq!(
+        result(&run_on(
+            "depFunction(body(body(fmap(function(etaAbstraction)))))",
+            applied
+        )),
+        same("(nfun n => fun (xs : n.f32) => map (fun x => (fun y => add x y) 1.0) xs)<4>")
+    );
+    assert!(result(&run_on("function(isDepLambda)", applied)).starts_with("failed"));
 }
 
 #[test]
@@ -209,6 +224,38 @@ fn rules_of_a_rules_file_rewrite_at_the_root_or_fail() {
 }
 
 #[test]
+fn a_rule_matches_the_sizes_its_left_side_writes() {
+    // `slide<k, 1>`: a size variable and a constant; the term's sizes are its own values.
+    let defs = "rules \"../rules/harris.rules\"";
+    let window_sum = |step: usize| {
+        format!(
+            "fun (x : 3.6.f32) => map (fun nbh => reduce add 0.0 (map (fun v => mul v v) \
+             (join nbh))) (transpose (map slide<3, {step}> x))"
+        )
+    };
+    let o = run_with(
+        defs,
+        "body(separate-window-sum)",
+        &window_sum(1),
+        &Settings::default(),
+    );
+    assert_eq!(
+        result(&o),
+        same(
+            "fun (x : 3.6.f32) => map (reduce add 0.0) (slide<3, 1> (map (fun col => \
+             reduce add 0.0 (map (fun v => mul v v) col)) (transpose x)))"
+        )
+    );
+    let o = run_with(
+        defs,
+        "body(separate-window-sum)",
+        &window_sum(3),
+        &Settings::default(),
+    );
+    assert!(result(&o).starts_with("failed"), "{}", result(&o));
+}
+
+#[test]
 fn strategies_print_as_they_parse() {
     for text in [
         "a ; b <+ c",
@@ -243,7 +290,8 @@ fn unknown_names_and_wrong_arities_are_located_errors() {
         ("def try = id", "1:5", "`try` is a built-in strategy"),
         ("def a = id ;", "1:13", "expected a strategy"),
     ] {
-        let err = parse::parse(&Source::new("t.elevate", text), dir).unwrap_err();
+        let err =
+            parse::parse(&Source::new("t.elevate", text), dir, &Params::default()).unwrap_err();
         let shown = err.to_string();
         assert!(
             shown.contains(&format!("t.elevate:{at}:")),
