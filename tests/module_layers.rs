@@ -149,6 +149,7 @@ fn the_core_imports_no_module_of_the_cli_feature() {
     for dep in [
         "timely",
         "differential-dataflow",
+        "sketchlog-dataflow",
         "gemm",
         "plotters",
         "indicatif",
