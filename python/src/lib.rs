@@ -5,6 +5,7 @@
 
 mod egg;
 mod errors;
+mod interrupt;
 mod kernel;
 mod program;
 mod search;

@@ -2,6 +2,7 @@
 //! `guide_auto` and `rewrite`, each run with the GIL released.
 
 use crate::errors::{to_py, OrRaise};
+use crate::interrupt::OnSigint;
 use crate::program::Program;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -340,8 +341,9 @@ unsafe impl<T> Send for OnThisThread<T> {}
 
 /// Runs `search` with the GIL released. After each iteration, `progress` (a callable taking
 /// a dictionary of the iteration's figures) is called and pending signals are handled: an
-/// exception from either (Ctrl-C's `KeyboardInterrupt`) stops the search before its next
-/// iteration through `cancel`, and is raised once it has returned.
+/// exception from either stops the search before its next iteration through `cancel`, and
+/// is raised once it has returned. SIGINT (Ctrl-C) stops the search within the iteration it
+/// arrives in ([`OnSigint`]); Python's handler runs once the search has returned.
 pub fn detached<T>(
     py: Python<'_>,
     cancel: &Cancel,
@@ -365,13 +367,16 @@ pub fn detached<T>(
         });
     };
     let work = OnThisThread((search, &mut on_iteration));
+    let on_sigint = OnSigint::install(cancel.request());
     let result = py.detach(move || {
         let (search, on_iteration) = work.into_inner();
         OnThisThread(search(on_iteration))
     });
+    drop(on_sigint);
     if let Some(e) = raised {
         return Err(e);
     }
+    py.check_signals()?;
     result.0.or_raise()
 }
 

@@ -41,6 +41,12 @@ impl Cancel {
     pub fn is_cancelled(&self) -> bool {
         self.0.load(std::sync::atomic::Ordering::Relaxed)
     }
+
+    /// The request itself, for a signal handler to make: storing `true` in it is
+    /// async-signal-safe, as [`Cancel::cancel`] is.
+    pub fn request(&self) -> &std::sync::atomic::AtomicBool {
+        &self.0
+    }
 }
 
 impl Default for Limits {
