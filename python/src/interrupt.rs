@@ -8,22 +8,39 @@
 //! returned. Where Python does not handle SIGINT (it is ignored, or left to end the
 //! process), nothing is installed.
 
+use sketchlog::egraph::saturate::Cancel;
 use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use std::sync::OnceLock;
 
-/// The stop request of the search running on the main thread, while there is one.
-static REQUEST: AtomicPtr<AtomicBool> = AtomicPtr::new(std::ptr::null_mut());
+/// The stop request of the searches run on the main thread: one for the process, never
+/// freed, so that a handler running on any thread may set it.
+static MAIN_THREAD: OnceLock<Cancel> = OnceLock::new();
 /// Python's handler, called after ours (a `sigaction`'s handler field, as an address).
 static PYTHON: AtomicPtr<libc::c_void> = AtomicPtr::new(std::ptr::null_mut());
 /// Whether Python's handler takes `siginfo` (`SA_SIGINFO`).
 static PYTHON_SIGINFO: AtomicBool = AtomicBool::new(false);
 
+fn on_main_thread() -> bool {
+    // SAFETY: `getpid` and `gettid` have no preconditions.
+    unsafe { libc::getpid() == libc::gettid() }
+}
+
+/// The stop request for a search about to run on this thread: on the main thread, the one
+/// SIGINT makes while [`OnSigint`] lives (not yet made); elsewhere, a new one.
+pub fn request() -> Cancel {
+    if !on_main_thread() {
+        return Cancel::default();
+    }
+    let cancel = MAIN_THREAD.get_or_init(Cancel::default);
+    cancel.request().store(false, Ordering::SeqCst);
+    cancel.clone()
+}
+
 extern "C" fn on_sigint(sig: libc::c_int, info: *mut libc::siginfo_t, context: *mut libc::c_void) {
     // Only atomic loads and stores, and the call of Python's own handler: all
     // async-signal-safe.
-    let request = REQUEST.load(Ordering::SeqCst);
-    if !request.is_null() {
-        // SAFETY: the pointer is set only while the `OnSigint` that owns the request lives.
-        unsafe { (*request).store(true, Ordering::SeqCst) };
+    if let Some(cancel) = MAIN_THREAD.get() {
+        cancel.request().store(true, Ordering::SeqCst);
     }
     let python = PYTHON.load(Ordering::SeqCst);
     if python.is_null() {
@@ -42,19 +59,20 @@ extern "C" fn on_sigint(sig: libc::c_int, info: *mut libc::siginfo_t, context: *
     }
 }
 
-/// SIGINT handled as a stop request of one search, while this lives; then Python's handler
-/// again.
+/// SIGINT handled as the main thread's stop request ([`request`]), while this lives; then
+/// Python's handler again.
 pub struct OnSigint {
     previous: Option<libc::sigaction>,
 }
 
 impl OnSigint {
-    /// Routes SIGINT to `request` first, when called on the process's main thread and
-    /// Python handles SIGINT there.
-    pub fn install(request: &AtomicBool) -> OnSigint {
-        // SAFETY: `getpid` and `gettid` have no preconditions.
-        let main_thread = unsafe { libc::getpid() == libc::gettid() };
-        if !main_thread || !REQUEST.load(Ordering::SeqCst).is_null() {
+    /// Routes SIGINT to the main thread's stop request first, when called on the main thread
+    /// and Python handles SIGINT there (and no search of this thread has done so already).
+    pub fn install() -> OnSigint {
+        if !on_main_thread()
+            || MAIN_THREAD.get().is_none()
+            || !PYTHON.load(Ordering::SeqCst).is_null()
+        {
             return OnSigint { previous: None };
         }
         // SAFETY: reading the current action into a zeroed struct.
@@ -65,19 +83,15 @@ impl OnSigint {
         {
             return OnSigint { previous: None };
         }
-        PYTHON.store(previous.sa_sigaction as *mut libc::c_void, Ordering::SeqCst);
         PYTHON_SIGINFO.store(previous.sa_flags & libc::SA_SIGINFO != 0, Ordering::SeqCst);
-        REQUEST.store(
-            request as *const AtomicBool as *mut AtomicBool,
-            Ordering::SeqCst,
-        );
+        PYTHON.store(previous.sa_sigaction as *mut libc::c_void, Ordering::SeqCst);
         // SAFETY: an action with our handler, Python's mask and flags (and SA_SIGINFO).
         let mut ours: libc::sigaction = unsafe { std::mem::zeroed() };
         ours.sa_sigaction = on_sigint as *const () as usize;
         ours.sa_mask = previous.sa_mask;
         ours.sa_flags = previous.sa_flags | libc::SA_SIGINFO;
         if unsafe { libc::sigaction(libc::SIGINT, &ours, std::ptr::null_mut()) } != 0 {
-            REQUEST.store(std::ptr::null_mut(), Ordering::SeqCst);
+            PYTHON.store(std::ptr::null_mut(), Ordering::SeqCst);
             return OnSigint { previous: None };
         }
         OnSigint {
@@ -91,7 +105,7 @@ impl Drop for OnSigint {
         if let Some(previous) = &self.previous {
             // SAFETY: restoring the action read in `install`.
             unsafe { libc::sigaction(libc::SIGINT, previous, std::ptr::null_mut()) };
-            REQUEST.store(std::ptr::null_mut(), Ordering::SeqCst);
+            PYTHON.store(std::ptr::null_mut(), Ordering::SeqCst);
         }
     }
 }

@@ -2,7 +2,7 @@
 //! `guide_auto` and `rewrite`, each run with the GIL released.
 
 use crate::errors::{to_py, OrRaise};
-use crate::interrupt::OnSigint;
+use crate::interrupt::{self, OnSigint};
 use crate::program::Program;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -367,7 +367,7 @@ pub fn detached<T>(
         });
     };
     let work = OnThisThread((search, &mut on_iteration));
-    let on_sigint = OnSigint::install(cancel.request());
+    let on_sigint = OnSigint::install();
     let result = py.detach(move || {
         let (search, on_iteration) = work.into_inner();
         OnThisThread(search(on_iteration))
@@ -472,7 +472,7 @@ pub fn check(
     progress: Option<Py<PyAny>>,
 ) -> PyResult<SearchResult> {
     let program = program_of(program)?;
-    let cancel = Cancel::default();
+    let cancel = interrupt::request();
     let limits = limits_of((iterations, enodes), time_s, memory_mb, &cancel)?;
     let (decl, goal_term) = match (sketch, goal) {
         (Some(s), None) => {
@@ -537,7 +537,7 @@ pub fn simplify(
     progress: Option<Py<PyAny>>,
 ) -> PyResult<SearchResult> {
     let program = program_of(program)?;
-    let cancel = Cancel::default();
+    let cancel = interrupt::request();
     let limits = limits_of((iterations, enodes), time_s, memory_mb, &cancel)?;
     let step = Step::new(
         SketchDecl::any("cheapest"),
@@ -600,7 +600,7 @@ impl Guide {
         max_enodes: usize,
         progress: Option<Py<PyAny>>,
     ) -> PyResult<Vec<SearchResult>> {
-        let cancel = Cancel::default();
+        let cancel = interrupt::request();
         let pictures = Pictures::new(egraph)?;
         let mut g = self.guide.clone();
         for (i, step) in g.steps.iter_mut().enumerate() {
@@ -675,7 +675,7 @@ pub fn guide_auto(
             )))
         }
     };
-    let cancel = Cancel::default();
+    let cancel = interrupt::request();
     let limits = limits_of((iterations, enodes), time_s, memory_mb, &cancel)?;
     let def = sketchlog::rise::load_def_ref(program, std::path::Path::new("")).or_raise()?;
     let checkpoints = auto::checkpoints(target, &def, &limits).or_raise()?;
@@ -741,7 +741,7 @@ pub fn rewrite(
         ..Settings::default()
     };
     let start = program.term().clone();
-    let run = detached(py, &Cancel::default(), None, |_| {
+    let run = detached(py, &interrupt::request(), None, |_| {
         sketchlog::strategy::run(&file, &expr, &start, &settings)
     })?;
     match run.ending {
