@@ -124,14 +124,16 @@ fn bench_c(
     };
     let sizes = sizes_named(&sizes, &named)?;
     let names = named.size_names().to_vec();
-    let p = crate::codegen::sequential(&at_argument(program, named.term())?);
+    let (found, meaning) = at_argument(program, named.term_and_meaning())?;
+    let p = crate::codegen::sequential(&found);
     let sizes = if sizes.is_empty() {
         crate::codegen::sizes_of(&p, size)
     } else {
         sizes
     };
     at_argument(flag, crate::codegen::check_sizes(&p, &sizes, &names))?;
-    let (exe, scalar, expected) = crate::codegen::measure::compile_both(&p, &sizes, &opts)?;
+    let (exe, scalar, expected) =
+        crate::codegen::measure::compile_both(&p, &meaning, &sizes, &opts)?;
     let (inputs, output) = exe.shapes();
     let floats: i64 = inputs
         .iter()

@@ -115,7 +115,8 @@ enum Command {
         #[command(flatten)]
         params: ParamArgs,
     },
-    /// Compile a program's C, check it against the interpreter and time it.
+    /// Compile a program's C, check it against the interpreter (a guide's: against the
+    /// program the guide starts from) and time it.
     BenchC(BenchCArgs),
     /// Search for a program satisfying a sketch: normalise, grow an e-graph with the rules
     /// until the sketch is satisfied or a limit is hit, extract. Exit 1 if not found.

@@ -65,15 +65,17 @@ impl Measured {
 }
 
 /// `program` (lowered, [`super::sequential`]) compiled at `sizes` with `opts` and in its
-/// scalar lowering, with its meaning on the checking inputs: what [`measure`] takes.
+/// scalar lowering, with the interpreter's output of `meaning` (the program itself, or the
+/// one it was optimised from) on the checking inputs: what [`measure`] takes.
 pub fn compile_both(
     program: &Rc<Term>,
+    meaning: &Rc<Term>,
     sizes: &[i64],
     opts: &COptions,
 ) -> Result<(Compiled, Compiled, Expected)> {
     let exe = compile(program, sizes, opts)?;
     let scalar = compile(program, sizes, &opts.scalar())?;
-    let expected = Expected::of(&exe, program)?;
+    let expected = Expected::of(&exe, meaning)?;
     Ok((exe, scalar, expected))
 }
 

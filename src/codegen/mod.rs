@@ -142,10 +142,12 @@ pub fn sizes_of(program: &crate::rise::term::Term, size: i64) -> Vec<i64> {
     vec![size; n]
 }
 
-/// Whether every size in `program`'s types is a whole number at the program's `sizes`
-/// (named `names`, outermost first); an error naming the first that is not, and the sizes.
-/// A size function applied to sizes (`(nfun n m => ..)<16><w>`) is checked at them; sizes
-/// under other binders of the program's own are not checked here.
+/// Whether every size `program` applies a size function or primitive to (`split<w/16>`) is a
+/// whole number at the program's `sizes` (named `names`, outermost first); an error naming
+/// the first that is not, and the sizes. A size function applied to sizes (`(nfun n m =>
+/// ..)<16><w>`) is checked at them; sizes under other binders of the program's own are not
+/// checked here. Sizes in types may be fractions: the blocks of a `split` or `slide` that do
+/// not tile their array (code generation shifts the last inward, or says why it cannot).
 pub fn check_sizes(program: &Term, sizes: &[i64], names: &[String]) -> crate::error::Result<()> {
     use crate::rise::nat::{Nat, NatAtom};
     // Each size binder's value where known, innermost last, and the binder's name.
@@ -182,15 +184,6 @@ pub fn check_sizes(program: &Term, sizes: &[i64], names: &[String]) -> crate::er
     };
     let mut todo: Vec<(&Term, Env)> = vec![(top, env)];
     while let Some((t, mut env)) = todo.pop() {
-        // The type's sizes, each under the type's own size binders as well.
-        let mut result = Ok(());
-        t.ty.map_nats(0, &mut |n, inside| {
-            if result.is_ok() {
-                result = check(n, &env, inside);
-            }
-            n.clone()
-        });
-        result?;
         // `(nfun n m => b)<x><y>`: b with n and m known.
         let mut args = vec![];
         let mut head = t;

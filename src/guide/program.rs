@@ -36,12 +36,19 @@ impl Named {
     /// The program: a definition's term, or the term a guide's last step finds (an error
     /// when a step does not find its sketch).
     pub fn term(self) -> Result<Rc<Term>> {
+        Ok(self.term_and_meaning()?.0)
+    }
+
+    /// The program ([`Named::term`]) and what it must mean: a definition itself, or the
+    /// program a guide starts from.
+    pub fn term_and_meaning(self) -> Result<(Rc<Term>, Rc<Term>)> {
         match self {
-            Named::Def(def) => Ok(def.term),
+            Named::Def(def) => Ok((def.term.clone(), def.term)),
             Named::Guide(g) => {
                 let reports = super::run(&g, |_, _| {}, |_, _| {})?;
                 super::check_found(&reports)?;
-                Ok(reports.last().and_then(|r| r.term.clone()).expect("found"))
+                let found = reports.last().and_then(|r| r.term.clone()).expect("found");
+                Ok((found, g.start.clone()))
             }
         }
     }

@@ -281,6 +281,18 @@ impl Nat {
 
     /// Evaluates to an integer, given values for the atoms.
     pub fn eval(&self, f: &impl Fn(&NatAtom) -> Option<i64>) -> Result<i64, String> {
+        let num = self.value(f)?;
+        if num.den != 1 {
+            return Err(format!(
+                "size {self} is not an integer ({}/{})",
+                num.num, num.den
+            ));
+        }
+        Ok(num.num)
+    }
+
+    /// The size's value, a fraction where it is not a whole number (`w/16` at `w = 1001`).
+    pub fn value(&self, f: &impl Fn(&NatAtom) -> Option<i64>) -> Result<Ratio, String> {
         let mut num = Ratio::int(0);
         for (m, c) in self.terms.iter() {
             let mut t = *c;
@@ -290,13 +302,7 @@ impl Nat {
             }
             num = num.add(t);
         }
-        if num.den != 1 {
-            return Err(format!(
-                "size {self} is not an integer ({}/{})",
-                num.num, num.den
-            ));
-        }
-        Ok(num.num)
+        Ok(num)
     }
 
     /// Solves `self = 0` for one metavariable that occurs linearly, alone in its monomial.

@@ -123,7 +123,7 @@ pub(super) async fn bench(
         }
         Ok(serde_json::json!({
             "sizes": sizes,
-            "timings": code::bench(&s.current(), &sizes, &threads)?,
+            "timings": code::bench(&s.current(), &s.start(), &sizes, &threads)?,
         }))
     })
     .await

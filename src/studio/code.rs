@@ -51,15 +51,20 @@ pub struct Timing {
     pub max_rel_error: f64,
 }
 
-/// `term` compiled at `sizes`, checked against its meaning (with its scalar lowering) and
-/// timed at each thread count in three interleaved rounds.
-pub fn bench(term: &Rc<Term>, sizes: &[i64], threads: &[usize]) -> Result<Vec<Timing>> {
+/// `term` compiled at `sizes`, checked (with its scalar lowering) against `meaning`, the
+/// program it was optimised from, and timed at each thread count in three interleaved rounds.
+pub fn bench(
+    term: &Rc<Term>,
+    meaning: &Rc<Term>,
+    sizes: &[i64],
+    threads: &[usize],
+) -> Result<Vec<Timing>> {
     let p = codegen::sequential(term);
     let opts = COptions {
         runs: 3,
         ..COptions::default()
     };
-    let (exe, scalar, expected) = measure::compile_both(&p, sizes, &opts)?;
+    let (exe, scalar, expected) = measure::compile_both(&p, meaning, sizes, &opts)?;
     let mut timings = vec![];
     for &threads in threads {
         let opts = COptions {

@@ -218,6 +218,11 @@ impl Session {
         }
     }
 
+    /// The program before any step: what every step's term must mean.
+    pub fn start(&self) -> Rc<Term> {
+        self.start.term.clone()
+    }
+
     /// The term the last step that ran found (the program before any step).
     pub fn current(&self) -> Rc<Term> {
         self.done

@@ -39,8 +39,8 @@ use super::index::Ix;
 use super::preamble;
 use reduction::Access;
 use value::{
-    array_len, buffer_view, is_deferred, join_view, split_view, transpose_view, view, Reshape,
-    Scalar, Val,
+    array_len, blocks, buffer_view, is_deferred, join_view, split_view, transpose_view, view,
+    Reshape, Scalar, Val,
 };
 use vectors::machine_vector_floats;
 
@@ -379,6 +379,82 @@ impl Emitter {
         Ok(v)
     }
 
+    /// The length of an array dimension of size `n`: `n`, or, where `n` is not a whole number
+    /// at the program's sizes (the blocks of a `split` or windows of a `slide` that do not
+    /// tile their array), the number of blocks that cover it, the last shifted inward
+    /// ([`value::blocks`]).
+    fn count(&self, n: &Nat) -> Result<i64> {
+        match self.fraction(n) {
+            Some(r) => Ok((r.num + r.den - 1) / r.den),
+            None => self.nat(n),
+        }
+    }
+
+    /// `n`'s value where it is a fraction at the program's sizes.
+    fn fraction(&self, n: &Nat) -> Option<crate::rise::nat::Ratio> {
+        let v = n.value(&|a| match a {
+            NatAtom::Index(i) => self.size(*i),
+            _ => None,
+        });
+        v.ok().filter(|r| r.den != 1 && r.num > 0 && r.den > 0)
+    }
+
+    /// A size in `ty` that is a fraction at the program's sizes, as shown in messages.
+    fn fractional_size(&self, ty: &Type) -> Option<String> {
+        let mut found = None;
+        ty.map_nats(0, &mut |n, inside| {
+            if found.is_none() && inside == 0 && self.fraction(n).is_some() {
+                found = Some(self.show_nat(n));
+            }
+            n.clone()
+        });
+        found
+    }
+
+    /// Refuses a primitive that would see the overlapping last block of a `split` or
+    /// `slide` whose blocks do not tile their array ([`value::blocks`]) as anything but an
+    /// array of independent blocks: only maps, zips, transposes and pairs may carry such an
+    /// array, and a `join` may end it if its rows are whole and its result is. A reduction
+    /// over the blocks, say, would count the shared elements twice.
+    fn check_blocks(&self, prim: Prim, ty: &Type) -> Result<()> {
+        use Prim::*;
+        let (args, result) = ty.uncurry();
+        let fraction = match prim {
+            Map | MapSeq | MapPar | MapSeqUnroll | Zip | Unzip | Transpose | Fst | Snd
+            | MakePair | Let | ToMem | Id => None,
+            Split | Slide => args.iter().find_map(|a| self.fractional_size(a)),
+            Join => match args.last() {
+                Some(Type::Arr(_, row)) => self
+                    .fractional_size(row)
+                    .or_else(|| self.fractional_size(result)),
+                _ => None,
+            },
+            _ => self.fractional_size(ty),
+        };
+        match fraction {
+            None => Ok(()),
+            Some(size) => Err(unsupported(format!(
+                "size {size} is not a whole number: the last of the blocks that cover it \
+                 would overlap the one before, which `{}` cannot take (give sizes it divides)",
+                prim.name()
+            ))),
+        }
+    }
+
+    /// The length of the rows of the array a primitive of type `ty` takes last.
+    fn row_len(&self, ty: &Type) -> Result<i64> {
+        match ty.uncurry().0.last() {
+            Some(Type::Arr(_, row)) => match &**row {
+                Type::Arr(n, _) | Type::Vector(_, n) => self.count(n),
+                other => Err(unsupported(format!(
+                    "expected an array of arrays, found one of {}",
+                    self.show(other)
+                ))),
+            },
+            _ => Err(unsupported("expected an array of arrays")),
+        }
+    }
+
     /// The value of the program's size with De Bruijn index `i`.
     fn size(&self, i: u32) -> Option<i64> {
         let k = self.nats.len().checked_sub(i as usize + 1)?;
@@ -532,7 +608,7 @@ impl Emitter {
     /// The result type of a primitive of type `ty` after all its arguments.
     fn result_len(&self, ty: &Type) -> Result<i64> {
         match ty.uncurry().1 {
-            Type::Arr(n, _) | Type::Vector(_, n) => self.nat(n),
+            Type::Arr(n, _) | Type::Vector(_, n) => self.count(n),
             other => Err(unsupported(format!(
                 "expected an array result, found {}",
                 self.show(other)
@@ -780,7 +856,7 @@ fn shape_of(ty: &Type, em: &Emitter) -> Result<(Vec<i64>, i64)> {
     loop {
         match t {
             Type::Arr(n, e) | Type::Vector(e, n) => {
-                shape.push(em.nat(n)?);
+                shape.push(em.count(n)?);
                 t = e;
             }
             Type::F32 | Type::Int => break,
@@ -855,12 +931,17 @@ fn signature(program: &Rc<Term>, sizes: &[i64], lowering: Lowering) -> Result<Si
             t = b.clone();
         }
     }
+    // The parameters and the result are whole arrays, their sizes whole numbers.
+    let whole = |ty: &Type, em: &Emitter| match em.fractional_size(ty) {
+        Some(size) => Err(unsupported(format!("size {size} is not a whole number"))),
+        None => shape_of(ty, em),
+    };
     let mut params = vec![];
     while let (Node::Lam(b), Type::Fun(input, _)) = (&t.node, &t.ty) {
-        params.push(shape_of(input, &em).map_err(|e| em.in_context(e, &t))?.0);
+        params.push(whole(input, &em).map_err(|e| em.in_context(e, &t))?.0);
         t = b.clone();
     }
-    let out = shape_of(&t.ty, &em).map_err(|e| em.in_context(e, &t))?.0;
+    let out = whole(&t.ty, &em).map_err(|e| em.in_context(e, &t))?.0;
     Ok((em, params, t, out))
 }
 

@@ -14,6 +14,7 @@ impl Emitter {
         ty: &Type,
     ) -> Result<Val> {
         use Prim::*;
+        self.check_blocks(prim, ty)?;
         let arg = |i: usize| args[i].clone();
         match prim {
             MapSeq | MapPar | MapSeqUnroll | MapStream | IterateStream | ReduceSeq
@@ -180,17 +181,17 @@ impl Emitter {
                 // Element length of the result's rows (join: of the argument's rows).
                 let (view_of, dest_of): (Reshape, Reshape) = match prim {
                     Split | AsVector | AsVectorAligned => {
-                        let n = nats[0];
+                        let (n, total) = (nats[0], self.len_of(&a)?);
                         (
                             Rc::new(move |v| split_view(v, n, vector)),
-                            Rc::new(move |d| join_view(d, n)),
+                            Rc::new(move |d| join_view(d, n, total)),
                         )
                     }
                     Join | AsScalar => {
-                        let outer = self.len_of(&a)?;
-                        let inner = self.result_len(ty)? / outer.max(1);
+                        let total = self.result_len(ty)?;
+                        let inner = self.row_len(ty)?;
                         (
-                            Rc::new(move |v| join_view(v, inner)),
+                            Rc::new(move |v| join_view(v, inner, total)),
                             Rc::new(move |d| split_view(d, inner, vector)),
                         )
                     }
@@ -216,17 +217,12 @@ impl Emitter {
             Slide => {
                 let (a, sz, sp) = (self.force(arg(0))?, nats[0], nats[1]);
                 let n = array_len(&a)?;
-                if sz < 1 || sp < 1 || n < sz || (n - sz) % sp != 0 {
-                    return Err(unsupported(format!(
-                        "slide<{sz}, {sp}> on an array of length {n}"
-                    )));
-                }
-                let len = (n - sz) / sp + 1;
+                let (len, start) = blocks(n, sz, sp).ok_or_else(|| {
+                    unsupported(format!("slide<{sz}, {sp}> on an array of length {n}"))
+                })?;
                 Ok(view(len, false, move |_, i| {
-                    let (a, i) = (a.clone(), i.clone());
-                    Ok(view(sz, false, move |em, j| {
-                        em.get(&a, &i.scale(sp).add(j))
-                    }))
+                    let (a, first) = (a.clone(), start(i));
+                    Ok(view(sz, false, move |em, j| em.get(&a, &first.add(j))))
                 }))
             }
             Generate => {

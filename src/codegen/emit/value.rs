@@ -126,21 +126,62 @@ pub(crate) fn is_deferred(v: &Val) -> bool {
     matches!(v, Val::Deferred { .. } | Val::Reshaped { .. })
 }
 
-/// `split<n>` (or `asVector<n>`, `vector`) of an array: rows of `n`.
+/// How blocks of `size` elements, one every `step`, cover an array of `total`: how many,
+/// and the index of block `i`'s first element. Where they do not tile it, the last block ends
+/// where the array does and overlaps the one before (Halide's `ShiftInwards` tail strategy):
+/// block `i` starts at `min(i step, total - size)`, and what the last block computes for the
+/// elements it shares with the one before is computed twice.
+/// `None` where not even one block fits (or `size` or `step` is not positive).
+pub(crate) fn blocks(total: i64, size: i64, step: i64) -> Option<(i64, Start)> {
+    if size < 1 || step < 1 || (total < size && !(size == step && total == 0)) {
+        return None;
+    }
+    let rest = (total - size).max(0);
+    let count = match total {
+        0 => 0,
+        _ => (rest + step - 1) / step + 1,
+    };
+    let start: Start = match rest % step {
+        0 => Rc::new(move |i: &Ix| i.scale(step)),
+        _ => Rc::new(move |i: &Ix| i.scale(step).clamped(rest)),
+    };
+    Some((count, start))
+}
+
+/// The index of a block's first element (see [`blocks`]).
+pub(crate) type Start = Rc<dyn Fn(&Ix) -> Ix>;
+
+/// `split<n>` (or `asVector<n>`, `vector`) of an array: rows of `n` (see [`blocks`] where `n`
+/// does not divide its length).
 pub(crate) fn split_view(a: Val, n: i64, vector: bool) -> Result<Val> {
-    let len = array_len(&a)? / n;
+    let total = array_len(&a)?;
+    let (len, start) = blocks(total, n, n).ok_or_else(|| {
+        Error::bad_input(format!(
+            "code generation: split<{n}> of an array of {total} elements: not one whole block"
+        ))
+    })?;
     Ok(view(len, false, move |_, i| {
-        let (a, i) = (a.clone(), i.clone());
-        Ok(view(n, vector, move |em, j| em.get(&a, &i.scale(n).add(j))))
+        let (a, first) = (a.clone(), start(i));
+        Ok(view(n, vector, move |em, j| em.get(&a, &first.add(j))))
     }))
 }
 
-/// `join` (or `asScalar`) of an array of rows of `inner` elements.
-pub(crate) fn join_view(a: Val, inner: i64) -> Result<Val> {
+/// `join` (or `asScalar`) of an array of rows of `inner` elements, `total` in all: where the
+/// rows overlap ([`blocks`]), element `i` is read from row `i / inner`, at its place there.
+pub(crate) fn join_view(a: Val, inner: i64, total: i64) -> Result<Val> {
     let outer = array_len(&a)?;
-    Ok(view(outer * inner, false, move |em, i| {
-        let row = em.get(&a, &i.div(inner))?;
-        em.get(&row, &i.rem(inner))
+    let Some((_, start)) = blocks(total, inner, inner) else {
+        return Err(Error::bad_input(format!(
+            "code generation: join of rows of {inner} into {total} elements"
+        )));
+    };
+    Ok(view(total, false, move |em, i| {
+        let row_index = i.div(inner);
+        let row = em.get(&a, &row_index)?;
+        match outer * inner == total {
+            true => em.get(&row, &i.rem(inner)),
+            false => em.get(&row, &i.add(&start(&row_index).scale(-1))),
+        }
     }))
 }
 
