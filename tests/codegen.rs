@@ -1048,6 +1048,23 @@ fn sizes_the_program_does_not_divide_shift_the_last_block_or_are_refused() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(said.matches(": valid, ").count(), 2, "{said}");
+    // The register-blocked product's blocks of 4 rows are on threads and accumulate in place:
+    // the last, shifted up to overlap the one before, runs after the parallel loop.
+    let kernel = common::lowered("programs/kernel.guide");
+    let c = program_c("kernel", &kernel, &[97, 71, 101]).unwrap().c;
+    let parallel = c.split("#pragma omp parallel for\n").nth(2).unwrap();
+    assert!(parallel.lines().next().unwrap().contains(" < 24; "), "{c}");
+    let out = common::output(&[
+        "bench-c",
+        "programs/kernel.guide",
+        "--validate",
+        "--sizes",
+        "97,71,101",
+        "--threads",
+        "2",
+    ]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains(": valid, "), "{said}");
     // mv-kernel splits its reduction over k in blocks of the vector width.
     let out = common::output(&[
         "codegen",

@@ -207,7 +207,7 @@ impl Emitter {
     }
 
     /// `ix` clamped to `0..=hi`, the clamp left out where the loops' ranges keep `ix` in it.
-    fn clamp(&self, ix: &Ix, hi: i64) -> Ix {
+    pub(crate) fn clamp(&self, ix: &Ix, hi: i64) -> Ix {
         match ix.range(&|v| self.ranges.get(v).copied()) {
             Some((lo, top)) if lo >= 0 && top <= hi => ix.clone(),
             _ => ix.clamped(hi),
@@ -795,10 +795,21 @@ impl Emitter {
         if !streamed && self.write_in_source_order(&mapped, &dest, len, pragma)? {
             return Ok(());
         }
-        self.emit_loop(len, pragma, |em, i| {
+        let body = |em: &mut Self, i: &Ix| {
             let (y, d) = (em.get(&mapped, i)?, em.get(&dest, i)?);
             em.write(y, d)
-        })
+        };
+        // The last of blocks that overlap the one before ([`value::blocks`]) runs after the
+        // others, never on a thread beside the one it overlaps.
+        let overlaps = match ty {
+            Type::Arr(n, _) => self.fraction(n).is_some(),
+            _ => false,
+        };
+        if prim == MapPar && overlaps && len > 1 {
+            self.emit_loop(len - 1, pragma, body)?;
+            return body(self, &Ix::constant(len - 1));
+        }
+        self.emit_loop(len, pragma, body)
     }
 }
 

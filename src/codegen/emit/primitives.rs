@@ -220,8 +220,8 @@ impl Emitter {
                 let (len, start) = blocks(n, sz, sp).ok_or_else(|| {
                     unsupported(format!("slide<{sz}, {sp}> on an array of length {n}"))
                 })?;
-                Ok(view(len, false, move |_, i| {
-                    let (a, first) = (a.clone(), start(i));
+                Ok(view(len, false, move |em, i| {
+                    let (a, first) = (a.clone(), start(em, i));
                     Ok(view(sz, false, move |em, j| em.get(&a, &first.add(j))))
                 }))
             }

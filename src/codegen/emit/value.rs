@@ -142,14 +142,15 @@ pub(crate) fn blocks(total: i64, size: i64, step: i64) -> Option<(i64, Start)> {
         _ => (rest + step - 1) / step + 1,
     };
     let start: Start = match rest % step {
-        0 => Rc::new(move |i: &Ix| i.scale(step)),
-        _ => Rc::new(move |i: &Ix| i.scale(step).clamped(rest)),
+        0 => Rc::new(move |_: &Emitter, i: &Ix| i.scale(step)),
+        _ => Rc::new(move |em: &Emitter, i: &Ix| em.clamp(&i.scale(step), rest)),
     };
     Some((count, start))
 }
 
-/// The index of a block's first element (see [`blocks`]).
-pub(crate) type Start = Rc<dyn Fn(&Ix) -> Ix>;
+/// The index of a block's first element (see [`blocks`]), without a clamp where the loops'
+/// ranges keep it from binding.
+pub(crate) type Start = Rc<dyn Fn(&Emitter, &Ix) -> Ix>;
 
 /// `split<n>` (or `asVector<n>`, `vector`) of an array: rows of `n` (see [`blocks`] where `n`
 /// does not divide its length).
@@ -160,8 +161,8 @@ pub(crate) fn split_view(a: Val, n: i64, vector: bool) -> Result<Val> {
             "code generation: split<{n}> of an array of {total} elements: not one whole block"
         ))
     })?;
-    Ok(view(len, false, move |_, i| {
-        let (a, first) = (a.clone(), start(i));
+    Ok(view(len, false, move |em, i| {
+        let (a, first) = (a.clone(), start(em, i));
         Ok(view(n, vector, move |em, j| em.get(&a, &first.add(j))))
     }))
 }
@@ -180,7 +181,7 @@ pub(crate) fn join_view(a: Val, inner: i64, total: i64) -> Result<Val> {
         let row = em.get(&a, &row_index)?;
         match outer * inner == total {
             true => em.get(&row, &i.rem(inner)),
-            false => em.get(&row, &i.add(&start(&row_index).scale(-1))),
+            false => em.get(&row, &i.add(&start(em, &row_index).scale(-1))),
         }
     }))
 }
