@@ -166,34 +166,45 @@ fn bench_c(
             rounds,
             beside,
         )?;
-        let compared = compared(&m.check);
-        println!(
-            "  {t} thread(s): median {:.3} ms (min {:.3}, {} runs in {rounds} rounds), {:.1} GFLOP/s, {:.1} GB/s; max relative error {:.2e} over {compared}",
-            m.median_ms(),
-            m.min_ms(),
-            m.times_ms.len(),
-            m.gflops,
-            m.gbytes,
-            m.check.max_rel_error,
-        );
-        if let Some(scalar_ms) = m.scalar_median_ms() {
-            println!(
-                "    scalar lowering (plain loops, no vector types), interleaved: median {scalar_ms:.3} ms; this program at {:.2}x its speed",
-                scalar_ms / m.median_ms()
-            );
-        }
-        if let (Some((ms, ratio)), Some(command)) = (m.peer(), peer) {
-            println!(
-                "    peer `{command}`, interleaved: median {ms:.3} ms; this program at {ratio:.2}x its speed"
-            );
-        }
-        if let Some((gflops, ratio)) = m.reference(&exe) {
-            println!(
-                "    reference GEMM (gemm crate) on the same inputs, interleaved: {gflops:.1} GFLOP/s; this program at {ratio:.2}x the reference"
-            );
-        }
+        report_measured(&m, &exe, t, rounds, peer);
     }
     Ok(())
+}
+
+/// Prints what `bench-c` measured at `t` threads.
+fn report_measured(
+    m: &crate::codegen::measure::Measured,
+    exe: &crate::codegen::run::Compiled,
+    t: usize,
+    rounds: usize,
+    peer: Option<&str>,
+) {
+    let compared = compared(&m.check);
+    println!(
+        "  {t} thread(s): median {:.3} ms (min {:.3}, {} runs in {rounds} rounds), {:.1} GFLOP/s, {:.1} GB/s; max relative error {:.2e} over {compared}",
+        m.median_ms(),
+        m.min_ms(),
+        m.times_ms.len(),
+        m.gflops,
+        m.gbytes,
+        m.check.max_rel_error,
+    );
+    if let Some(scalar_ms) = m.scalar_median_ms() {
+        println!(
+            "    scalar lowering (plain loops, no vector types), interleaved: median {scalar_ms:.3} ms; this program at {:.2}x its speed",
+            scalar_ms / m.median_ms()
+        );
+    }
+    if let (Some((ms, ratio)), Some(command)) = (m.peer(), peer) {
+        println!(
+            "    peer `{command}`, interleaved: median {ms:.3} ms; this program at {ratio:.2}x its speed"
+        );
+    }
+    if let Some((gflops, ratio)) = m.reference(exe) {
+        println!(
+            "    reference GEMM (gemm crate) on the same inputs, interleaved: {gflops:.1} GFLOP/s; this program at {ratio:.2}x the reference"
+        );
+    }
 }
 
 /// One round of `bench-c --peer`: the command run at `sizes` on `threads` threads, and the
