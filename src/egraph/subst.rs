@@ -626,6 +626,81 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
         Some(v)
     }
 
+    /// `generalize f` ([`crate::rise::term::Term::generalized`]) on the representative of
+    /// `class`: a copy of it with its free size indices renumbered, under new size binders,
+    /// applied to the sizes. `None` where the representative is a size application already,
+    /// or holds a named binder.
+    pub fn generalize(&mut self, class: Value) -> Option<Value> {
+        use crate::rise::types::{generalizing, nat_fun};
+        if matches!(self.snap.rep(class)?.0, Raw::NatApp(..)) {
+            return None;
+        }
+        let (sizes, new) = generalizing(self.snap.class_type(class)?)?;
+        let mut v = self.reindex_sizes(class, 0, &new, &mut HashMap::default())?;
+        let mut ty = self.snap.class_type(class)?.reindex_nats(0, &new);
+        for _ in &sizes {
+            ty = nat_fun(ty);
+            let tv = self.type_value(&ty)?;
+            v = self.add(Con::NatLam, &[v], tv);
+        }
+        for s in sizes {
+            let Type::NatFun(body) = &ty else {
+                return None;
+            };
+            ty = Type::instantiate(body, &Nat::index(s));
+            let (n, tv) = (self.nat_value(&Nat::index(s))?, self.type_value(&ty)?);
+            v = self.add(Con::NatApp, &[v, n], tv);
+        }
+        Some(v)
+    }
+
+    /// A copy of the representative of `class` (under `depth` size binders) with each free
+    /// size index `j`, in its types and size applications, renumbered `new(j)`.
+    fn reindex_sizes(
+        &mut self,
+        class: Value,
+        depth: u32,
+        new: &impl Fn(u32) -> u32,
+        memo: &mut HashMap<(Value, u32), Value>,
+    ) -> Option<Value> {
+        if let Some(v) = memo.get(&(class, depth)) {
+            return Some(*v);
+        }
+        let rep = *self.snap.reps.get(&class)?;
+        let ty = self.snap.class_type(class)?.reindex_nats(depth, new);
+        let ty = self.type_value(&ty)?;
+        let v = match rep.node {
+            Raw::Var(i) => self.var(i as u32, ty),
+            Raw::App(f, x) | Raw::Comp(f, x) => {
+                let con = match rep.node {
+                    Raw::App(..) => Con::App,
+                    _ => Con::Comp,
+                };
+                let f = self.reindex_sizes(f, depth, new, memo)?;
+                let x = self.reindex_sizes(x, depth, new, memo)?;
+                self.add(con, &[f, x], ty)
+            }
+            Raw::Lam(b) => {
+                let b = self.reindex_sizes(b, depth, new, memo)?;
+                self.add(Con::Lam, &[b], ty)
+            }
+            Raw::NatLam(b) => {
+                let b = self.reindex_sizes(b, depth + 1, new, memo)?;
+                self.add(Con::NatLam, &[b], ty)
+            }
+            Raw::NatApp(f, n) => {
+                let f = self.reindex_sizes(f, depth, new, memo)?;
+                let n = crate::rise::types::reindex_nat(self.snap.nat(n)?, depth, new);
+                let n = self.nat_value(&n)?;
+                self.add(Con::NatApp, &[f, n], ty)
+            }
+            Raw::Leaf(con, payload) => self.add(con, &[payload], ty),
+            Raw::NamedVar(_) | Raw::NamedLam(..) => return None,
+        };
+        memo.insert((class, depth), v);
+        Some(v)
+    }
+
     /// Rebuilds the representative of `class` (under `depth` binders), replacing each
     /// variable with index >= `depth` by `on_var(builder, index, depth, type)`. Classes whose
     /// representative has no such variable are reused as they are. `None` if a representative

@@ -792,7 +792,11 @@ fn compute(p: &Partial) -> EvalResult<Value> {
             p.nats[0] as usize
         ]))),
         Weights2d | WeightsH | WeightsV => Ok(binomial_weights(p.prim)),
-        Vectorize => Err("`vectorize` belongs on the right-hand side of rules only".into()),
+        Vectorize | Generalize => Err(format!(
+            "`{}` belongs on the right-hand side of rules only",
+            p.prim.name()
+        )
+        .into()),
     }
 }
 

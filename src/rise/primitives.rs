@@ -36,7 +36,7 @@ primitives! {
     AsVector = "asVector", AsVectorAligned = "asVectorAligned", AsScalar = "asScalar",
     VectorFromScalar = "vectorFromScalar", Id = "id",
     Weights2d = "weights2d", WeightsH = "weightsH", WeightsV = "weightsV",
-    Vectorize = "vectorize",
+    Vectorize = "vectorize", Generalize = "generalize",
     // shine's Rise: arithmetic, padding and slicing, pairs, streaming and scans.
     Sub = "sub", Div = "div", Mod = "mod", Neg = "neg",
     PadClamp = "padClamp", PadCst = "padCst", PadEmpty = "padEmpty",
@@ -348,6 +348,12 @@ impl Prim {
             Vectorize => {
                 let (s, t, u, v) = (fr.data(), fr.data(), fr.data(), fr.data());
                 fun(fun(s, t), fun(u, v))
+            }
+            // Rule-only: `generalize f` is `f` made a function of the sizes its result's
+            // shape names, applied to them (built in Rust), so it has `f`'s type.
+            Generalize => {
+                let (s, t) = (fr.data(), fr.data());
+                fun(fun(s.clone(), t.clone()), fun(s, t))
             }
             MakeArray => Prim::make_array(1, fr),
             Weights2d => arr(three(), arr(three(), Type::F32)),

@@ -142,6 +142,43 @@ impl Term {
         Term::at(node, ty, self.span.clone())
     }
 
+    /// The term with each free size index renumbered ([`super::types::reindex_nat`]).
+    pub fn reindex_nats(&self, depth: u32, new: &impl Fn(u32) -> u32) -> Rc<Term> {
+        use super::types::reindex_nat;
+        let node = match &self.node {
+            Node::NatLam(b) => Node::NatLam(b.reindex_nats(depth + 1, new)),
+            Node::NatApp(f, n) => {
+                Node::NatApp(f.reindex_nats(depth, new), reindex_nat(n, depth, new))
+            }
+            n => n.map(|c| c.reindex_nats(depth, new)),
+        };
+        Term::at(node, self.ty.reindex_nats(depth, new), self.span.clone())
+    }
+
+    /// `generalize f` (a rule's right-hand side): `f` made a function of the sizes its
+    /// result's shape names ([`super::types::generalizing`]) and applied to them, `(nfun n m
+    /// => f[n/h, m/w])<h><w>`, a size beta-expansion, so the same value. `None` where the
+    /// result's shape names no size variable, or `f` is a size application already.
+    pub fn generalized(&self) -> Option<Rc<Term>> {
+        if matches!(self.node, Node::NatApp(..)) {
+            return None;
+        }
+        let (sizes, new) = super::types::generalizing(&self.ty)?;
+        let mut t = self.reindex_nats(0, &new);
+        for _ in &sizes {
+            let ty = super::types::nat_fun(t.ty.clone());
+            t = Term::new(Node::NatLam(t), ty);
+        }
+        for s in sizes {
+            let Type::NatFun(body) = &t.ty else {
+                return None;
+            };
+            let ty = Type::instantiate(body, &Nat::index(s));
+            t = Term::new(Node::NatApp(t, Nat::index(s)), ty);
+        }
+        Some(t)
+    }
+
     /// Number of nodes.
     pub fn size(&self) -> usize {
         1 + self.node.children().iter().map(|c| c.size()).sum::<usize>()

@@ -172,6 +172,11 @@ impl Type {
     }
 
     /// Shifts free nat indices (those >= `cutoff` in the type's own scope) by `by`.
+    /// The type with each free size index renumbered ([`reindex_nat`]).
+    pub fn reindex_nats(&self, depth: u32, new: &impl Fn(u32) -> u32) -> Type {
+        self.map_nats(depth, &mut |n, d| reindex_nat(n, d, new))
+    }
+
     pub fn shift_nats(&self, by: i64) -> Type {
         if by == 0 {
             return self.clone();
@@ -334,6 +339,39 @@ pub fn subst_index(n: &Nat, depth: u32, arg: &Nat) -> Nat {
         NatAtom::Index(i) if *i > depth => Some(Nat::index(i - 1)),
         _ => None,
     })
+}
+
+/// `n` with each free size index `j` (under `depth` binders: index `depth + j`) renumbered
+/// `new(j)`.
+pub fn reindex_nat(n: &Nat, depth: u32, new: &impl Fn(u32) -> u32) -> Nat {
+    n.substitute(&mut |a| match a {
+        NatAtom::Index(i) if *i >= depth => Some(Nat::index(new(i - depth) + depth)),
+        _ => None,
+    })
+}
+
+/// How `generalize` makes a function of type `ty` size-polymorphic: the sizes it abstracts,
+/// free size indices, outermost binder first (each dimension of the function's result that
+/// is one size variable, without repeats: `h` and `w` of `h.w.f32`), and the new index of
+/// each free size index under the new binders. `None` where there is no such dimension.
+pub fn generalizing(ty: &Type) -> Option<(Vec<u32>, impl Fn(u32) -> u32)> {
+    let mut sizes: Vec<u32> = vec![];
+    let mut t = ty.uncurry().1;
+    while let Type::Arr(n, e) | Type::Vector(e, n) = t {
+        if let Some(NatAtom::Index(i)) = n.atoms().into_iter().next() {
+            if *n == Nat::index(*i) && !sizes.contains(i) {
+                sizes.push(*i);
+            }
+        }
+        t = e;
+    }
+    let k = sizes.len() as u32;
+    let at = sizes.clone();
+    let new = move |j: u32| match at.iter().position(|s| *s == j) {
+        Some(p) => k - 1 - p as u32,
+        None => j + k,
+    };
+    (k > 0).then_some((sizes, new))
 }
 
 /// Shifts indices >= cutoff by `by`.

@@ -43,8 +43,9 @@ pub(super) enum Tmpl {
     },
     Bound(u32, usize),
     Node(Node<Box<Tmpl>>, usize),
-    /// `vectorize f`: the vector version of the function `f`, built in Rust.
-    Vectorize(Box<Tmpl>, usize),
+    /// A function of what `f` matched, built in Rust: `vectorize f` (its vector version) or
+    /// `generalize f` (made size-polymorphic and applied to its sizes).
+    Built(Prim, Box<Tmpl>, usize),
 }
 
 /// A typed node of a right-hand side: its type with the rule's metavariables, its size if it
@@ -268,10 +269,13 @@ impl LhsCompiler<'_> {
                     }
                 }
             }
-            (_, Node::Prim(Prim::Vectorize)) => {
+            (_, Node::Prim(p @ (Prim::Vectorize | Prim::Generalize))) => {
                 return Err(Error::at(
                     self.span,
-                    "`vectorize` builds a right-hand side; it cannot be matched",
+                    format!(
+                        "`{}` builds a right-hand side; it cannot be matched",
+                        p.name()
+                    ),
                 ))
             }
             (kind, node) => {
@@ -340,9 +344,14 @@ fn rhs_template(
             ctx.pop();
             Tmpl::Node(Node::Lam(Box::new(b)), s)
         }
-        (ExprKind::App(_, x), Node::App(tf, tx)) if tf.node == Node::Prim(Prim::Vectorize) => {
+        (ExprKind::App(_, x), Node::App(tf, tx))
+            if matches!(tf.node, Node::Prim(Prim::Vectorize | Prim::Generalize)) =>
+        {
+            let Node::Prim(p) = tf.node else {
+                unreachable!("matched above")
+            };
             let s = slot(&t.ty);
-            Tmpl::Vectorize(Box::new(rhs_template(x, tx, nvars, ctx, slots)), s)
+            Tmpl::Built(p, Box::new(rhs_template(x, tx, nvars, ctx, slots)), s)
         }
         (ExprKind::App(f, x), Node::App(tf, tx)) => {
             let s = slot(&t.ty);
@@ -565,7 +574,7 @@ fn check_holes(
             Ok(())
         }
         Tmpl::Bound(..) => Ok(()),
-        Tmpl::Vectorize(f, _) => check_holes(f, vars, lhs_ctx, not_free, span),
+        Tmpl::Built(_, f, _) => check_holes(f, vars, lhs_ctx, not_free, span),
         Tmpl::Node(n, _) => n
             .children()
             .iter()

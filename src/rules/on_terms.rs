@@ -152,7 +152,10 @@ impl CompiledRule {
                 reindex(&vars[*var], 0, &|j| moved_index(lhs, ctx, j))?
             }
             Tmpl::Bound(i, slot) => Term::new(Node::Var(*i), self.slot_type(*slot, nats, m)?),
-            Tmpl::Vectorize(f, slot) => {
+            Tmpl::Built(Prim::Generalize, f, _) => {
+                self.build_term(f, vars, nats, m)?.generalized()?
+            }
+            Tmpl::Built(_, f, slot) => {
                 let f = self.build_term(f, vars, nats, m)?;
                 let ty = self.slot_type(*slot, nats, m)?;
                 vectorize(&f, vector_width(&ty)?, 0)?

@@ -9,6 +9,7 @@ use crate::egraph::schema::{Arg, Con};
 use crate::egraph::subst::{Builder, Snapshot};
 use crate::rise::infer::Matcher;
 use crate::rise::nat::{Nat, NatAtom};
+use crate::rise::primitives::Prim;
 use crate::rise::term::Node;
 use crate::rise::types::{shift_nat, Type};
 use egglog::Value;
@@ -169,7 +170,11 @@ impl CompiledRule {
                 let ty = m.typing.slots[*slot].ty;
                 Some(self.backend.bound(b, m, *i, ty))
             }
-            Tmpl::Vectorize(f, slot) => {
+            Tmpl::Built(Prim::Generalize, f, _) => {
+                let f = self.build(f, b, m)?;
+                b.generalize(f)
+            }
+            Tmpl::Built(_, f, slot) => {
                 let f = self.build(f, b, m)?;
                 b.vectorize(f, m.typing.slots[*slot].width.as_ref()?)
             }

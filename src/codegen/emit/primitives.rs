@@ -276,8 +276,8 @@ impl Emitter {
                 }
                 Ok(dest)
             }
-            Vectorize | Mod | PadCst | PadEmpty | Concat | MapFst | MapSnd | ScanSeq | Idx
-            | Gather | Scatter => Err(unsupported(format!(
+            Vectorize | Generalize | Mod | PadCst | PadEmpty | Concat | MapFst | MapSnd
+            | ScanSeq | Idx | Gather | Scatter => Err(unsupported(format!(
                 "the primitive `{}` has no C translation",
                 prim.name()
             ))),

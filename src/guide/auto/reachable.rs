@@ -70,6 +70,8 @@ fn made_by(rhs: &Expr, made: &mut BTreeSet<Prim>) -> bool {
         match &e.kind {
             ExprKind::Var(x) => match Prim::from_name(x) {
                 Some(Prim::Vectorize) => return false,
+                // Size binders and applications around what `f` matched: no primitive.
+                Some(Prim::Generalize) => {}
                 Some(p) => {
                     made.insert(p);
                 }

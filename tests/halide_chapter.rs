@@ -1,0 +1,78 @@
+//! The book's "From Halide" chapter: its two-stage pipeline, written as one would write it,
+//! reaches vectors, strips, a line buffer and threads with the shipped rules only, from the
+//! chapter's own text.
+
+mod common;
+
+/// The chapter's files: each code block whose first line is `// NAME`, written into `dir`.
+fn chapter_files(dir: &std::path::Path) -> Vec<String> {
+    let text = std::fs::read_to_string("docs/src/halide.md").unwrap();
+    let mut names = vec![];
+    for block in text.split("```text\n").skip(1) {
+        let block = &block[..block.find("```").unwrap()];
+        let Some(name) = block.lines().next().and_then(|l| l.strip_prefix("// ")) else {
+            continue;
+        };
+        if name.contains(' ') {
+            continue;
+        }
+        std::fs::write(dir.join(name), block).unwrap();
+        names.push(name.to_string());
+    }
+    names
+}
+
+#[test]
+fn the_chapters_blur_reaches_vectors_strips_a_line_buffer_and_threads() {
+    let work = tempfile::tempdir().unwrap();
+    let mine = work.path().join("mine");
+    std::fs::create_dir(&mine).unwrap();
+    let rules = std::env::current_dir().unwrap().join("rules");
+    std::os::unix::fs::symlink(rules, work.path().join("rules")).unwrap();
+    let names = chapter_files(&mine);
+    for file in [
+        "blur.rise",
+        "blur.sketch",
+        "blur-vectors.guide",
+        "blur-lines.guide",
+    ] {
+        assert!(names.iter().any(|n| n == file), "{file} in {names:?}");
+    }
+    for (guide, shape) in [
+        // Vector statements (the lanes' sums), a parallel loop over strips.
+        ("blur-vectors.guide", "f32x"),
+        // A ring of three rows of blur_x, each row's slot `(i + 2) % 3`.
+        ("blur-lines.guide", "% 3) * "),
+    ] {
+        let path = mine.join(guide);
+        let path = path.to_str().unwrap();
+        let out = common::output(&["guide", path]);
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{guide}: {said}");
+        assert_eq!(said.matches(": found after").count(), 3, "{said}");
+        let out = common::output(&["codegen", path, "--sizes", "h=64,w=64"]);
+        let c = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            c.contains(shape) && c.contains("#pragma omp parallel for"),
+            "{c}"
+        );
+        // At sizes that divide neither the strips nor the blocks, against `blur` itself.
+        for sizes in ["h=37,w=35", "h=999,w=1001"] {
+            let out = common::output(&[
+                "bench-c",
+                path,
+                "--validate",
+                "--sizes",
+                sizes,
+                "--threads",
+                "2",
+            ]);
+            let said = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                out.status.success() && said.contains(": valid, "),
+                "{guide} at {sizes}: {said}{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+}
