@@ -1,6 +1,6 @@
 //! The book's "From Halide" chapter: its two-stage pipeline, written as one would write it,
-//! reaches vectors, strips, a line buffer and threads with the shipped rules only, from the
-//! chapter's own text.
+//! reaches vectors, strips, a line buffer and threads with the shipped rules only, by its
+//! guides and by `guide-auto` over every rule file, from the chapter's own text.
 
 mod common;
 
@@ -51,6 +51,11 @@ fn the_chapters_blur_reaches_vectors_strips_a_line_buffer_and_threads() {
         assert!(out.status.success(), "{guide}: {said}");
         assert_eq!(said.matches(": found after").count(), 3, "{said}");
         let out = common::output(&["codegen", path, "--sizes", "h=64,w=64"]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let c = String::from_utf8_lossy(&out.stdout);
         assert!(
             c.contains(shape) && c.contains("#pragma omp parallel for"),
@@ -74,5 +79,43 @@ fn the_chapters_blur_reaches_vectors_strips_a_line_buffer_and_threads() {
                 String::from_utf8_lossy(&out.stderr)
             );
         }
+    }
+}
+
+/// `guide-auto` with every rule set of `rules/` finds both schedules from their last sketch
+/// alone, and the guides it writes run.
+#[test]
+fn guide_auto_finds_the_chapters_schedules_from_all_the_rules() {
+    let work = tempfile::tempdir().unwrap();
+    let mine = work.path().join("mine");
+    std::fs::create_dir(&mine).unwrap();
+    let rules = std::env::current_dir().unwrap().join("rules");
+    std::os::unix::fs::symlink(rules, work.path().join("rules")).unwrap();
+    chapter_files(&mine);
+    for target in ["vectors-parallel", "lines-parallel"] {
+        let out = common::sketchlog(&[
+            "guide-auto",
+            "blur.rise:blur",
+            "--sketch",
+            &format!("blur.sketch:{target}"),
+            "--rules",
+            "../rules",
+            "-o",
+            &format!("{target}.guide"),
+        ])
+        .current_dir(&mine)
+        .output()
+        .unwrap();
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{target}: {said}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(said.contains("guide found: 3 steps"), "{said}");
+        let guide = mine.join(format!("{target}.guide"));
+        let out = common::output(&["guide", guide.to_str().unwrap()]);
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(said.matches(": found after").count(), 3, "{said}");
     }
 }

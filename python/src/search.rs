@@ -678,7 +678,7 @@ pub fn guide_auto(
     let cancel = interrupt::request();
     let limits = limits_of((iterations, enodes), time_s, memory_mb, &cancel)?;
     let def = sketchlog::rise::load_def_ref(program, std::path::Path::new("")).or_raise()?;
-    let checkpoints = auto::checkpoints(target, &def, &limits).or_raise()?;
+    let checkpoints = auto::checkpoints(target, &def, &limits, &Default::default()).or_raise()?;
     let mut candidates = vec![];
     for spec in &rules {
         candidates.extend(auto::candidates(spec, &Default::default()).or_raise()?);

@@ -77,7 +77,7 @@ pub(super) struct AutoArgs {
     #[arg(long)]
     goal: Option<String>,
     /// `FILE.rules[:SET]`, repeatable: a file's rule sets (or the set named) are the
-    /// candidates for each step.
+    /// candidates for each step; a folder: every `.rules` file in it.
     #[arg(long, required = true)]
     rules: Vec<String>,
     #[command(flatten)]
@@ -123,7 +123,12 @@ type Loaded = (
     Vec<guide::auto::Candidate>,
 );
 
-fn load_checked(program: &str, target: guide::Target, args: &AutoArgs) -> Result<Loaded> {
+fn load_checked(
+    program: &str,
+    target: guide::Target,
+    args: &AutoArgs,
+    rules: &[String],
+) -> Result<Loaded> {
     use guide::auto;
     let spec = match target {
         guide::Target::Sketch(s) | guide::Target::Goal(s) => s,
@@ -132,13 +137,11 @@ fn load_checked(program: &str, target: guide::Target, args: &AutoArgs) -> Result
         let cost = cost_of(args.weights.as_deref())?;
         let def = at_argument(program, rise::load_def_ref(program, Path::new("")))?;
         let limits = args.limits.limits();
-        let checkpoints = at_argument(spec, auto::checkpoints(target, &def, &limits))?;
+        let params = args.params.params()?;
+        let checkpoints = at_argument(spec, auto::checkpoints(target, &def, &limits, &params))?;
         let mut candidates = vec![];
-        for spec in &args.rules {
-            candidates.extend(at_argument(
-                spec,
-                auto::candidates(spec, &args.params.params()?),
-            )?);
+        for spec in rules {
+            candidates.extend(at_argument(spec, auto::candidates(spec, &params))?);
         }
         Ok((cost, def, checkpoints, candidates))
     });
@@ -154,6 +157,33 @@ fn load_checked(program: &str, target: guide::Target, args: &AutoArgs) -> Result
     }
     outputs.check(&reads, args.force)?;
     Ok(loaded)
+}
+
+/// `--rules` with each folder given as the `.rules` files in it, in name order.
+fn rule_specs(given: &[String]) -> Result<Vec<String>> {
+    let mut out = vec![];
+    for spec in given {
+        let path = Path::new(spec);
+        if !path.is_dir() {
+            out.push(spec.clone());
+            continue;
+        }
+        let entries = std::fs::read_dir(path)
+            .map_err(|e| crate::error::Error::bad_input(format!("`{spec}`: {e}")))?;
+        let mut files: Vec<String> = (entries.filter_map(|e| e.ok()))
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "rules"))
+            .map(|p| p.display().to_string())
+            .collect();
+        if files.is_empty() {
+            return Err(crate::error::Error::bad_input(format!(
+                "`{spec}` is a folder with no `.rules` file"
+            )));
+        }
+        files.sort();
+        out.extend(files);
+    }
+    Ok(out)
 }
 
 /// Prints what the automatic search reports as it goes.
@@ -209,12 +239,13 @@ fn auto_guide(program: &str, args: &AutoArgs) -> Result<()> {
         (None, Some(g)) => guide::Target::Goal(g),
         (None, None) => unreachable!("clap requires --sketch or --goal"),
     };
-    let first_rules = args.rules.first().expect("clap requires --rules");
+    let rules = at_argument("--rules", rule_specs(&args.rules))?;
+    let first_rules = rules.first().expect("clap requires --rules");
     let out = args.output.as_path();
     let spec = match target {
         guide::Target::Sketch(s) | guide::Target::Goal(s) => s,
     };
-    let (cost, def, checkpoints, candidates) = load_checked(program, target, args)?;
+    let (cost, def, checkpoints, candidates) = load_checked(program, target, args, &rules)?;
     let settings = auto::Settings {
         cost,
         limits: args.limits.limits(),

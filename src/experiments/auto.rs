@@ -265,7 +265,7 @@ fn auto_row(t: &Target) -> Result<Row> {
         true => Aim::Goal(&target),
         false => Aim::Sketch(&target),
     };
-    let checkpoints = auto::checkpoints(aim, &def, &settings.limits)?;
+    let checkpoints = auto::checkpoints(aim, &def, &settings.limits, &Params::default())?;
     let candidates = auto::candidates(&rules, &Params::default())?;
     let t0 = Instant::now();
     let (steps, missed) = auto::find(&def.term, &checkpoints, &candidates, &settings, |_| {})?;

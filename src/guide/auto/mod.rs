@@ -332,17 +332,19 @@ fn step(checkpoint: &Checkpoint, c: &Candidate, settings: &Settings, enodes: usi
 }
 
 /// The checkpoints for `target`, the target last: a sketch's relaxations ([`relax`]) or a
-/// goal's peeled forms ([`peel`]).
+/// goal's peeled forms ([`peel`]). A sketch's sizes that are not the program's are those of
+/// `params` (`containsMap(lanes, ..)`), written as their values.
 pub fn checkpoints(
     target: super::Target,
     program: &LoadedDef,
     limits: &Limits,
+    params: &crate::rules::Params,
 ) -> Result<Vec<Checkpoint>> {
     let here = Path::new("");
     let mut out = vec![];
     match target {
         super::Target::Sketch(spec) => {
-            let decl = crate::sketch::read(spec)?;
+            let decl = crate::sketch::read(spec)?.with_params(&program.sizes, params);
             let resolve = |d: SketchDecl| d.resolve(&program.sizes);
             out = relaxed(&decl, resolve)?;
             let aim = Aim::Sketch {

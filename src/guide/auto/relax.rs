@@ -9,7 +9,10 @@
 //!   over one element (one vector) a map over any number;
 //! - [`unstore`]: what is computed into memory (`toMem`, `let`) is no longer asked for;
 //! - [`unorder`]: the loop nest's loops go back to the order of the dimensions they split:
-//!   each split loop's inner part (`32`, from `m/32`) moves back beside its outer part.
+//!   each split loop's inner part (`32`, from `m/32`) moves back beside its outer part;
+//! - [`inner`]: a sketch that fixes the program's outer structure around a `contains` (the
+//!   output in strips, `join(mapPar(contains(..), ?))`) asks first for what it contains,
+//!   anywhere: the structure inside is decided before the one around it.
 //!
 //! For matrix multiplication's `lower5` this gives `reorder2`, `store` and `split` as the
 //! paper writes them (up to the widths a vector type leaves open).
@@ -27,6 +30,7 @@ pub fn checkpoints(name: &str, target: &Sketch) -> Vec<(String, Sketch)> {
     let unstored = unstore(&unlowered);
     let split = unorder(&unstored);
     let chain = [
+        ("inner", inner(&unlowered).unwrap_or_else(|| split.clone())),
         ("split", split),
         ("unstored", unstored),
         ("unlowered", unlowered),
@@ -37,6 +41,21 @@ pub fn checkpoints(name: &str, target: &Sketch) -> Vec<(String, Sketch)> {
         .filter(|w| w[0].1 != w[1].1)
         .map(|w| (format!("{name}-{}", w[0].0), w[0].1.clone()))
         .collect()
+}
+
+/// The first `contains` inside a sketch that is not one itself (nor a typed one), alone.
+pub fn inner(s: &Sketch) -> Option<Sketch> {
+    let top = match s {
+        Sketch::Typed(k, _) => k,
+        s => s,
+    };
+    if matches!(top, Sketch::Contains(_)) {
+        return None;
+    }
+    top.subsketches()
+        .into_iter()
+        .find(|k| matches!(k, Sketch::Contains(_)))
+        .cloned()
 }
 
 /// The high-level primitive a low-level one implements.
