@@ -261,7 +261,8 @@ def studio_stop():
     rs = [r for r in rows("studio-stop.csv") if r["round"] != "median"]
     body = "\n".join(
         f"| {r['delay_s']} | {int(r['enodes_at_stop']):,} | {int(r['enodes_final']):,} "
-        f"| {r['last_iteration_s']} | {r['stop_to_answer_s']} | {r['slowest_progress_poll_s']} |"
+        f"| {r['last_iteration_s']} | {r['stop_to_answer_s']} | {r.get('stop_to_idle_s', '-')} "
+        f"| {r['slowest_progress_poll_s']} |"
         for r in rs)
     machines = sorted({r["machine"] for r in rs})
     return body + f"\n\nMeasured on {', '.join(machines)}, release build." if rs else body

@@ -6,7 +6,9 @@ unguided step that grows its e-graph past --enodes e-nodes (the loop-reordered s
 only the splitting rules, which never find it), presses Stop (POST /api/stop) as soon as
 the progress says the e-graph is that large (or --delays seconds later, one round for each,
 so that the request meets each phase of the iteration under way), and times how long the
-step's request takes to answer after it. Meanwhile it polls the progress as the page does and records the slowest
+step's request takes to answer after it (with the stopped step, or with `releasing` while
+egglog finishes its rebuild) and how long until the session is idle again, its state holding
+the stopped step. Meanwhile it polls the progress as the page does and records the slowest
 answer. Prints one CSV row per round, then the medians, to standard output.
 
     scripts/studio-stop.py [--binary target/release/sketchlog] [--enodes 1000000]
@@ -107,9 +109,15 @@ def one_round(studio, sketches, enodes, delay):
         slowest_poll = max(slowest_poll, time.monotonic() - t)
         time.sleep(0.05)
     searching.join()
-    if answered["status"] != 200:
+    state = answered["body"]
+    if answered["status"] == 202 and state.get("releasing"):
+        while studio.call("/api/progress", timeout=60)[1].get("running"):
+            time.sleep(0.05)
+        _, state = studio.call("/api/state", timeout=60)
+    elif answered["status"] != 200:
         sys.exit(f"studio-stop: the step failed: {answered}")
-    outcome = answered["body"]["steps"][0]["outcomes"][0]
+    idle = time.monotonic()
+    outcome = state["steps"][0]["outcomes"][0]
     if outcome["stop"] != "interrupted":
         sys.exit(f"studio-stop: the search was not stopped by the request: {outcome}")
     last, before = points[-1], points[-2] if len(points) > 1 else {"seconds": 0.0}
@@ -122,6 +130,7 @@ def one_round(studio, sketches, enodes, delay):
         "enodes_final": outcome["enodes"],
         "last_iteration_s": round(last["seconds"] - before["seconds"], 3),
         "stop_to_answer_s": round(answered["at"] - stopped, 3),
+        "stop_to_idle_s": round(idle - stopped, 3),
         "slowest_progress_poll_s": round(slowest_poll, 3),
     }
 

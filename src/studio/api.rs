@@ -23,6 +23,10 @@ pub(super) async fn progress(State(shared): State<Arc<Shared>>) -> Response {
 
 pub(super) async fn stop(State(shared): State<Arc<Shared>>) -> Response {
     shared.cancel.lock().unwrap().cancel();
+    if shared.busy.load(Ordering::SeqCst) {
+        let mut stopped = shared.stopped.lock().unwrap();
+        stopped.get_or_insert_with(std::time::Instant::now);
+    }
     Json(serde_json::json!({ "stopping": shared.busy.load(Ordering::SeqCst) })).into_response()
 }
 

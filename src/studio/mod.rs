@@ -59,6 +59,8 @@ struct Shared {
     state: Mutex<String>,
     progress: Mutex<Progress>,
     cancel: Mutex<Cancel>,
+    /// When Stop was pressed during the running job.
+    stopped: Mutex<Option<std::time::Instant>>,
     token: String,
     /// The `Host` values the page is served under.
     hosts: Vec<String>,
@@ -91,6 +93,7 @@ pub fn serve(options: Options) -> Result<()> {
     let token = guard::token()?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()
+        .enable_time()
         .build()
         .map_err(|e| Error::internal(format!("starting the server's runtime: {e}")))?;
     let listener = runtime
@@ -113,6 +116,7 @@ pub fn serve(options: Options) -> Result<()> {
         state: Mutex::new(String::new()),
         progress: Mutex::new(Progress::default()),
         cancel: Mutex::new(Cancel::default()),
+        stopped: Mutex::new(None),
         token,
         hosts: guard::hosts(addr, &options.allowed_hosts),
     });
@@ -221,6 +225,7 @@ async fn on_session<T: Serialize + Send + 'static>(
     let wrapped: Job = Box::new(move |session, shared| {
         let cancel = Cancel::default();
         *shared.cancel.lock().unwrap() = cancel.clone();
+        *shared.stopped.lock().unwrap() = None;
         *shared.progress.lock().unwrap() = Progress {
             running: search,
             points: vec![],
@@ -265,9 +270,37 @@ async fn on_session<T: Serialize + Send + 'static>(
         shared.busy.store(false, Ordering::SeqCst);
         return guard::failed(&Error::internal("the session's thread ended".to_string()));
     }
-    match answered.await {
+    let mut answered = answered;
+    let answer = loop {
+        tokio::select! {
+            answer = &mut answered => break answer,
+            _ = tokio::time::sleep(std::time::Duration::from_millis(50)) => {
+                let stopped = *shared.stopped.lock().unwrap();
+                if search && stopped.is_some_and(|t| t.elapsed() >= STOP_GRACE) {
+                    return releasing();
+                }
+            }
+        }
+    };
+    match answer {
         Ok(Ok(json)) => ([(header::CONTENT_TYPE, "application/json")], json).into_response(),
         Ok(Err(e)) => guard::failed(&e),
         Err(_) => guard::failed(&Error::internal("the session's thread ended".to_string())),
     }
+}
+
+/// How long a stopped search may take to answer with its result. One that egglog is
+/// rebuilding takes longer (it cannot be cut short): its request is answered
+/// [`releasing`] instead.
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// The answer to a stopped search's request that is still finishing: 202, `{"releasing":
+/// true}`. The session stays busy (other requests are refused with 409) until the progress
+/// says it is no longer running; `/api/state` then has the stopped step.
+fn releasing() -> Response {
+    (
+        StatusCode::ACCEPTED,
+        axum::Json(serde_json::json!({ "releasing": true })),
+    )
+        .into_response()
 }

@@ -292,7 +292,18 @@ async function whileSearching(request) {
     }
   };
   const watcher = poll();
-  const answer = await request;
+  let answer = await request;
+  if (answer.ok && answer.data.releasing) {
+    // Stopped while egglog rebuilds: the session is busy until the search lets go.
+    status("stopped; releasing the search...", "busy");
+    $("stop").disabled = true;
+    for (;;) {
+      const p = await api("/api/progress");
+      if (!p.ok || !p.data.running) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    answer = await api("/api/state");
+  }
   polling = false;
   await watcher;
   const last = await api("/api/progress");
