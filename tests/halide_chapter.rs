@@ -4,6 +4,18 @@
 
 mod common;
 
+/// A folder `mine/` beside a link to the repository's `rules/`, as the chapter has them, with
+/// the chapter's files in it (their names).
+fn chapter_folder() -> (tempfile::TempDir, std::path::PathBuf, Vec<String>) {
+    let work = tempfile::tempdir().unwrap();
+    let mine = work.path().join("mine");
+    std::fs::create_dir(&mine).unwrap();
+    let rules = std::env::current_dir().unwrap().join("rules");
+    std::os::unix::fs::symlink(rules, work.path().join("rules")).unwrap();
+    let names = chapter_files(&mine);
+    (work, mine, names)
+}
+
 /// The chapter's files: each code block whose first line is `// NAME`, written into `dir`.
 fn chapter_files(dir: &std::path::Path) -> Vec<String> {
     let text = std::fs::read_to_string("docs/src/halide.md").unwrap();
@@ -24,12 +36,7 @@ fn chapter_files(dir: &std::path::Path) -> Vec<String> {
 
 #[test]
 fn the_chapters_blur_reaches_vectors_strips_a_line_buffer_and_threads() {
-    let work = tempfile::tempdir().unwrap();
-    let mine = work.path().join("mine");
-    std::fs::create_dir(&mine).unwrap();
-    let rules = std::env::current_dir().unwrap().join("rules");
-    std::os::unix::fs::symlink(rules, work.path().join("rules")).unwrap();
-    let names = chapter_files(&mine);
+    let (_work, mine, names) = chapter_folder();
     for file in [
         "blur.rise",
         "blur.sketch",
@@ -86,12 +93,7 @@ fn the_chapters_blur_reaches_vectors_strips_a_line_buffer_and_threads() {
 /// alone, and the guides it writes run.
 #[test]
 fn guide_auto_finds_the_chapters_schedules_from_all_the_rules() {
-    let work = tempfile::tempdir().unwrap();
-    let mine = work.path().join("mine");
-    std::fs::create_dir(&mine).unwrap();
-    let rules = std::env::current_dir().unwrap().join("rules");
-    std::os::unix::fs::symlink(rules, work.path().join("rules")).unwrap();
-    chapter_files(&mine);
+    let (_work, mine, _) = chapter_folder();
     for target in ["vectors-parallel", "lines-parallel"] {
         let out = common::sketchlog(&[
             "guide-auto",

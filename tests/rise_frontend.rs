@@ -396,3 +396,37 @@ fn wrapped_programs_are_the_same_programs_on_short_lines() {
         "{wrapped}"
     );
 }
+
+/// `generalize f` (a rule's right-hand side) is `f` made a function of the sizes its result is
+/// shaped by, applied to them: the same type, and `f` again after size beta-reduction. A
+/// function that reads a variable bound outside it is refused (the variable's type keeps the
+/// sizes).
+#[test]
+fn generalize_abstracts_the_sizes_a_result_is_shaped_by() {
+    use sketchlog::rise::term::Node;
+    let under_sizes = |t: &std::rc::Rc<sketchlog::rise::term::Term>| {
+        let Node::NatLam(b) = &t.node else { panic!() };
+        let Node::NatLam(b) = &b.node else { panic!() };
+        b.clone()
+    };
+    let f = under_sizes(&term("nfun h w => fun (y : (h+2).w.f32) => drop<2> y"));
+    let g = f.generalized().expect("a function of h.w");
+    assert_eq!(g.ty, f.ty);
+    let Node::NatApp(inner, w) = &g.node else {
+        panic!("{g:?}")
+    };
+    let Node::NatApp(lams, h) = &inner.node else {
+        panic!("{g:?}")
+    };
+    assert_eq!((h, w), (&Nat::index(1), &Nat::index(0)), "{g:?}");
+    assert!(matches!(&lams.node, Node::NatLam(b) if matches!(b.node, Node::NatLam(_))));
+    assert_eq!(g.nat_beta().unwrap(), f);
+    assert!(g.generalized().is_none(), "a size application already");
+    let reads_x = under_sizes(&term(
+        "nfun h w => fun (x : h.w.f32) => fun (y : (h+2).w.f32) => x",
+    ));
+    let Node::Lam(inner) = &reads_x.node else {
+        panic!()
+    };
+    assert!(inner.generalized().is_none());
+}

@@ -629,10 +629,11 @@ impl<'s, 'w, 'a, 'db> Builder<'s, 'w, 'a, 'db> {
     /// `generalize f` ([`crate::rise::term::Term::generalized`]) on the representative of
     /// `class`: a copy of it with its free size indices renumbered, under new size binders,
     /// applied to the sizes. `None` where the representative is a size application already,
-    /// or holds a named binder.
+    /// reads a variable bound outside it, or holds a named binder.
     pub fn generalize(&mut self, class: Value) -> Option<Value> {
         use crate::rise::types::{generalizing, nat_fun};
-        if matches!(self.snap.rep(class)?.0, Raw::NatApp(..)) {
+        let rep = self.snap.reps.get(&class)?;
+        if matches!(rep.node, Raw::NatApp(..)) || rep.free_bound > 0 {
             return None;
         }
         let (sizes, new) = generalizing(self.snap.class_type(class)?)?;

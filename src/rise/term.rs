@@ -158,9 +158,10 @@ impl Term {
     /// `generalize f` (a rule's right-hand side): `f` made a function of the sizes its
     /// result's shape names ([`super::types::generalizing`]) and applied to them, `(nfun n m
     /// => f[n/h, m/w])<h><w>`, a size beta-expansion, so the same value. `None` where the
-    /// result's shape names no size variable, or `f` is a size application already.
+    /// result's shape names no size variable, `f` is a size application already, or it reads
+    /// a variable bound outside it (whose type would keep the sizes).
     pub fn generalized(&self) -> Option<Rc<Term>> {
-        if matches!(self.node, Node::NatApp(..)) {
+        if matches!(self.node, Node::NatApp(..)) || super::lambda::has_free_below(self, u32::MAX) {
             return None;
         }
         let (sizes, new) = super::types::generalizing(&self.ty)?;

@@ -130,8 +130,8 @@ pub(crate) fn is_deferred(v: &Val) -> bool {
 /// and the index of block `i`'s first element. Where they do not tile it, the last block ends
 /// where the array does and overlaps the one before (Halide's `ShiftInwards` tail strategy):
 /// block `i` starts at `min(i step, total - size)`, and what the last block computes for the
-/// elements it shares with the one before is computed twice.
-/// `None` where not even one block fits (or `size` or `step` is not positive).
+/// elements it shares with the one before is computed twice. `None` where not even one block
+/// fits (or `size` or `step` is not positive).
 pub(crate) fn blocks(total: i64, size: i64, step: i64) -> Option<(i64, Start)> {
     if size < 1 || step < 1 || (total < size && !(size == step && total == 0)) {
         return None;
@@ -170,7 +170,12 @@ pub(crate) fn split_view(a: Val, n: i64, vector: bool) -> Result<Val> {
 /// `join` (or `asScalar`) of an array of rows of `inner` elements, `total` in all: where the
 /// rows overlap ([`blocks`]), element `i` is read from row `i / inner`, at its place there.
 pub(crate) fn join_view(a: Val, inner: i64, total: i64) -> Result<Val> {
-    let outer = array_len(&a)?;
+    if array_len(&a)? * inner == total {
+        return Ok(view(total, false, move |em, i| {
+            let row = em.get(&a, &i.div(inner))?;
+            em.get(&row, &i.rem(inner))
+        }));
+    }
     let Some((_, start)) = blocks(total, inner, inner) else {
         return Err(Error::bad_input(format!(
             "code generation: join of rows of {inner} into {total} elements"
@@ -179,10 +184,7 @@ pub(crate) fn join_view(a: Val, inner: i64, total: i64) -> Result<Val> {
     Ok(view(total, false, move |em, i| {
         let row_index = i.div(inner);
         let row = em.get(&a, &row_index)?;
-        match outer * inner == total {
-            true => em.get(&row, &i.rem(inner)),
-            false => em.get(&row, &i.add(&start(em, &row_index).scale(-1))),
-        }
+        em.get(&row, &i.add(&start(em, &row_index).scale(-1)))
     }))
 }
 
