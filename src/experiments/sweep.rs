@@ -152,7 +152,7 @@ impl Sweep {
 
     /// The guide at `point`: its templates instantiated stand in for their files, and its
     /// rules' sizes of the parameters' names are the point's (`param rows 8 16 32` sweeps
-    /// `strips<rows, 4>` without a template).
+    /// `strips-planes<rows, 4>` without a template).
     pub fn guide_at(&self, point: &Point) -> Result<crate::guide::Guide> {
         let texts = self.instantiated(point)?;
         let mut params = crate::rules::Params::default();
