@@ -647,11 +647,13 @@ pub fn run_guide(
 
 /// Finds a guide automatically: from `program` (`FILE.rise:NAME`) to the final `sketch`
 /// (`FILE.sketch:NAME`) or `goal` (`FILE.rise:NAME`), through checkpoints derived from the
-/// target, each step's rules chosen among `rules` (`FILE.rules[:SET]` strings). A result
-/// per step found; an error when the target is not reached within `total_s` seconds.
+/// target, each step's rules chosen among `rules` (`FILE.rules[:SET]` strings, or folders of
+/// `.rules` files); `params` sets named sizes (`{"lanes": 8}`) for the rules and the sketch.
+/// A result per step found; an error when the target is not reached within `total_s`
+/// seconds.
 #[pyfunction]
 #[pyo3(signature = (program, rules, sketch = None, goal = None, *, iterations = 30, enodes = 1_000_000,
-                    time_s = 60.0, memory_mb = None, total_s = 600.0))]
+                    time_s = 60.0, memory_mb = None, total_s = 600.0, params = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn guide_auto(
     py: Python<'_>,
@@ -664,6 +666,7 @@ pub fn guide_auto(
     time_s: f64,
     memory_mb: Option<u64>,
     total_s: f64,
+    params: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Vec<SearchResult>> {
     use guide::auto;
     let target = match (sketch, goal) {
@@ -678,10 +681,11 @@ pub fn guide_auto(
     let cancel = interrupt::request();
     let limits = limits_of((iterations, enodes), time_s, memory_mb, &cancel)?;
     let def = sketchlog::rise::load_def_ref(program, std::path::Path::new("")).or_raise()?;
-    let checkpoints = auto::checkpoints(target, &def, &limits, &Default::default()).or_raise()?;
+    let params = params_of(params)?;
+    let checkpoints = auto::checkpoints(target, &def, &limits, &params).or_raise()?;
     let mut candidates = vec![];
-    for spec in &rules {
-        candidates.extend(auto::candidates(spec, &Default::default()).or_raise()?);
+    for spec in &auto::rule_specs(&rules).or_raise()? {
+        candidates.extend(auto::candidates(spec, &params).or_raise()?);
     }
     let total = seconds("total_s", total_s)?;
     let settings = auto::Settings {

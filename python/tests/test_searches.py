@@ -90,6 +90,16 @@ def test_guide_auto_finds_steps_to_a_sketch():
     assert steps and steps[-1].found and "split<32>" in str(steps[-1].term)
 
 
+def test_guide_auto_reads_named_sizes_and_rule_folders(tmp_path):
+    sketch = tmp_path / "lanes.sketch"
+    sketch.write_text(
+        "def containsMap(n: nat, f) = contains(app(map :: ?f -> n.?s -> ?r, f))\n"
+        "sketch blocks = containsMap(?blocks, containsMap(lanes, contains(reduce)))\n")
+    steps = sl.guide_auto("programs/mv.rise:mv", ["rules"], sketch=f"{sketch}:blocks",
+                          params={"lanes": 8}, total_s=60)
+    assert steps[-1].found and "split<8>" in str(steps[-1].term)
+
+
 def test_a_strategy_rewrites_and_a_failing_one_says_where():
     p = sl.Program.load("programs/matmul.rise:mm")
     lowered = sl.rewrite(p, "programs/mm.elevate:baseline")

@@ -159,33 +159,6 @@ fn load_checked(
     Ok(loaded)
 }
 
-/// `--rules` with each folder given as the `.rules` files in it, in name order.
-fn rule_specs(given: &[String]) -> Result<Vec<String>> {
-    let mut out = vec![];
-    for spec in given {
-        let path = Path::new(spec);
-        if !path.is_dir() {
-            out.push(spec.clone());
-            continue;
-        }
-        let entries = std::fs::read_dir(path)
-            .map_err(|e| crate::error::Error::bad_input(format!("`{spec}`: {e}")))?;
-        let mut files: Vec<String> = (entries.filter_map(|e| e.ok()))
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "rules"))
-            .map(|p| p.display().to_string())
-            .collect();
-        if files.is_empty() {
-            return Err(crate::error::Error::bad_input(format!(
-                "`{spec}` is a folder with no `.rules` file"
-            )));
-        }
-        files.sort();
-        out.extend(files);
-    }
-    Ok(out)
-}
-
 /// Prints what the automatic search reports as it goes.
 fn print_event(
     e: &guide::auto::Event,
@@ -239,7 +212,7 @@ fn auto_guide(program: &str, args: &AutoArgs) -> Result<()> {
         (None, Some(g)) => guide::Target::Goal(g),
         (None, None) => unreachable!("clap requires --sketch or --goal"),
     };
-    let rules = at_argument("--rules", rule_specs(&args.rules))?;
+    let rules = at_argument("--rules", auto::rule_specs(&args.rules))?;
     let first_rules = rules.first().expect("clap requires --rules");
     let out = args.output.as_path();
     let spec = match target {

@@ -419,6 +419,34 @@ fn relaxed(
         .collect()
 }
 
+/// Rule specs (`FILE.rules[:SET]`) with each folder given as the `.rules` files in it, in name
+/// order.
+pub fn rule_specs(given: &[String]) -> Result<Vec<String>> {
+    let mut out = vec![];
+    for spec in given {
+        let path = Path::new(spec);
+        if !path.is_dir() {
+            out.push(spec.clone());
+            continue;
+        }
+        let entries =
+            std::fs::read_dir(path).map_err(|e| Error::bad_input(format!("`{spec}`: {e}")))?;
+        let mut files: Vec<String> = (entries.filter_map(|e| e.ok()))
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "rules"))
+            .map(|p| p.display().to_string())
+            .collect();
+        if files.is_empty() {
+            return Err(Error::bad_input(format!(
+                "`{spec}` is a folder with no `.rules` file"
+            )));
+        }
+        files.sort();
+        out.extend(files);
+    }
+    Ok(out)
+}
+
 /// The candidates of a `FILE.rules[:SET]` spec, instantiated with `params`: the set it
 /// names; or each set of the file; or, for a file without sets, all of it.
 pub fn candidates(spec: &str, params: &crate::rules::Params) -> Result<Vec<Candidate>> {
