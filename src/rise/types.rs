@@ -171,12 +171,12 @@ impl Type {
         })
     }
 
-    /// Shifts free nat indices (those >= `cutoff` in the type's own scope) by `by`.
     /// The type with each free size index renumbered ([`reindex_nat`]).
     pub fn reindex_nats(&self, depth: u32, new: &impl Fn(u32) -> u32) -> Type {
         self.map_nats(depth, &mut |n, d| reindex_nat(n, d, new))
     }
 
+    /// Shifts free nat indices (those >= `cutoff` in the type's own scope) by `by`.
     pub fn shift_nats(&self, by: i64) -> Type {
         if by == 0 {
             return self.clone();
