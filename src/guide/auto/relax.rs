@@ -318,4 +318,25 @@ sketch plain = containsMap(m/32, containsMap(32, ?))"
         assert_eq!(plain(&unstore(&get("store"))), plain(&get("plain")));
         assert_eq!(unstore(&get("plain")), get("plain"));
     }
+
+    /// A sketch of strips on threads around vectors asks for the vectors first; one that
+    /// starts with `contains` has no inner checkpoint.
+    #[test]
+    fn what_a_fixed_outer_structure_contains_comes_first() {
+        let file = sketches(&format!(
+            "{DEFS}
+def vectors = containsMap(?b, containsReduceSeq(3, containsMap(16, containsAddMul)))
+sketch strips = natlam(lam(join(mapPar(vectors, ?))))
+sketch vectors = vectors"
+        ));
+        let get = |n: &str| file.get(n).unwrap().sketch.clone();
+        assert_eq!(plain(&inner(&get("strips")).unwrap()), plain(&get("vectors")));
+        let names: Vec<String> = checkpoints("strips", &get("strips"))
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        assert_eq!(names, ["strips-inner", "strips-unlowered"]);
+        assert!(inner(&get("vectors")).is_none());
+        assert!(inner(&get("lower1")).is_none());
+    }
 }
