@@ -330,7 +330,10 @@ sketch strips = natlam(lam(join(mapPar(vectors, ?))))
 sketch vectors = vectors"
         ));
         let get = |n: &str| file.get(n).unwrap().sketch.clone();
-        assert_eq!(plain(&inner(&get("strips")).unwrap()), plain(&get("vectors")));
+        assert_eq!(
+            plain(&inner(&get("strips")).unwrap()),
+            plain(&get("vectors"))
+        );
         let names: Vec<String> = checkpoints("strips", &get("strips"))
             .into_iter()
             .map(|(n, _)| n)
