@@ -161,12 +161,9 @@ pub fn check_sizes(program: &Term, sizes: &[i64], names: &[String]) -> crate::er
     let at: Vec<String> = (names.iter().zip(sizes))
         .map(|(n, v)| format!("{n} = {v}"))
         .collect();
-    let check = |n: &Nat, env: &Env, inside: u32| -> crate::error::Result<()> {
+    let check = |n: &Nat, env: &Env| -> crate::error::Result<()> {
         let binder = |a: &NatAtom| match a {
-            NatAtom::Index(i) if *i >= inside => env
-                .len()
-                .checked_sub(1 + (i - inside) as usize)
-                .map(|k| &env[k]),
+            NatAtom::Index(i) => env.len().checked_sub(1 + *i as usize).map(|k| &env[k]),
             _ => None,
         };
         let value = |a: &NatAtom| binder(a).and_then(|b| b.0);
@@ -188,7 +185,7 @@ pub fn check_sizes(program: &Term, sizes: &[i64], names: &[String]) -> crate::er
         let mut args = vec![];
         let mut head = t;
         while let Node::NatApp(f, n) = &head.node {
-            check(n, &env, 0)?;
+            check(n, &env)?;
             args.push(n);
             head = f;
         }

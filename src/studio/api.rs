@@ -23,11 +23,12 @@ pub(super) async fn progress(State(shared): State<Arc<Shared>>) -> Response {
 
 pub(super) async fn stop(State(shared): State<Arc<Shared>>) -> Response {
     shared.cancel.lock().unwrap().cancel();
-    if shared.busy.load(Ordering::SeqCst) {
+    let busy = shared.busy.load(Ordering::SeqCst);
+    if busy {
         let mut stopped = shared.stopped.lock().unwrap();
         stopped.get_or_insert_with(std::time::Instant::now);
     }
-    Json(serde_json::json!({ "stopping": shared.busy.load(Ordering::SeqCst) })).into_response()
+    Json(serde_json::json!({ "stopping": busy })).into_response()
 }
 
 #[derive(Deserialize)]

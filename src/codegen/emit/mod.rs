@@ -360,10 +360,7 @@ impl Emitter {
 
     /// The value of a size at the program's sizes: a whole number, not negative.
     fn nat(&self, n: &Nat) -> Result<i64> {
-        let value = |a: &NatAtom| match a {
-            NatAtom::Index(i) => self.size(*i),
-            _ => None,
-        };
+        let value = |a: &NatAtom| self.atom_value(a);
         let v = n.eval(&value).map_err(|e| {
             // Every size has a value, so the sum is a fraction.
             if n.atoms().into_iter().all(|a| value(a).is_some()) {
@@ -392,11 +389,16 @@ impl Emitter {
 
     /// `n`'s value where it is a fraction at the program's sizes.
     fn fraction(&self, n: &Nat) -> Option<crate::rise::nat::Ratio> {
-        let v = n.value(&|a| match a {
+        let v = n.value(&|a| self.atom_value(a));
+        v.ok().filter(|r| r.den != 1 && r.num > 0 && r.den > 0)
+    }
+
+    /// A size variable's value: one of the program's sizes.
+    fn atom_value(&self, a: &NatAtom) -> Option<i64> {
+        match a {
             NatAtom::Index(i) => self.size(*i),
             _ => None,
-        });
-        v.ok().filter(|r| r.den != 1 && r.num > 0 && r.den > 0)
+        }
     }
 
     /// A size in `ty` that is a fraction at the program's sizes, as shown in messages.
