@@ -65,6 +65,11 @@ pub struct Emitter {
     body: String,
     indent: usize,
     fresh: usize,
+    /// Names in the prologue (hoisted `toMem`s) are numbered apart, with a `p_` prefix, so
+    /// that neither the prologue's names nor the body's depend on where in the program a
+    /// stored value is bound.
+    prologue_fresh: usize,
+    in_prologue: bool,
     /// Sizes bound by the program's `nfun`s, innermost last.
     nats: Vec<i64>,
     /// File-level buffers (`toMem`): name and number of floats.
@@ -354,8 +359,13 @@ impl Emitter {
     }
 
     fn fresh(&mut self, base: &str) -> String {
-        self.fresh += 1;
-        format!("{base}{}", self.fresh)
+        if self.in_prologue {
+            self.prologue_fresh += 1;
+            format!("p_{base}{}", self.prologue_fresh)
+        } else {
+            self.fresh += 1;
+            format!("{base}{}", self.fresh)
+        }
     }
 
     /// The value of a size at the program's sizes: a whole number, not negative.
@@ -559,7 +569,9 @@ impl Emitter {
         let indent = std::mem::replace(&mut self.indent, 1);
         let trips = std::mem::take(&mut self.trips);
         let parallel = std::mem::take(&mut self.parallel);
+        let in_prologue = std::mem::replace(&mut self.in_prologue, true);
         let v = self.eval(x, env).and_then(|v| self.materialise(v, &t.ty));
+        self.in_prologue = in_prologue;
         self.prologue = std::mem::replace(&mut self.body, saved);
         self.indent = indent;
         self.trips = trips;
@@ -903,6 +915,8 @@ fn signature(program: &Rc<Term>, sizes: &[i64], lowering: Lowering) -> Result<Si
         body: String::new(),
         indent: 1,
         fresh: 0,
+        prologue_fresh: 0,
+        in_prologue: false,
         nats: vec![],
         buffers: vec![],
         thread_buffers: vec![],

@@ -285,9 +285,9 @@ impl Emitter {
     }
 
     /// When a map's function `f` is a data-layout primitive (`join`, `transpose`, `split`,
-    /// ...) and its array `xs` is not computed yet: how a destination of `f x` is seen as
-    /// one of `x`, so that the map is written through its destination instead of `xs` being
-    /// computed into a buffer and copied.
+    /// ...), or a map of one (`map join`), and its array `xs` is not computed yet: how a
+    /// destination of `f x` is seen as one of `x`, so that the map is written through its
+    /// destination instead of `xs` being computed into a buffer and copied.
     fn layout_dest(&mut self, f: &Val, xs: &Val) -> Option<Reshape> {
         use Prim::*;
         let Val::Prim { prim, args, ty, .. } = f else {
@@ -295,7 +295,7 @@ impl Emitter {
         };
         let layout = matches!(
             prim,
-            Split | AsVector | AsVectorAligned | Join | AsScalar | Transpose
+            Split | AsVector | AsVectorAligned | Join | AsScalar | Transpose | Map
         );
         if !layout || args.len() + 1 != prim.arity() || !is_deferred(xs) {
             return None;
