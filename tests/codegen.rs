@@ -744,6 +744,27 @@ fn harris_line_buffered_holds_three_rows_of_products_and_agrees_with_the_interpr
     }
 }
 
+/// Harris with line buffers and register rotation (`harris.elevate:rotated`): each row's sums
+/// over three column sums read three values shifted down along the row (one per sum), each
+/// column sum computed once. It agrees with the program it starts from, borders included, at
+/// sizes its strips do not divide.
+#[test]
+fn harris_with_rotated_values_agrees_with_the_interpreter() {
+    let rotated = common::lowered("programs/harris-rotated-strategy.guide");
+    let c = program_c("harris", &rotated, &[64, 64]).unwrap().c;
+    // `bufK[0] = bufK[1];`: the values shifted down, once per sum.
+    let shifts = c
+        .lines()
+        .filter(|l| l.trim_start().starts_with("buf") && l.contains("[0] = buf"))
+        .count();
+    let rotated_values = declared_buffers(&c).iter().filter(|s| **s == 3).count();
+    assert!(shifts >= 3 && rotated_values >= 3, "{c}");
+    let harris = common::lowered("programs/harris.rise:harris");
+    for sizes in [[16, 17], [37, 35]] {
+        means_the_same_in_both_lowerings(&rotated, &harris, sizes);
+    }
+}
+
 /// Harris with its window sums separated (column sums of three rows, then three neighbouring
 /// column sums) and vectorised along rows: each block of 16 columns accumulates its three
 /// sums in vector registers. It agrees with the interpreter, borders included; a width that

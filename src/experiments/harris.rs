@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 /// The versions: a label and the program (`FILE.rise:NAME` or `FILE.guide`).
-const VERSIONS: [(&str, &str); 12] = [
+const VERSIONS: [(&str, &str); 13] = [
     ("naive", "programs/harris.rise:harris"),
     ("parallel", "programs/harris-parallel.guide"),
     ("strips", "programs/harris-strips.guide"),
@@ -37,6 +37,7 @@ const VERSIONS: [(&str, &str); 12] = [
         "line-buffered-mixed",
         "programs/harris-line-buffered-mixed.guide",
     ),
+    ("rotated-strategy", "programs/harris-rotated-strategy.guide"),
 ];
 
 /// Image sizes (height, width): Halide's `apps/harris` estimate (1536 wide, 2560 high), and
