@@ -26,25 +26,28 @@ fn gemm_into(
 ) {
     assert!(a.len() == m * k && b.len() == k * n && c.len() == m * n);
     let parallelism = match threads {
-        1 => gemm::Parallelism::None,
-        t => gemm::Parallelism::Rayon(t),
+        1 => gemm_common::Parallelism::None,
+        t => gemm_common::Parallelism::Rayon(t),
     };
-    // SAFETY: the three buffers have the lengths the sizes and row-major strides address.
+    // The kernels prefer column-major operands: the row-major `c = a b` is computed as the
+    // column-major `c' = b' a'` (n x m, `c'` = `c` transposed, in the same memory), as the
+    // `gemm` front crate does for a row-major destination.
+    // SAFETY: the three buffers have the lengths the sizes and strides address.
     unsafe {
-        gemm::gemm(
-            m,
+        gemm_f32::gemm::f32::get_gemm_fn()(
             n,
+            m,
             k,
             c.as_mut_ptr(),
-            1,
             n as isize,
+            1,
             false,
-            a.as_ptr(),
-            1,
-            k as isize,
             b.as_ptr(),
-            1,
             n as isize,
+            1,
+            a.as_ptr(),
+            k as isize,
+            1,
             0.0,
             1.0,
             false,
@@ -78,4 +81,23 @@ pub fn time(
             })
             .collect()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_product_is_row_major_a_times_b() {
+        let (m, n, k) = (3, 5, 2);
+        let a: Vec<f32> = (0..m * k).map(|i| i as f32).collect();
+        let b: Vec<f32> = (0..k * n).map(|i| (i * i) as f32 - 7.0).collect();
+        for threads in [1, 2] {
+            let c = super::product(&a, &b, (m, n, k), threads);
+            for i in 0..m {
+                for j in 0..n {
+                    let dot: f32 = (0..k).map(|l| a[i * k + l] * b[l * n + j]).sum();
+                    assert_eq!(c[i * n + j], dot, "({i}, {j}) on {threads} thread(s)");
+                }
+            }
+        }
+    }
 }
