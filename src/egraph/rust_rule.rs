@@ -7,7 +7,7 @@
 //! chosen: extraction, the sketch checks, the snapshot's representatives that extraction-based
 //! substitution copies, and the free-variable analyses read only the others. A right-hand
 //! side types the class it rewrites from the snapshot, so a class whose every e-node is
-//! subsumed (one the filter pruned whole) is not rewritten. `tests/subsumption.rs` holds
+//! subsumed (one the filter pruned whole) is not rewritten. `tests/suite/subsumption.rs` holds
 //! both, for a rule over views and one over e-nodes.
 //!
 //! egglog 3.0 gives every constructor atom of a rule a "not subsumed" constraint unless the

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 /// Every guide whose steps are programs over arrays, and the two sizes each of its
 /// program's sizes takes (small, large). Matrix products at 128 and 512; matrix-vector
 /// products, stencils and images at 256^2 and 2048^2 (Harris's width a multiple of 16).
-pub const GUIDES: [(&str, [i64; 2]); 24] = [
+pub const GUIDES: [(&str, [i64; 2]); 25] = [
     ("array-packing", [128, 512]),
     ("baseline", [128, 512]),
     ("blocking", [128, 512]),
@@ -37,6 +37,7 @@ pub const GUIDES: [(&str, [i64; 2]); 24] = [
     ("harris-separated-strategy", [256, 2048]),
     ("harris-line-buffered-strategy", [256, 2048]),
     ("harris-line-buffered-mixed", [256, 2048]),
+    ("harris-rotated-strategy", [256, 2048]),
     ("shine/separable-lanes", [256, 2048]),
 ];
 

@@ -9,7 +9,7 @@
 //! or `file:` location. Some run the `sketchlog` binary instead ([`process`]): command lines,
 //! REPL sessions and low-level programs compiled to C. Inputs are numbered, and input `n` of
 //! a seed is generated on its own, so any failure can be replayed. `examples/fuzz.rs` is the
-//! command line; `tests/reliability.rs` has a smoke run.
+//! command line; `tests/suite/reliability.rs` has a smoke run.
 
 pub mod paths;
 pub mod process;

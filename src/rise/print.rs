@@ -1,5 +1,5 @@
 //! Pretty-printer for named Rise. `parse(print(e)) == e` for every expression
-//! (the property test in `tests/rise_frontend.rs` checks it).
+//! (the property test in `tests/suite/rise_frontend.rs` checks it).
 
 use super::nat::{default_atom_name, Nat};
 use super::syntax::{Expr, ExprKind};

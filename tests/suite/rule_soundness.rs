@@ -3,7 +3,7 @@
 //! (each a different choice of e-nodes, so different combinations of the rule's instances)
 //! must still compute the product of random matrices.
 
-mod common;
+use crate::common;
 
 use common::{assert_close, def, matmul, Rng};
 use sketchlog::egraph::extract::{AstSize, ENode, ExprGraph, Extractor};

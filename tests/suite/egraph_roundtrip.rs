@@ -1,6 +1,6 @@
 //! Loading Rise programs into egglog and extracting them back.
 
-mod common;
+use crate::common;
 use common::*;
 use sketchlog::egraph::{encode, extract, rise_egraph};
 use sketchlog::rise::infer;

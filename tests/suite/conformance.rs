@@ -5,7 +5,7 @@
 //! behave as egglog's do. The full set is run against egglog's binary by
 //! `scripts/conformance.sh`.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! Rule files: compilation safeguards, and extraction-based substitution against the
 //! interpreter on random terms.
 
-mod common;
+use crate::common;
 use common::*;
 use sketchlog::egraph::saturate::{normalise, Limits};
 use sketchlog::rise::interp::{run, Value};

@@ -1,7 +1,7 @@
 //! No input crashes sketchlog, every error is located, and an interrupted run loses nothing:
 //! one regression test per case found by fuzzing, and a short fuzz run.
 
-mod common;
+use crate::common;
 
 use sketchlog::guide::{self, Step};
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! reaches vectors, strips, a line buffer and threads with the shipped rules only, by its
 //! guides and by `guide-auto` over every rule file, from the chapter's own text.
 
-mod common;
+use crate::common;
 
 /// A folder `mine/` beside a link to the repository's `rules/`, as the chapter has them, with
 /// the chapter's files in it (their names).

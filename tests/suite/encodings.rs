@@ -1,6 +1,6 @@
 //! The lambda-calculus encodings inside egglog: Table 2 goals, normal forms, the table command.
 
-mod common;
+use crate::common;
 use common::*;
 use sketchlog::egraph::encoding::{Binding, Encoding, Substitution};
 use sketchlog::egraph::saturate::{normalise, Limits, StopReason};

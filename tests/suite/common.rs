@@ -1,5 +1,4 @@
 //! Helpers shared by the integration tests.
-#![allow(dead_code)]
 
 use sketchlog::rise::term::Node;
 use sketchlog::rise::{infer, parse, syntax::Program, term::Term};

@@ -1,7 +1,7 @@
 //! `sketchlog guide-auto`: guides found from the final sketch or goal alone, written as
 //! guide files that `sketchlog guide` re-runs; and its errors.
 
-mod common;
+use crate::common;
 use common::output;
 
 /// Runs `guide-auto` with `args`, then the guide it wrote; returns what the search printed.

@@ -2,7 +2,7 @@
 //! several goals in one search, and the project's own reorder tests, ported to
 //! `programs/shine/` and `rules/shine.rules`.
 
-mod common;
+use crate::common;
 use common::*;
 use sketchlog::egraph::saturate::{normalise, Limits};
 use sketchlog::rise::parse::parse_program;

@@ -3,7 +3,7 @@
 //! one spine), as long as its class has an e-node that is not subsumed; a class whose every
 //! e-node is subsumed is neither rewritten nor extracted.
 
-mod common;
+use crate::common;
 
 use common::term;
 use egglog::EGraph;

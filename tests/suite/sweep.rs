@@ -1,7 +1,7 @@
 //! `sketchlog sweep`: a guide's templates over a grid of parameters, one row per point
 //! (found, failed or not instantiable), the best point printed, points reused on a rerun.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Output;

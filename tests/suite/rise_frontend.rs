@@ -1,6 +1,6 @@
 //! The Rise front end: parsing and printing, types, De Bruijn form, interpreter.
 
-mod common;
+use crate::common;
 use common::*;
 use proptest::prelude::*;
 use sketchlog::rise::debruijn::{to_named, Annotate};

@@ -1,7 +1,7 @@
 //! What a user meets around their own programs: the e-graph of a search written out for a
 //! viewer (`--dump-egraph`).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;

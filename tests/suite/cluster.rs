@@ -1,7 +1,7 @@
 //! Experiments as jobs on a timely cluster: two processes give the rows of one, finished
 //! rows are reused, and changing an input re-runs exactly the rows that depend on it.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};

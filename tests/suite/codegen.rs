@@ -1,6 +1,6 @@
 //! C code generation: generated programs compile, run and agree with the interpreter.
 
-mod common;
+use crate::common;
 
 use common::{assert_close, def, matmul, term, Rng};
 use sketchlog::codegen::emit::{lowered_c, program_c, Lowering};

@@ -2,7 +2,7 @@
 //! rewrite must be an application of the named rule that keeps the program's meaning, and the
 //! path must end at the extracted term.
 
-mod common;
+use crate::common;
 
 use common::{assert_close, Rng};
 use sketchlog::guide::{self, explain::Explanation, explain::Rewrite};

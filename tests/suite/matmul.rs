@@ -1,7 +1,7 @@
 //! The matrix multiplication case study (paper section 5.2): every goal's guide finds each of
 //! its sketches, and the program it ends with still computes the product.
 
-mod common;
+use crate::common;
 
 use common::{assert_computes_matmul, satisfies, Rng};
 use sketchlog::guide;

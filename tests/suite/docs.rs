@@ -3,7 +3,7 @@
 //! a short front door whose test command is the one CI runs, and nothing speaks of how the
 //! project was made.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

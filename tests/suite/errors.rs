@@ -1,7 +1,7 @@
 //! Bad input gets a located message (`file:line:column`), exit code 2 (1 for a failed
 //! check), and never a panic or a backtrace.
 
-mod common;
+use crate::common;
 
 /// Writes `text` to a fresh file named `name` and returns its path.
 fn file(name: &str, text: &str) -> String {

@@ -3,7 +3,7 @@
 //! variables, agree in the interpreter on random inputs; and the elementary functions of
 //! Rise mean in the generated C what they mean in the interpreter.
 
-mod common;
+use crate::common;
 
 use common::Rng;
 use sketchlog::rise::interp::{run, Value};

@@ -3,7 +3,7 @@
 //! permutation its C, guides run strategy steps, strategies run guided searches, and the
 //! command line reports counts and failures.
 
-mod common;
+use crate::common;
 
 use common::{assert_computes_matmul, def, output, Rng};
 use sketchlog::guide;

@@ -1,7 +1,7 @@
 //! Sketches: the egglog query and sketch-satisfying extraction agree with brute force on
 //! hand-built e-graphs (with cycles); guided searches find the paper's sketches.
 
-mod common;
+use crate::common;
 
 use common::{def, satisfies, term, Rng};
 use sketchlog::egraph::extract::{AstSize, ExprGraph};
