@@ -137,9 +137,11 @@ def harris_cpus():
         for r in csv.DictReader(path.open()):
             if r["ratio_vs_halide"]:
                 by.setdefault(r["version"], {})[(r["width"], r["threads"])] = r["ratio_vs_halide"]
-        for version in ["separated", "fused", "line-buffered"]:
+        for version in ["separated", "fused", "line-buffered", "rotated-strategy"]:
             cells = [by.get(version, {}).get(k, "-") for k in
                      [("1536", "1"), ("1536", "2"), ("4096", "1"), ("4096", "2")]]
+            if all(c == "-" for c in cells):
+                continue
             out.append(f"| {cpu} | {version} | " + " | ".join(f"{c}x" if c != "-" else c for c in cells) + " |")
     return "\n".join(out)
 
