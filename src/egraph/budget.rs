@@ -30,12 +30,13 @@
 
 use super::saturate::Cancel;
 use super::subst::SharedSnapshot;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use egglog::{EGraph, Value};
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// Which of an iteration's matches fire: shared by the Rust rules through the snapshot.
 #[derive(Debug)]
@@ -192,6 +193,8 @@ pub struct Step {
     pub updated: bool,
     /// Whether the step was cut at the cap with matches left.
     pub capped: bool,
+    /// Whether the step was stopped and given up ([`Rewriter::step`]).
+    pub given_up: bool,
 }
 
 /// Steps a ruleset, one iteration a call, keeping the e-node cap inside the iteration.
@@ -221,6 +224,7 @@ impl Rewriter {
         snapshot: &SharedSnapshot,
         enodes: usize,
         (cap, cancel): (usize, &Cancel),
+        give_up_after_stop: Option<Duration>,
     ) -> Result<Step> {
         let limit = self.limit(enodes, cap);
         let room = self.inserts_room(enodes, cap);
@@ -230,7 +234,22 @@ impl Rewriter {
             // Stopped while the views were brought up to date: no rule runs.
             return Ok(Step::default());
         }
-        let report = eg.step_rules(ruleset).map_err(super::engine)?;
+        let report = match give_up_after_stop.filter(|_| enodes >= GIVE_UP_FROM) {
+            Some(grace) => {
+                let ruleset = ruleset.to_string();
+                let step = move |eg: &mut EGraph| eg.step_rules(&ruleset);
+                match on_own_thread(eg, step, cancel, grace)? {
+                    Some(report) => report.map_err(super::engine)?,
+                    None => {
+                        return Ok(Step {
+                            given_up: true,
+                            ..Step::default()
+                        })
+                    }
+                }
+            }
+            None => eg.step_rules(ruleset).map_err(super::engine)?,
+        };
         let budget = &snapshot.read().unwrap().budget;
         let (seen, fired, repeated) = budget.counts();
         self.last_inserted = budget.inserted.load(Relaxed);
@@ -250,6 +269,7 @@ impl Rewriter {
             applied,
             updated: report.updated,
             capped: fired < seen,
+            given_up: false,
         })
     }
 
@@ -300,9 +320,78 @@ impl Rewriter {
     }
 }
 
+/// The e-graph size from which a rewrite step may be given up after a stop request: there,
+/// egglog's rebuild of what the step inserted before the stop can take seconds.
+const GIVE_UP_FROM: usize = 100_000;
+
+/// `work` (one egglog step) on a thread of its own, which takes the e-graph while it runs
+/// (`eg` holds an empty stand-in meanwhile): its result, with the e-graph back, when it ends;
+/// or `None` when a stop request came and the work went on for `grace` after it. The thread
+/// then keeps the e-graph and frees it when the work is done, and `eg` stays the stand-in.
+fn on_own_thread<T: Send + 'static>(
+    eg: &mut EGraph,
+    work: impl FnOnce(&mut EGraph) -> T + Send + 'static,
+    cancel: &Cancel,
+    grace: Duration,
+) -> Result<Option<T>> {
+    let taken = std::mem::take(eg);
+    let (done, result) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("rewrite".into())
+        .stack_size(REWRITE_STACK)
+        .spawn(move || {
+            let mut eg = taken;
+            let out = work(&mut eg);
+            let _ = done.send((eg, out));
+        })
+        .map_err(|e| Error::internal(format!("a thread for the rewrite step: {e}")))?;
+    let mut stopped: Option<Instant> = None;
+    loop {
+        match result.recv_timeout(Duration::from_millis(20)) {
+            Ok((taken, out)) => {
+                *eg = taken;
+                return Ok(Some(out));
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                let since = cancel
+                    .is_cancelled()
+                    .then(|| *stopped.get_or_insert_with(Instant::now));
+                if since.is_some_and(|t| t.elapsed() >= grace) {
+                    return Ok(None);
+                }
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(Error::internal(
+                    "the rewrite step's thread ended without its e-graph (it panicked)".to_string(),
+                ))
+            }
+        }
+    }
+}
+
+/// The rewrite thread's stack: room for deep terms, reserved, not committed.
+const REWRITE_STACK: usize = 256 << 20;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stopped_step_is_given_up_and_an_unstopped_one_gives_the_egraph_back() {
+        let declared = |eg: &mut EGraph| eg.parse_and_run_program(None, "(sort Kept)").is_ok();
+        let mut eg = EGraph::default();
+        let cancel = Cancel::default();
+        let back = on_own_thread(&mut eg, declared, &cancel, Duration::ZERO).unwrap();
+        assert_eq!(back, Some(true));
+        // The sort declared on the thread is in the e-graph given back: declaring it again fails.
+        assert!(!declared(&mut eg));
+        cancel.cancel();
+        let slow = |_: &mut EGraph| std::thread::sleep(Duration::from_secs(2));
+        assert_eq!(
+            on_own_thread(&mut eg, slow, &cancel, Duration::ZERO).unwrap(),
+            None
+        );
+    }
 
     fn admitted(b: &Budget, matches: usize) -> Vec<usize> {
         (0..matches).filter(|_| b.admit()).collect()

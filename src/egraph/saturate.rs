@@ -25,6 +25,11 @@ pub struct Limits {
     /// Set from outside the search (another thread, a signal handler) to end it before its
     /// next iteration, as a limit would.
     pub cancel: Cancel,
+    /// How long a large e-graph's rewrite may go on after a stop request before the search
+    /// gives it up and returns at once, stopped, without its e-graph (`None`: it waits for
+    /// the rewrite, egglog's rebuild included). Given up, the e-graph is freed by the thread
+    /// that was rewriting it once egglog is done with it; the caller must not read `eg` again.
+    pub give_up_after_stop: Option<Duration>,
 }
 
 /// A request to stop a running search, from outside it: an embedding's interrupt (Ctrl-C in
@@ -57,6 +62,7 @@ impl Default for Limits {
             time: Duration::from_secs(240),
             memory_mb: None,
             cancel: Cancel::default(),
+            give_up_after_stop: None,
         }
     }
 }
@@ -219,6 +225,9 @@ pub struct Outcome {
     pub iterations: Vec<IterationStats>,
     /// Time spent in egglog's iterations and snapshots (not in `found` checks).
     pub saturation: Duration,
+    /// Stopped on request and given up ([`Limits::give_up_after_stop`]): the e-graph is no
+    /// longer the search's.
+    pub given_up: bool,
 }
 
 impl Outcome {
@@ -376,6 +385,7 @@ fn saturate_loop(
     on_iteration: &mut impl FnMut(&IterationStats),
 ) -> Result<Outcome> {
     let mut saturation = Duration::ZERO;
+    let mut abandoned = false;
     let mut iterations: Vec<IterationStats> = vec![];
     let mut rewriter = Rewriter::default();
     // Fixed for the search: which constructors the e-graph has, and whether anything reads `ty`.
@@ -420,7 +430,19 @@ fn saturate_loop(
             None => expr_size(eg)?.0,
         };
         let cap = (limits.enodes, &limits.cancel);
-        let step = rewriter.step(eg, ruleset, snapshot, before, cap)?;
+        let step = rewriter.step(
+            eg,
+            ruleset,
+            snapshot,
+            before,
+            cap,
+            limits.give_up_after_stop,
+        )?;
+        if step.given_up {
+            // `eg` is an empty stand-in now: nothing more is read of it.
+            abandoned = true;
+            break StopReason::Interrupted;
+        }
         snapshot.write().unwrap().forget_classes();
         release_free_memory(before);
         let rewrite = clock.lap();
@@ -492,6 +514,7 @@ fn saturate_loop(
         stop,
         iterations,
         saturation,
+        given_up: abandoned,
     })
 }
 

@@ -434,6 +434,14 @@ pub fn simplify(
         |_, _| Ok((false, 0)),
         &mut on_iteration,
     )?;
+    if outcome.given_up {
+        // Stopped and given up: the e-graph is gone, the term is the start.
+        let name = SketchDecl::any("cheapest").name;
+        let term = Some(Rc::new(start.clone()));
+        return Ok(StepReport::of_search(
+            name, outcome, term, false, t0, pruned,
+        ));
+    }
     if let Some(dump) = &step.dump {
         dump.write(&eg, root_of(&eg, &input)?)?;
     }
@@ -523,6 +531,7 @@ fn rewrite(start: &Rc<Term>, step: &Step, rw: &Rewrite, sizes: &[String]) -> Res
             stop,
             iterations: vec![],
             saturation: std::time::Duration::ZERO,
+            given_up: false,
         },
         term,
         normalised: false,

@@ -168,6 +168,10 @@ pub struct Session {
     files: Files,
 }
 
+/// How long a large e-graph's rewrite may go on after Stop before the step gives it up
+/// (egglog's rebuild then finishes on a thread of its own and frees the e-graph).
+const GIVE_UP_AFTER_STOP: std::time::Duration = std::time::Duration::from_millis(200);
+
 /// At most this many e-nodes of each constructor are kept of a step's final e-graph.
 const KEPT_ENODES: usize = 10_000;
 
@@ -321,6 +325,7 @@ impl Session {
         let mut g = self.load()?;
         for step in &mut g.steps {
             step.limits.cancel = cancel.clone();
+            step.limits.give_up_after_stop = Some(GIVE_UP_AFTER_STOP);
             step.why = true;
         }
         while self.done.len() < self.steps.len() {
