@@ -197,6 +197,15 @@ pub struct Step {
     pub given_up: bool,
 }
 
+impl Step {
+    fn given_up() -> Step {
+        Step {
+            given_up: true,
+            ..Step::default()
+        }
+    }
+}
+
 /// Steps a ruleset, one iteration a call, keeping the e-node cap inside the iteration.
 #[derive(Default)]
 pub struct Rewriter {
@@ -229,26 +238,17 @@ impl Rewriter {
         let limit = self.limit(enodes, cap);
         let room = self.inserts_room(enodes, cap);
         snapshot.read().unwrap().budget.start(room, limit, cancel);
-        super::views::refresh(eg, ruleset)?;
+        if let Some(views) = super::views::views_of(eg, ruleset) {
+            if step_rules(eg, &views, enodes, cancel, give_up_after_stop)?.is_none() {
+                return Ok(Step::given_up());
+            }
+        }
         if cancel.is_cancelled() {
             // Stopped while the views were brought up to date: no rule runs.
             return Ok(Step::default());
         }
-        let report = match give_up_after_stop.filter(|_| enodes >= GIVE_UP_FROM) {
-            Some(grace) => {
-                let ruleset = ruleset.to_string();
-                let step = move |eg: &mut EGraph| eg.step_rules(&ruleset);
-                match on_own_thread(eg, step, cancel, grace)? {
-                    Some(report) => report.map_err(super::engine)?,
-                    None => {
-                        return Ok(Step {
-                            given_up: true,
-                            ..Step::default()
-                        })
-                    }
-                }
-            }
-            None => eg.step_rules(ruleset).map_err(super::engine)?,
+        let Some(report) = step_rules(eg, ruleset, enodes, cancel, give_up_after_stop)? else {
+            return Ok(Step::given_up());
         };
         let budget = &snapshot.read().unwrap().budget;
         let (seen, fired, repeated) = budget.counts();
@@ -320,9 +320,30 @@ impl Rewriter {
     }
 }
 
-/// The e-graph size from which a rewrite step may be given up after a stop request: there,
+/// The e-graph size from which an egglog step may be given up after a stop request: there,
 /// egglog's rebuild of what the step inserted before the stop can take seconds.
 const GIVE_UP_FROM: usize = 100_000;
+
+/// One egglog step of `ruleset` on an e-graph of `enodes` e-nodes; `None` when it was given up
+/// after a stop request (`give_up_after_stop`, from [`GIVE_UP_FROM`] e-nodes): `eg` is then
+/// an empty stand-in, and the e-graph is freed once egglog is done with it.
+pub(super) fn step_rules(
+    eg: &mut EGraph,
+    ruleset: &str,
+    enodes: usize,
+    cancel: &Cancel,
+    give_up_after_stop: Option<Duration>,
+) -> Result<Option<egglog_reports::RunReport>> {
+    let Some(grace) = give_up_after_stop.filter(|_| enodes >= GIVE_UP_FROM) else {
+        return eg.step_rules(ruleset).map(Some).map_err(super::engine);
+    };
+    let ruleset = ruleset.to_string();
+    let step = move |eg: &mut EGraph| eg.step_rules(&ruleset);
+    match on_own_thread(eg, step, cancel, grace)? {
+        Some(report) => report.map(Some).map_err(super::engine),
+        None => Ok(None),
+    }
+}
 
 /// `work` (one egglog step) on a thread of its own, which takes the e-graph while it runs
 /// (`eg` holds an empty stand-in meanwhile): its result, with the e-graph back, when it ends;

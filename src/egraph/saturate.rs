@@ -25,9 +25,10 @@ pub struct Limits {
     /// Set from outside the search (another thread, a signal handler) to end it before its
     /// next iteration, as a limit would.
     pub cancel: Cancel,
-    /// How long a large e-graph's rewrite may go on after a stop request before the search
-    /// gives it up and returns at once, stopped, without its e-graph (`None`: it waits for
-    /// the rewrite, egglog's rebuild included). Given up, the e-graph is freed by the thread
+    /// How long one of egglog's steps on a large e-graph (the rewrite, or the free-variable
+    /// rules before it) may go on after a stop request before the search gives it up and
+    /// returns at once, stopped, without its e-graph (`None`: it waits for the step, egglog's
+    /// rebuild included). Given up, the e-graph is freed by the thread
     /// that was rewriting it once egglog is done with it; the caller must not read `eg` again.
     pub give_up_after_stop: Option<Duration>,
 }
@@ -385,7 +386,7 @@ fn saturate_loop(
     on_iteration: &mut impl FnMut(&IterationStats),
 ) -> Result<Outcome> {
     let mut saturation = Duration::ZERO;
-    let mut abandoned = false;
+    let mut given_up = false;
     let mut iterations: Vec<IterationStats> = vec![];
     let mut rewriter = Rewriter::default();
     // Fixed for the search: which constructors the e-graph has, and whether anything reads `ty`.
@@ -413,7 +414,21 @@ fn saturate_loop(
         // Bring the free-variable relations up to date (De Bruijn Rise alone: the snapshot
         // computes free variables itself), then snapshot representatives.
         if !rise_only {
-            while eg.step_rules("rise-free").map_err(engine)?.updated {}
+            let size = iterations.last().map_or(0, |s| s.enodes);
+            let give_up = limits.give_up_after_stop;
+            loop {
+                match super::budget::step_rules(eg, "rise-free", size, &limits.cancel, give_up)? {
+                    Some(report) if report.updated => {}
+                    Some(_) => break,
+                    None => {
+                        given_up = true;
+                        break;
+                    }
+                }
+            }
+            if given_up {
+                break StopReason::Interrupted;
+            }
         }
         let free = clock.lap();
         {
@@ -440,7 +455,7 @@ fn saturate_loop(
         )?;
         if step.given_up {
             // `eg` is an empty stand-in now: nothing more is read of it.
-            abandoned = true;
+            given_up = true;
             break StopReason::Interrupted;
         }
         snapshot.write().unwrap().forget_classes();
@@ -514,7 +529,7 @@ fn saturate_loop(
         stop,
         iterations,
         saturation,
-        given_up: abandoned,
+        given_up,
     })
 }
 

@@ -98,13 +98,17 @@ pub fn declare(eg: &mut EGraph, ruleset: &str, views: &[View]) -> Result<()> {
 /// Brings the views `ruleset`'s queries read up to date with the e-graph (one step: a view
 /// reads e-nodes only). Nothing to do for a ruleset without views.
 pub fn refresh(eg: &mut EGraph, ruleset: &str) -> Result<()> {
-    let declared = eg.extension_state_or_default::<Declared>();
-    if !declared.rules.iter().any(|(r, _)| r == ruleset) {
-        return Ok(());
+    if let Some(views) = views_of(eg, ruleset) {
+        eg.step_rules(&views).map_err(super::engine)?;
     }
-    eg.step_rules(&views_ruleset(ruleset))
-        .map(|_| ())
-        .map_err(super::engine)
+    Ok(())
+}
+
+/// The ruleset that refreshes the views `ruleset`'s rules read, if they read any.
+pub fn views_of(eg: &mut EGraph, ruleset: &str) -> Option<String> {
+    let declared = eg.extension_state_or_default::<Declared>();
+    let reads = declared.rules.iter().any(|(r, _)| r == ruleset);
+    reads.then(|| views_ruleset(ruleset))
 }
 
 #[cfg(test)]

@@ -478,6 +478,13 @@ fn saturate_pruned(
         |eg| {
             let (root, n, filter_seconds) = pruned_root(eg, input, &step.filter)?;
             pruned += n;
+            if step.limits.cancel.is_cancelled() {
+                // Stopped while the filter ran: the search ends unchecked.
+                return Ok(Check {
+                    filter_seconds,
+                    ..Check::default()
+                });
+            }
             let (found, work) = found(eg, root)?;
             Ok(Check {
                 found,
