@@ -13,6 +13,7 @@ pub mod encoding;
 pub mod explicit;
 pub mod extract;
 pub mod filter;
+pub mod give_up;
 pub mod lookup;
 pub mod names;
 pub mod neighbourhood;

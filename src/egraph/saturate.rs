@@ -417,7 +417,7 @@ fn saturate_loop(
             let size = iterations.last().map_or(0, |s| s.enodes);
             let give_up = limits.give_up_after_stop;
             loop {
-                match super::budget::step_rules(eg, "rise-free", size, &limits.cancel, give_up)? {
+                match super::give_up::step_rules(eg, "rise-free", size, &limits.cancel, give_up)? {
                     Some(report) if report.updated => {}
                     Some(_) => break,
                     None => {
