@@ -402,6 +402,7 @@ fn limits_of(
         time: seconds("time_s", time_s)?,
         memory_mb,
         cancel: cancel.clone(),
+        give_up_after_stop: None,
     })
 }
 
