@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 const GIVE_UP_FROM: usize = 100_000;
 
 /// One egglog step of `ruleset` on an e-graph of `enodes` e-nodes; `None` when it was given up
-/// after a stop request (`give_up_after_stop`, from [`GIVE_UP_FROM`] e-nodes): `eg` is then
+/// after a stop request (`give_up_after_stop`, from 100,000 e-nodes): `eg` is then
 /// an empty stand-in, and the e-graph is freed once egglog is done with it.
 pub fn step_rules(
     eg: &mut EGraph,
