@@ -26,10 +26,10 @@ pub struct Limits {
     /// next iteration, as a limit would.
     pub cancel: Cancel,
     /// How long one of egglog's steps on a large e-graph (the rewrite, or the free-variable
-    /// rules before it) may go on after a stop request before the search gives it up and
-    /// returns at once, stopped, without its e-graph (`None`: it waits for the step, egglog's
-    /// rebuild included). Given up, the e-graph is freed by the thread
-    /// that was rewriting it once egglog is done with it; the caller must not read `eg` again.
+    /// rules and views before it) may go on after a stop request before the search gives it
+    /// up and returns at once, stopped, without its e-graph (`None`: it waits for the step,
+    /// egglog's rebuild included). Given up, the e-graph is freed by the thread that was
+    /// stepping it once egglog is done with it; the caller must not read `eg` again.
     pub give_up_after_stop: Option<Duration>,
 }
 

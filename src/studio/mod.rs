@@ -289,9 +289,9 @@ async fn on_session<T: Serialize + Send + 'static>(
     }
 }
 
-/// How long a stopped search may take to answer with its result. A large e-graph's rewrite is
-/// given up sooner (the session's `GIVE_UP_AFTER_STOP`); a search still busy elsewhere (a
-/// sketch check over a large e-graph) has its request answered [`releasing`] instead.
+/// How long a stopped search may take to answer with its result. egglog's steps on a large
+/// e-graph are given up sooner (the session's `GIVE_UP_AFTER_STOP`); a search still busy
+/// elsewhere (the snapshot of a large e-graph) has its request answered [`releasing`] instead.
 const STOP_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// The answer to a stopped search's request that is still finishing: 202, `{"releasing":

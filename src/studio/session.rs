@@ -168,8 +168,8 @@ pub struct Session {
     files: Files,
 }
 
-/// How long a large e-graph's rewrite may go on after Stop before the step gives it up
-/// (egglog's rebuild then finishes on a thread of its own and frees the e-graph).
+/// How long egglog's steps on a large e-graph may go on after Stop before the search gives
+/// them up (egglog's rebuild then finishes on a thread of its own and frees the e-graph).
 const GIVE_UP_AFTER_STOP: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// At most this many e-nodes of each constructor are kept of a step's final e-graph.
