@@ -290,14 +290,10 @@ impl Emitter {
     /// destination instead of `xs` being computed into a buffer and copied.
     fn layout_dest(&mut self, f: &Val, xs: &Val) -> Option<Reshape> {
         use Prim::*;
-        let Val::Prim { prim, args, ty, .. } = f else {
+        let Val::Prim { ty, .. } = f else {
             return None;
         };
-        let layout = matches!(
-            prim,
-            Split | AsVector | AsVectorAligned | Join | AsScalar | Transpose | Map
-        );
-        if !layout || args.len() + 1 != prim.arity() || !is_deferred(xs) {
+        if !is_layout(f) || !is_deferred(xs) {
             return None;
         }
         // A stand-in for one element of `xs` (of `f`'s parameter type), never written: `f`
@@ -311,6 +307,25 @@ impl Emitter {
             Ok(Val::Reshaped { dest, .. }) => Some(dest),
             _ => None,
         }
+    }
+}
+
+/// Is `f` a data-layout primitive waiting for its array, or a map of one (so that applying it
+/// to a value not computed yet emits no code)?
+fn is_layout(f: &Val) -> bool {
+    use Prim::*;
+    match f {
+        Val::Prim {
+            prim: Map, args, ..
+        } => args.len() == 1 && is_layout(&args[0]),
+        Val::Prim { prim, args, .. } => {
+            let layout = matches!(
+                prim,
+                Split | AsVector | AsVectorAligned | Join | AsScalar | Transpose
+            );
+            layout && args.len() + 1 == prim.arity()
+        }
+        _ => false,
     }
 }
 
