@@ -145,6 +145,15 @@ pub(crate) fn adjacency(n: usize, pairs: &[(u32, u32)]) -> (Vec<u32>, Vec<u32>) 
 /// ([`CostedNodes::class`]): (its cost, the index in `nodes` of its cheapest node). Ties go to
 /// the node costed first. `users` is `nodes.users()`.
 pub fn cheapest(nodes: &CostedNodes, users: &Users) -> Vec<Option<(u64, usize)>> {
+    cheapest_unless(nodes, users, || false).unwrap_or_default()
+}
+
+/// [`cheapest`], or `None` as soon as `stopped` says so (asked once per class settled).
+pub fn cheapest_unless(
+    nodes: &CostedNodes,
+    users: &Users,
+    stopped: impl Fn() -> bool,
+) -> Option<Vec<Option<(u64, usize)>>> {
     let classes = nodes.classes();
     // A node waits for each occurrence of a child.
     let mut waiting: Vec<u32> = (0..nodes.len())
@@ -171,6 +180,9 @@ pub fn cheapest(nodes: &CostedNodes, users: &Users) -> Vec<Option<(u64, usize)>>
         if settled[c] || cost > best[c].0 {
             continue;
         }
+        if stopped() {
+            return None;
+        }
         settled[c] = true;
         for &user in users.of(c as u32) {
             let user = user as usize;
@@ -180,9 +192,11 @@ pub fn cheapest(nodes: &CostedNodes, users: &Users) -> Vec<Option<(u64, usize)>>
             }
         }
     }
-    (best.into_iter())
-        .map(|(cost, i)| (cost < u64::MAX).then_some((cost, i as usize)))
-        .collect()
+    let best = best.into_iter();
+    Some(
+        best.map(|(cost, i)| (cost < u64::MAX).then_some((cost, i as usize)))
+            .collect(),
+    )
 }
 
 /// [`cheapest`]'s costs, only up to `bound`: by class number, the cost of the class's
@@ -313,6 +327,24 @@ mod tests {
                 .collect();
             assert_eq!(cheapest_within(&nodes, &users, bound), heap);
         }
+    }
+
+    /// A stop request ends the pass at the class it comes before: one settled class, then
+    /// nothing.
+    #[test]
+    fn cheapest_ends_at_a_stop() {
+        let nodes = chain();
+        let users = nodes.users();
+        let asked = std::cell::Cell::new(0);
+        let stop_at_second = || {
+            asked.set(asked.get() + 1);
+            asked.get() == 2
+        };
+        assert_eq!(cheapest_unless(&nodes, &users, stop_at_second), None);
+        assert_eq!(asked.get(), 2);
+        let all = cheapest_unless(&nodes, &users, || false).unwrap();
+        assert_eq!(all, cheapest(&nodes, &users));
+        assert_eq!(all.iter().flatten().count(), 4);
     }
 
     /// Distances follow the weights, an edge of weight 0 included, and a class farther than

@@ -13,6 +13,7 @@
 //! Freshness reads the schema's `nfree` relation: a name free in some term of the class.
 
 use super::lookup::{find_named_term, Lookup};
+use super::saturate::Cancel;
 use super::subst::{add_snapshot_rule, scan, Builder, Raw, RustRule, SharedSnapshot};
 use crate::egraph::schema::Con;
 use crate::error::Result;
@@ -38,7 +39,8 @@ pub fn alpha_found(eg: &EGraph, start: &Term, goal: &Term) -> Result<bool> {
         return Ok(false);
     };
     let mut nodes: HashMap<Value, Vec<(Raw, Value)>> = HashMap::default();
-    for (class, node, ty) in scan(eg)? {
+    let all = scan(eg, &Cancel::default())?.unwrap_or_default();
+    for (class, node, ty) in all {
         nodes.entry(class).or_default().push((node, ty));
     }
     Ok(eg.read(|rs| {

@@ -9,7 +9,7 @@
 //! touches, and adds only the nodes on the paths to the substituted variables.
 
 use super::budget::Budget;
-use super::costs::{cheapest, CostedNodes, Users};
+use super::costs::{cheapest_unless, CostedNodes, Users};
 use super::encode::{self, TypeTable};
 use super::engine;
 use super::extract::redexes_then_size;
@@ -81,13 +81,13 @@ pub struct Snapshot {
 /// How many added e-nodes a snapshot remembers (a few MB): a large step adds millions.
 const ADDED_CACHE: usize = 1 << 16;
 
-/// All Rise e-nodes: (class, node, type).
-pub fn scan(eg: &EGraph) -> Result<Vec<(Value, Raw, Value)>> {
+/// All Rise e-nodes: (class, node, type); `None` when `cancel` is asked for while it reads.
+pub fn scan(eg: &EGraph, cancel: &Cancel) -> Result<Option<Vec<(Value, Raw, Value)>>> {
     let mut out = vec![];
     eg.read(|rs| -> std::result::Result<(), egglog::Error> {
         let mut each = |con: Con, f: &dyn Fn(&[Value]) -> Raw| {
             rs.constructor_enodes(con.name(), |e| {
-                if !e.subsumed {
+                if !e.subsumed && !cancel.is_cancelled() {
                     out.push((e.eclass, f(e.children), *e.children.last().unwrap()));
                 }
             })
@@ -106,7 +106,7 @@ pub fn scan(eg: &EGraph) -> Result<Vec<(Value, Raw, Value)>> {
         Ok(())
     })
     .map_err(engine)?;
-    Ok(out)
+    Ok((!cancel.is_cancelled()).then_some(out))
 }
 
 /// The class and type of every explicit substitution e-node (`Sig`, `Phi`, `Let`). They are
@@ -144,13 +144,22 @@ fn children(n: &Raw) -> ([Value; 2], usize) {
 /// upwards: a class is revisited only when its set grows, so the work follows the e-nodes
 /// and their parents, not the depth of the terms. The rules, run by egglog, need one round
 /// (one `step_rules`) per level of a new term to reach the same sets: fission's search ran 12
-/// of them an iteration, as many egglog steps as its rewrites took.
-fn free_variables(nodes: &[(Value, Raw, Value)], costed: &CostedNodes, users: &Users) -> Vec<u64> {
+/// of them an iteration, as many egglog steps as its rewrites took. `None` when `cancel` is
+/// asked for while it works.
+fn free_variables(
+    nodes: &[(Value, Raw, Value)],
+    costed: &CostedNodes,
+    users: &Users,
+    cancel: &Cancel,
+) -> Option<Vec<u64>> {
     let mut free = vec![0u64; costed.classes()];
     let mut work: Vec<u32> = (0..nodes.len() as u32)
         .filter(|i| matches!(nodes[*i as usize].1, Raw::Var(_)))
         .collect();
     while let Some(i) = work.pop() {
+        if cancel.is_cancelled() {
+            return None;
+        }
         let i = i as usize;
         let kid = |k: usize| free[costed.kids(i)[k] as usize];
         let bits = match nodes[i].1 {
@@ -169,7 +178,7 @@ fn free_variables(nodes: &[(Value, Raw, Value)], costed: &CostedNodes, users: &U
             work.extend_from_slice(users.of(c as u32));
         }
     }
-    free
+    Some(free)
 }
 
 /// Variable `v`'s bit in a set of free variables. Indices from 63 on share the last bit,
@@ -184,7 +193,7 @@ impl Snapshot {
     /// with `rise_only` from the scanned e-nodes, otherwise from the
     /// `free` and `nfree` relations, which the `rise-free` rules must have brought up to
     /// date. The decoded sizes and types of `previous` carry over. `None` when `cancel` is
-    /// asked for while it works (it looks between its phases).
+    /// asked for while it works (it looks at every e-node and class of each phase).
     pub fn take(
         eg: &EGraph,
         previous: Snapshot,
@@ -194,10 +203,9 @@ impl Snapshot {
         let mut table = previous.table;
         let (prims, encoded) = (previous.prims, previous.encoded);
         table.update(eg)?;
-        let nodes = scan(eg)?;
-        if cancel.is_cancelled() {
+        let Some(nodes) = scan(eg, cancel)? else {
             return Ok(None);
-        }
+        };
         let lam_classes: rustc_hash::FxHashSet<Value> = nodes
             .iter()
             .filter(|(_, n, _)| matches!(n, Raw::Lam(_) | Raw::NamedLam(..)))
@@ -205,19 +213,23 @@ impl Snapshot {
             .collect();
         let mut costed = CostedNodes::default();
         for (class, n, _) in &nodes {
+            if cancel.is_cancelled() {
+                return Ok(None);
+            }
             let redex = matches!(n, Raw::App(f, _) if lam_classes.contains(f));
             let (kids, n) = children(n);
             costed.push(*class, &kids[..n], redexes_then_size(redex));
         }
         let users = costed.users();
-        let best = cheapest(&costed, &users);
-        if cancel.is_cancelled() {
+        let Some(best) = cheapest_unless(&costed, &users, || cancel.is_cancelled()) else {
             return Ok(None);
-        }
+        };
         let mut free: HashMap<Value, u64> = HashMap::default();
         let mut free_names: HashMap<Value, BTreeSet<Value>> = HashMap::default();
         if rise_only {
-            let bits = free_variables(&nodes, &costed, &users);
+            let Some(bits) = free_variables(&nodes, &costed, &users, cancel) else {
+                return Ok(None);
+            };
             for (c, bits) in bits.into_iter().enumerate().filter(|(_, b)| *b != 0) {
                 free.insert(costed.class_value(c as u32), bits);
             }
@@ -266,6 +278,9 @@ impl Snapshot {
             prims,
         };
         for (c, best) in best.iter().enumerate() {
+            if cancel.is_cancelled() {
+                return Ok(None);
+            }
             let Some((_, i)) = best else { continue };
             let (_, node, ty) = nodes[*i];
             snap.reps.insert(
@@ -283,6 +298,9 @@ impl Snapshot {
         let classes: Vec<Value> = snap.reps.keys().copied().collect();
         let mut done = HashMap::default();
         for c in classes {
+            if cancel.is_cancelled() {
+                return Ok(None);
+            }
             snap.free_bound(c, &mut done);
         }
         for (c, b) in done {
