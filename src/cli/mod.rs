@@ -507,7 +507,8 @@ struct ParamArgs {
     /// `NAME=VALUE`, repeatable: a size that rules' parameters name (`rule split-join<k>`
     /// instantiated as `split-join<lanes>`), over a guide's `param` lines. `lanes` is the
     /// target's vector width in 32-bit lanes unless set (16 with AVX-512, 8 with AVX, 4
-    /// otherwise); `lanes=native` is that width.
+    /// otherwise), `registers` its number of vector registers (32 with AVX-512, 16
+    /// otherwise); `lanes=native` and `registers=native` are the target's.
     #[arg(long = "param", value_name = "NAME=VALUE", value_parser = param_assignment)]
     param: Vec<String>,
 }

@@ -44,8 +44,8 @@ fn versions(size: i64) -> Vec<(String, String, Vec<i64>)> {
             )
         })
         .collect();
-    // Beyond the paper: a register-blocked version (4 x 16 tiles accumulated over all of k),
-    // and `parallel` with A packed as well as B.
+    // Beyond the paper: a register-blocked version (tiles of the target's size accumulated
+    // over all of k), and `parallel` with A packed as well as B.
     for g in ["kernel", "parallel-packed"] {
         v.push((
             g.into(),

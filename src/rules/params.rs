@@ -6,8 +6,9 @@
 //! ```
 //! A rule with parameters is a template: it runs only as an instance, named with a size for
 //! each parameter, in a ruleset or in a reference `FILE.rules:split-join<8>`. A size is a
-//! number or a name of [`Params`]: `lanes`, the target's vector width in 32-bit lanes, or a
-//! name the rules file gives a default (`param rows = 16`). The command line
+//! number or a name of [`Params`]: `lanes`, the target's vector width in 32-bit lanes,
+//! `registers`, how many vector registers it has, or a name the rules file gives a default
+//! (`param rows = 16`). The command line
 //! (`--param lanes=8`) sets a name over a guide (`param lanes = 8`), and a guide over the
 //! target and the rules file.
 
@@ -27,10 +28,11 @@ pub struct Params {
 }
 
 impl Default for Params {
-    /// `lanes` set to [`native_lanes`].
+    /// `lanes` set to [`native_lanes`], `registers` to [`native_registers`].
     fn default() -> Params {
         let mut values = BTreeMap::new();
         values.insert(LANES.to_string(), native_lanes());
+        values.insert(REGISTERS.to_string(), native_registers());
         Params {
             values,
             given: BTreeSet::new(),
@@ -40,6 +42,9 @@ impl Default for Params {
 
 /// The name of the target's vector width.
 pub const LANES: &str = "lanes";
+
+/// The name of the number of the target's vector registers.
+pub const REGISTERS: &str = "registers";
 
 /// The number of 32-bit lanes in this machine's widest vector registers: 16 with AVX-512,
 /// 8 with AVX, otherwise 4 (SSE, NEON).
@@ -56,6 +61,19 @@ pub fn native_lanes() -> i64 {
     4
 }
 
+/// The number of this machine's vector registers: 32 with AVX-512 (and on AArch64),
+/// otherwise 16 (AVX, SSE on x86-64).
+pub fn native_registers() -> i64 {
+    if cfg!(target_arch = "aarch64") {
+        return 32;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        return 32;
+    }
+    16
+}
+
 impl Params {
     /// The size named `name`, if set.
     pub fn get(&self, name: &str) -> Option<i64> {
@@ -63,11 +81,16 @@ impl Params {
     }
 
     /// Sets `name` to `value` unless it was [given](Params::given); `value` `native` is the
-    /// target's choice (only for `lanes`).
+    /// target's choice (only for `lanes` and `registers`).
     pub fn set(&mut self, name: &str, value: &str) -> std::result::Result<(), String> {
         let v = match value {
             "native" if name == LANES => native_lanes(),
-            "native" => return Err(format!("only `{LANES}` has a native value")),
+            "native" if name == REGISTERS => native_registers(),
+            "native" => {
+                return Err(format!(
+                    "only `{LANES}` and `{REGISTERS}` have a native value"
+                ))
+            }
             _ => match value.parse::<i64>() {
                 Ok(v) if (1..=crate::limits::MAX_PARAM).contains(&v) => v,
                 _ => {

@@ -371,8 +371,9 @@ fn the_parallel_kernel_updates_whole_vectors_in_registers() {
 #[test]
 fn the_register_blocked_kernel_accumulates_its_tile_in_registers() {
     let c = found_c("kernel");
-    // One accumulator, the 4 x 16 tile (64 floats), in vector variables updated in place over
-    // all of k (`acc5_3 = ((acc5_3) + ...`), the loops over its rows unrolled to name them.
+    // One accumulator, the tile (8 x 32 floats with AVX-512, 4 x 16 with AVX2), in vector
+    // variables updated in place over all of k (`acc5_3 = ((acc5_3) + ...`), the loops over
+    // its rows and vectors unrolled to name them.
     let acc = register_accumulators(&c);
     assert_eq!(acc.len(), 1, "{c}");
     let name = &acc[0];
@@ -1069,12 +1070,15 @@ fn sizes_the_program_does_not_divide_shift_the_last_block_or_are_refused() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(said.matches(": valid, ").count(), 2, "{said}");
-    // The register-blocked product's blocks of 4 rows are on threads and accumulate in place:
-    // the last, shifted up to overlap the one before, runs after the parallel loop.
+    // The register-blocked product's blocks of rows (a quarter of the target's vector
+    // registers) are on threads and accumulate in place: the last, shifted up to overlap the
+    // one before, runs after the parallel loop.
     let kernel = common::lowered("programs/kernel.guide");
     let c = program_c("kernel", &kernel, &[97, 71, 101]).unwrap().c;
     let parallel = c.split("#pragma omp parallel for\n").nth(2).unwrap();
-    assert!(parallel.lines().next().unwrap().contains(" < 24; "), "{c}");
+    let whole = 97 / (sketchlog::rules::params::native_registers() / 4);
+    let first = parallel.lines().next().unwrap();
+    assert!(first.contains(&format!(" < {whole}; ")), "{c}");
     let out = common::output(&[
         "bench-c",
         "programs/kernel.guide",

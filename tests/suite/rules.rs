@@ -132,7 +132,9 @@ fn a_size_that_does_not_fit_is_refused_with_the_reason() {
     assert!(err("split-join<4", &[]).contains("expected `>`"));
     assert!(err("split", &["lanes=0"]).contains("not a size"));
     assert!(err("split", &["lanes"]).contains("expected NAME=VALUE"));
-    assert!(err("split", &["rows=native"]).contains("only `lanes` has a native value"));
+    assert!(
+        err("split", &["rows=native"]).contains("only `lanes` and `registers` have a native value")
+    );
     let parse = |src: &str| {
         parse_rule_file(&Source::new("bad.rules", src))
             .unwrap_err()

@@ -32,6 +32,7 @@ use crate::rise::nat::{Nat, NatAtom};
 use crate::rise::primitives::Prim;
 use crate::rise::term::{Node, Term};
 use crate::rise::types::Type;
+use crate::rules::params::{native_lanes, native_registers};
 use std::fmt::Write;
 use std::rc::Rc;
 
@@ -42,7 +43,6 @@ use value::{
     array_len, blocks, buffer_view, is_deferred, join_view, split_view, transpose_view, view,
     Reshape, Scalar, Val,
 };
-use vectors::machine_vector_floats;
 
 mod copies;
 mod primitives;
@@ -109,9 +109,12 @@ pub struct Emitter {
     /// vectors, or by vectors that do not line up with theirs: they cannot live in vector
     /// variables.
     spilled: Vec<String>,
-    /// Floats in one machine vector register (see [`machine_vector_floats`]): wider vector
-    /// statements are written as several of this width.
+    /// Floats in one machine vector register ([`native_lanes`]), for which the C is compiled
+    /// (`-march=native`): wider vector statements are written as several of this width.
     machine: i64,
+    /// The most floats a reduction's accumulator may hold in vector variables: half the
+    /// machine's vector registers ([`native_registers`]), the rest left to its operands.
+    register_floats: i64,
     /// The widths of the C vector types used (`f32x8`: 8 floats).
     widths: std::collections::BTreeSet<i64>,
     /// The widths of the aligned C vector types used (`f32x8a`).
@@ -932,7 +935,8 @@ fn signature(program: &Rc<Term>, sizes: &[i64], lowering: Lowering) -> Result<Si
         registers: Default::default(),
         unnamed: vec![],
         spilled: vec![],
-        machine: machine_vector_floats(),
+        machine: native_lanes(),
+        register_floats: native_lanes() * native_registers() / 2,
         widths: Default::default(),
         aligned_widths: Default::default(),
         aligned: Default::default(),

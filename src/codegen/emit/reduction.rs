@@ -9,8 +9,9 @@ const SHORT_REDUCTION: i64 = 16;
 
 impl Emitter {
     /// A reduction accumulates in local storage, then is written to `dest`. A scalar lives
-    /// in a register; a small array (up to 64 floats, a power of two: a vector, a row of a
-    /// tile, a tile of a few rows) in C vector variables, one per machine vector, when every
+    /// in a register; a small array (a power of two of floats, at most half the machine's
+    /// vector registers: a vector, a row of a tile, a tile of a few rows) in C vector
+    /// variables, one per machine vector, when every
     /// use of it is whole vectors named by constants (short loops around them unrolled),
     /// else in one vector variable of its size, read and written by the float; a larger
     /// array in memory. Arrays in memory made the update of cache-blocks' 32-float rows load
@@ -29,7 +30,7 @@ impl Emitter {
         let storage = match shape.is_empty() {
             true => Storage::Scalar,
             false if self.lowering == Lowering::Scalar => Storage::Memory,
-            false if floats > 64 || floats.count_ones() != 1 => Storage::Memory,
+            false if floats > self.register_floats || floats.count_ones() != 1 => Storage::Memory,
             false => Storage::Registers,
         };
         let mark = self.mark();

@@ -152,18 +152,3 @@ impl Emitter {
         }
     }
 }
-
-/// Floats in one vector register of this machine, for which the generated C is compiled
-/// (`-march=native`): 16 with AVX-512, 8 with AVX, else 4 (SSE, NEON).
-pub(super) fn machine_vector_floats() -> i64 {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            return 16;
-        }
-        if std::arch::is_x86_feature_detected!("avx") {
-            return 8;
-        }
-    }
-    4
-}
