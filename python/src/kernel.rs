@@ -33,8 +33,14 @@ pub fn codegen(
     let program = program_of(program)?;
     let sizes = sizes.unwrap_or_else(|| cg::sizes_of(program.term(), 1024));
     let lowered = cg::sequential(program.term());
-    let generated =
-        cg::emit::lowered_c("rise_program", &lowered, &sizes, lowering_of(lowering)?).or_raise()?;
+    let generated = cg::emit::lowered_c(
+        "rise_program",
+        &lowered,
+        &sizes,
+        lowering_of(lowering)?,
+        cg::target::Target::native(),
+    )
+    .or_raise()?;
     Ok(generated.c)
 }
 

@@ -58,6 +58,7 @@ impl BenchCArgs {
         let mut opts = crate::codegen::run::COptions {
             runs: self.runs,
             tolerance: self.tolerance,
+            target: self.params.target()?,
             ..Default::default()
         };
         if let Some(f) = &self.cflags {
@@ -76,7 +77,10 @@ impl BenchCArgs {
 pub(super) fn codegen(
     (program, params): (&str, crate::rules::Params),
     sizes: Vec<limits::SizeArg>,
-    lowering: crate::codegen::emit::Lowering,
+    (lowering, target): (
+        crate::codegen::emit::Lowering,
+        crate::codegen::target::Target,
+    ),
     out: Option<&Path>,
 ) -> Result<()> {
     let (named, reads) =
@@ -94,7 +98,7 @@ pub(super) fn codegen(
         sizes
     };
     at_argument("--sizes", crate::codegen::check_sizes(&p, &sizes, &names))?;
-    let c = crate::codegen::emit::lowered_c("rise_program", &p, &sizes, lowering)?.c;
+    let c = crate::codegen::emit::lowered_c("rise_program", &p, &sizes, lowering, target)?.c;
     match out {
         Some(path) => crate::files::write_atomically(path, c.as_bytes()),
         None => {

@@ -405,7 +405,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         } => c_code::codegen(
             (&program, params.params()?),
             sizes,
-            lowering,
+            (lowering, params.target()?),
             out.as_deref(),
         ),
         Command::BenchC(args) => args.run(),
@@ -508,7 +508,9 @@ struct ParamArgs {
     /// instantiated as `split-join<lanes>`), over a guide's `param` lines. `lanes` is the
     /// target's vector width in 32-bit lanes unless set (16 with AVX-512, 8 with AVX, 4
     /// otherwise), `registers` its number of vector registers (32 with AVX-512, 16
-    /// otherwise); `lanes=native` and `registers=native` are the target's.
+    /// otherwise); `lanes=native` and `registers=native` are the target's. Given here, the
+    /// two are also the machine `codegen` and `bench-c` write C for (AVX2 on any x86-64:
+    /// `--param lanes=8 --param registers=16 --cflags -march=x86-64-v3`).
     #[arg(long = "param", value_name = "NAME=VALUE", value_parser = param_assignment)]
     param: Vec<String>,
 }
@@ -521,6 +523,12 @@ fn param_assignment(text: &str) -> std::result::Result<String, String> {
 impl ParamArgs {
     fn params(&self) -> Result<Params> {
         Params::given(&self.param).map_err(crate::error::Error::bad_input)
+    }
+
+    /// The machine the C is generated for: this one, or the `lanes` and `registers` given.
+    fn target(&self) -> Result<crate::codegen::target::Target> {
+        crate::codegen::target::Target::of(&self.params()?)
+            .map_err(|e| crate::error::Error::bad_input(format!("--param: {e}")))
     }
 }
 

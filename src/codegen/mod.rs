@@ -1,7 +1,8 @@
 //! OpenMP C code generation from low-level Rise ([`emit`], over the values of partial
 //! evaluation in [`emit::value`], with [`index`] arithmetic as affine forms, after the C [`preamble`] of vector
 //! types, buffers and streaming stores), compiling, running and validating the generated C against the
-//! interpreter ([`run`]), and the reference GEMM it is timed beside ([`mod@reference`]).
+//! interpreter ([`run`]), and the reference GEMM it is timed beside ([`mod@reference`]), for
+//! a [`target`] machine.
 
 pub mod emit;
 pub mod index;
@@ -12,6 +13,7 @@ pub mod preamble;
 #[cfg(feature = "cli")]
 pub mod reference;
 pub mod run;
+pub mod target;
 
 use crate::rise::primitives::Prim;
 use crate::rise::term::{Node, Term};

@@ -7,6 +7,7 @@
 //! `-march=native`.
 
 use super::emit::{lowered_c, Lowering};
+use super::target::Target;
 use crate::error::{Error, Result};
 use crate::rise::term::Term;
 use std::path::PathBuf;
@@ -25,6 +26,8 @@ pub struct COptions {
     /// The largest max relative error [`validate`] accepts.
     pub tolerance: f64,
     pub lowering: Lowering,
+    /// The machine the C is generated for (the flags must let the compiler target it).
+    pub target: Target,
 }
 
 impl Default for COptions {
@@ -35,6 +38,7 @@ impl Default for COptions {
             runs: 1,
             tolerance: 1e-3,
             lowering: Lowering::Vector,
+            target: Target::native(),
         }
     }
 }
@@ -194,7 +198,7 @@ pub(super) struct Generated {
 impl Generated {
     pub fn new(program: &Rc<Term>, sizes: &[i64], opts: &COptions) -> Result<Generated> {
         let name = "rise_program";
-        let generated = lowered_c(name, program, sizes, opts.lowering)?;
+        let generated = lowered_c(name, program, sizes, opts.lowering, opts.target)?;
         let (input_shapes, output_shape) = super::emit::buffer_shapes(program, sizes)?;
         let dir = tempfile::Builder::new()
             .prefix("sketchlog-c-")

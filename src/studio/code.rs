@@ -1,6 +1,6 @@
 //! The current term as C, and that C compiled, checked and timed (`codegen`, `bench-c`).
 
-use crate::codegen::{self, emit::Lowering, measure, run::COptions};
+use crate::codegen::{self, measure, run::COptions};
 use crate::error::{Error, Result};
 use crate::limits;
 use crate::rise::term::Term;
@@ -35,7 +35,7 @@ pub fn sizes(text: &str, names: &[String], default: i64) -> Result<Vec<i64>> {
 /// The C of `term` at `sizes`, lowered as `codegen` lowers it.
 pub fn c_text(term: &Rc<Term>, sizes: &[i64]) -> Result<String> {
     let p = codegen::sequential(term);
-    Ok(codegen::emit::lowered_c("rise_program", &p, sizes, Lowering::Vector)?.c)
+    Ok(codegen::emit::program_c("rise_program", &p, sizes)?.c)
 }
 
 /// A timing at one thread count, as `bench-c` prints it.

@@ -6,6 +6,7 @@ use common::{assert_close, def, matmul, term, Rng};
 use sketchlog::codegen::emit::{lowered_c, program_c, Lowering};
 use sketchlog::codegen::run::{compile, COptions};
 use sketchlog::codegen::sequential;
+use sketchlog::codegen::target::Target;
 use sketchlog::rise::term::Term;
 use std::rc::Rc;
 
@@ -593,10 +594,11 @@ fn a_stencil_interior_reads_without_clamps_or_buffers() {
 #[test]
 fn the_scalar_lowering_has_no_vector_types() {
     let p = found("parallel");
-    let vector = lowered_c("mm", &p, &[1024, 1024, 1024], Lowering::Vector)
+    let native = Target::native();
+    let vector = lowered_c("mm", &p, &[1024, 1024, 1024], Lowering::Vector, native)
         .unwrap()
         .c;
-    let scalar = lowered_c("mm", &p, &[1024, 1024, 1024], Lowering::Scalar)
+    let scalar = lowered_c("mm", &p, &[1024, 1024, 1024], Lowering::Scalar, native)
         .unwrap()
         .c;
     assert!(vector.contains("f32x") && vector.contains("rise_stream"));
@@ -605,6 +607,72 @@ fn the_scalar_lowering_has_no_vector_types() {
         "{scalar}"
     );
     assert!(scalar.contains("omp parallel for"));
+}
+
+/// The C is written for the target the command line names: AVX2's 8-float vectors and 16
+/// registers give the register-blocked kernel a 4 x 16 tile of eight `f32x8` accumulators,
+/// and where this machine runs AVX2 code, the C compiled for it means the product.
+#[test]
+fn the_command_line_names_the_target() {
+    let avx2 = ["--param", "lanes=8", "--param", "registers=16"];
+    let args = [
+        &["codegen", "programs/kernel.guide", "--sizes", "64,64,64"][..],
+        &avx2,
+    ]
+    .concat();
+    let out = common::output(&args);
+    let c = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let acc = register_accumulators(&c);
+    assert_eq!(acc.len(), 1, "{c}");
+    let declaration = c
+        .lines()
+        .find(|l| l.contains(&format!(" {}_0,", acc[0])))
+        .unwrap();
+    assert!(
+        declaration.trim_start().starts_with("f32x8 "),
+        "{declaration}"
+    );
+    assert_eq!(
+        declaration.matches(&format!("{}_", acc[0])).count(),
+        8,
+        "{declaration}"
+    );
+    assert!(!c.contains("f32x16"), "{c}");
+    let odd = common::output(&["codegen", "programs/kernel.guide", "--param", "lanes=12"]);
+    assert_eq!(odd.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&odd.stderr).contains("--param: `lanes` = 12"));
+    if !std::arch::is_x86_feature_detected!("avx2") {
+        return;
+    }
+    let flags = [
+        "--cflags",
+        "-march=x86-64-v3",
+        "--validate",
+        "--threads",
+        "1,2",
+    ];
+    let sizes = ["--sizes", "37,64,29"];
+    let out = common::output(
+        &[
+            &["bench-c", "programs/kernel.guide"][..],
+            &avx2,
+            &flags,
+            &sizes,
+        ]
+        .concat(),
+    );
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        said.matches(": valid, ").count(),
+        2,
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]

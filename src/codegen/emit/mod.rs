@@ -27,12 +27,12 @@
 //! `vectors`, which write whole-vector statements, `reduction` accumulators, `copies`
 //! copies and `streams` circular buffers as line buffers.
 
+use super::target::Target;
 use crate::error::{Error, Result};
 use crate::rise::nat::{Nat, NatAtom};
 use crate::rise::primitives::Prim;
 use crate::rise::term::{Node, Term};
 use crate::rise::types::Type;
-use crate::rules::params::{native_lanes, native_registers};
 use std::fmt::Write;
 use std::rc::Rc;
 
@@ -109,11 +109,11 @@ pub struct Emitter {
     /// vectors, or by vectors that do not line up with theirs: they cannot live in vector
     /// variables.
     spilled: Vec<String>,
-    /// Floats in one machine vector register ([`native_lanes`]), for which the C is compiled
-    /// (`-march=native`): wider vector statements are written as several of this width.
+    /// Floats in one of the target's vector registers: wider vector statements are written
+    /// as several of this width.
     machine: i64,
-    /// The most floats a reduction's accumulator may hold in vector variables: half the
-    /// machine's vector registers ([`native_registers`]), the rest left to its operands.
+    /// The most floats a reduction's accumulator may hold in vector variables
+    /// ([`Target::register_floats`]).
     register_floats: i64,
     /// The widths of the C vector types used (`f32x8`: 8 floats).
     widths: std::collections::BTreeSet<i64>,
@@ -913,7 +913,12 @@ type Signature = (Emitter, Vec<Vec<i64>>, Rc<Term>, Vec<i64>);
 
 /// The program after its sizes: an emitter with the sizes bound, the array shapes of its
 /// parameters, its body and the shape of its result.
-fn signature(program: &Rc<Term>, sizes: &[i64], lowering: Lowering) -> Result<Signature> {
+fn signature(
+    program: &Rc<Term>,
+    sizes: &[i64],
+    lowering: Lowering,
+    target: Target,
+) -> Result<Signature> {
     let mut em = Emitter {
         body: String::new(),
         indent: 1,
@@ -935,8 +940,8 @@ fn signature(program: &Rc<Term>, sizes: &[i64], lowering: Lowering) -> Result<Si
         registers: Default::default(),
         unnamed: vec![],
         spilled: vec![],
-        machine: native_lanes(),
-        register_floats: native_lanes() * native_registers() / 2,
+        machine: target.lanes,
+        register_floats: target.register_floats(),
         widths: Default::default(),
         aligned_widths: Default::default(),
         aligned: Default::default(),
@@ -978,25 +983,26 @@ fn signature(program: &Rc<Term>, sizes: &[i64], lowering: Lowering) -> Result<Si
 
 /// The array shapes of a program's parameters and of its result, at `sizes`.
 pub fn buffer_shapes(program: &Rc<Term>, sizes: &[i64]) -> Result<(Vec<Vec<i64>>, Vec<i64>)> {
-    let (_, params, _, out) = signature(program, sizes, Lowering::Vector)?;
+    let (_, params, _, out) = signature(program, sizes, Lowering::Vector, Target::native())?;
     Ok((params, out))
 }
 
 /// C for a closed program `nfun s.. => fun x1 .. xn => body` at the given sizes: a function
 /// `void NAME(const float *x0, ..., float *out)` over row-major buffers, in the vector
-/// lowering.
+/// lowering for this machine.
 pub fn program_c(name: &str, program: &Rc<Term>, sizes: &[i64]) -> Result<Generated> {
-    lowered_c(name, program, sizes, Lowering::Vector)
+    lowered_c(name, program, sizes, Lowering::Vector, Target::native())
 }
 
-/// [`program_c`] in the given lowering.
+/// [`program_c`] in the given lowering, for the given target.
 pub fn lowered_c(
     name: &str,
     program: &Rc<Term>,
     sizes: &[i64],
     lowering: Lowering,
+    target: Target,
 ) -> Result<Generated> {
-    let (mut em, shapes, body, out_shape) = signature(program, sizes, lowering)?;
+    let (mut em, shapes, body, out_shape) = signature(program, sizes, lowering, target)?;
     let env: Vec<Val> = shapes
         .iter()
         .enumerate()
