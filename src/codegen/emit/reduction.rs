@@ -9,12 +9,11 @@ const SHORT_REDUCTION: i64 = 16;
 
 impl Emitter {
     /// A reduction accumulates in local storage, then is written to `dest`. A scalar lives
-    /// in a register; a small array (a power of two of floats, at most half the machine's
+    /// in a register; a small array (a power of two of floats, at most half the target's
     /// vector registers: a vector, a row of a tile, a tile of a few rows) in C vector
-    /// variables, one per machine vector, when every
-    /// use of it is whole vectors named by constants (short loops around them unrolled),
-    /// else in one vector variable of its size, read and written by the float; a larger
-    /// array in memory. Arrays in memory made the update of cache-blocks' 32-float rows load
+    /// variables, one per machine vector, when every use of it is whole vectors named by
+    /// constants (short loops around them unrolled), else in one vector variable of its
+    /// size, read and written by the float; a larger array in memory. Arrays in memory made the update of cache-blocks' 32-float rows load
     /// and store through the stack (91 against 100 GFLOP/s); one vector variable wider than
     /// the machine's, or an array of machine vectors, ran the register-blocked kernel at 4
     /// and 35 GFLOP/s against 45 with a variable per machine vector.
