@@ -17,7 +17,8 @@ CHILD = textwrap.dedent("""
             print("started", flush=True)
     try:
         sl.check("programs/matmul.rise:mm", "rules/mm.rules", sketch="programs/mm.sketch:lower5",
-                 iterations=1000, enodes=100_000_000, time_s=600, progress=progress)
+                 iterations=1000, enodes=100_000_000, time_s=600, memory_mb=4000,
+                 progress=progress)
         print("finished", flush=True)
     except KeyboardInterrupt:
         print("interrupted", flush=True)
@@ -48,7 +49,7 @@ WITHIN = textwrap.dedent("""
     def search(progress, iterations=1000):
         return sl.check("programs/matmul.rise:mm", "rules/mm.rules",
                         sketch="programs/mm.sketch:lower5", iterations=iterations,
-                        enodes=100_000_000, time_s=600, progress=progress)
+                        enodes=100_000_000, time_s=600, memory_mb=4000, progress=progress)
 
     # The search uninterrupted: the rules each iteration applies, up to the one after the
     # first that ends past THRESHOLD e-nodes (k).
