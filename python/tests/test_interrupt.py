@@ -7,9 +7,13 @@ import sys
 import textwrap
 import time
 
+# Each child handles Ctrl-C as an interactive interpreter does, whatever it inherits (a
+# shell's background job starts with SIGINT ignored, and Python then leaves it so).
 CHILD = textwrap.dedent("""
+    import signal
     import sys
     import sketchlog as sl
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     started = []
     def progress(stats):
         if not started:

@@ -34,7 +34,7 @@ use crate::error::Result;
 use egglog::{EGraph, Value};
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -62,7 +62,16 @@ pub struct Budget {
     /// The search's stop request: once it is made, no further match fires, so that the
     /// iteration under way ends soon after (its matching still runs to the end).
     cancel: std::sync::OnceLock<Cancel>,
+    /// The search's memory limit in MB (`u64::MAX`: none), looked at every
+    /// [`MEMORY_EVERY`] matches; once the process's resident memory reaches it, no further
+    /// match fires this iteration.
+    memory_mb: AtomicU64,
+    over_memory: AtomicBool,
 }
+
+/// How many matches pass between two looks at the process's resident memory (reading
+/// `/proc/self/status` takes some microseconds; a match, about as many).
+const MEMORY_EVERY: usize = 1 << 12;
 
 /// An iteration's unions, as parent links between classes, and the applications by rule
 /// that changed the e-graph.
@@ -102,6 +111,8 @@ impl Default for Budget {
             room: AtomicUsize::new(usize::MAX),
             changes: Mutex::default(),
             cancel: std::sync::OnceLock::new(),
+            memory_mb: AtomicU64::new(u64::MAX),
+            over_memory: AtomicBool::new(false),
         }
     }
 }
@@ -115,7 +126,16 @@ impl Budget {
     /// them; the k-th fires when the share's running total passes a whole number).
     pub fn admit(&self) -> bool {
         let k = self.seen.fetch_add(1, Relaxed);
-        if self.inserted.load(Relaxed) >= self.room.load(Relaxed) || self.cancelled() {
+        if k % MEMORY_EVERY == 0 {
+            let cap = self.memory_mb.load(Relaxed);
+            if cap != u64::MAX && super::saturate::resident_mb(false) >= cap as f64 {
+                self.over_memory.store(true, Relaxed);
+            }
+        }
+        if self.inserted.load(Relaxed) >= self.room.load(Relaxed)
+            || self.cancelled()
+            || self.over_memory.load(Relaxed)
+        {
             return false;
         }
         if self.limited.load(Relaxed) {
@@ -158,10 +178,19 @@ impl Budget {
     }
 
     /// Starts an iteration with `room` e-nodes left under the cap, its matches limited as
-    /// `limit` says (share in millionths, most to fire) or not at all.
-    fn start(&self, room: usize, limit: Option<(usize, usize)>, cancel: &Cancel) {
+    /// `limit` says (share in millionths, most to fire) or not at all, none firing once the
+    /// process holds `memory_mb`.
+    fn start(
+        &self,
+        room: usize,
+        limit: Option<(usize, usize)>,
+        cancel: &Cancel,
+        memory_mb: Option<u64>,
+    ) {
         // One budget serves one search, whose stop request is the same throughout.
         let _ = self.cancel.get_or_init(|| cancel.clone());
+        self.memory_mb.store(memory_mb.unwrap_or(u64::MAX), Relaxed);
+        self.over_memory.store(false, Relaxed);
         self.seen.store(0, Relaxed);
         self.fired.store(0, Relaxed);
         self.repeated.store(0, Relaxed);
@@ -193,6 +222,8 @@ pub struct Step {
     pub updated: bool,
     /// Whether the step was cut at the cap with matches left.
     pub capped: bool,
+    /// Whether the step was cut at the memory limit with matches left.
+    pub over_memory: bool,
     /// Whether the step was stopped and given up ([`Rewriter::step`]).
     pub given_up: bool,
 }
@@ -232,12 +263,12 @@ impl Rewriter {
         ruleset: &str,
         snapshot: &SharedSnapshot,
         enodes: usize,
-        (cap, cancel): (usize, &Cancel),
+        (cap, memory_mb, cancel): (usize, Option<u64>, &Cancel),
         give_up_after_stop: Option<Duration>,
     ) -> Result<Step> {
         let limit = self.limit(enodes, cap);
         let room = self.inserts_room(enodes, cap);
-        snapshot.read().unwrap().budget.start(room, limit, cancel);
+        snapshot.read().unwrap().budget.start(room, limit, cancel, memory_mb);
         if let Some(views) = super::views::views_of(eg, ruleset) {
             if super::give_up::step_rules(eg, &views, enodes, cancel, give_up_after_stop)?.is_none()
             {
@@ -272,6 +303,7 @@ impl Rewriter {
             applied,
             updated: report.updated,
             capped: fired < seen,
+            over_memory: budget.over_memory.load(Relaxed),
             given_up: false,
         })
     }
@@ -334,16 +366,29 @@ mod tests {
     #[test]
     fn once_the_search_is_stopped_no_match_fires() {
         let (b, cancel) = (Budget::default(), Cancel::default());
-        b.start(usize::MAX, None, &cancel);
+        b.start(usize::MAX, None, &cancel, None);
         assert_eq!(admitted(&b, 5).len(), 5);
         cancel.cancel();
         assert!(admitted(&b, 5).is_empty());
     }
 
+    /// A memory limit the process already holds turns away every match from the first look
+    /// at memory on; a limit far above it, none.
+    #[test]
+    fn past_the_memory_limit_no_match_fires() {
+        let b = Budget::default();
+        b.start(usize::MAX, None, &Cancel::default(), Some(1));
+        assert!(admitted(&b, 5).is_empty());
+        assert!(b.over_memory.load(Relaxed));
+        b.start(usize::MAX, None, &Cancel::default(), Some(1 << 40));
+        assert_eq!(admitted(&b, MEMORY_EVERY + 5).len(), MEMORY_EVERY + 5);
+        assert!(!b.over_memory.load(Relaxed));
+    }
+
     #[test]
     fn far_from_the_cap_every_match_fires() {
         let b = Budget::default();
-        b.start(usize::MAX, None, &Cancel::default());
+        b.start(usize::MAX, None, &Cancel::default(), None);
         assert_eq!(admitted(&b, 50).len(), 50);
         assert_eq!(b.counts(), (50, 50, 0));
     }
@@ -351,7 +396,7 @@ mod tests {
     #[test]
     fn a_share_is_spread_evenly_and_stops_at_the_most() {
         let b = Budget::default();
-        b.start(usize::MAX, Some((WHOLE / 4, 10)), &Cancel::default());
+        b.start(usize::MAX, Some((WHOLE / 4, 10)), &Cancel::default(), None);
         // Every fourth match, until ten have fired.
         let fired = admitted(&b, 100);
         assert_eq!(fired, (0..10).map(|i| 4 * i + 3).collect::<Vec<_>>());

@@ -444,7 +444,7 @@ fn saturate_loop(
             Some(s) => s.enodes,
             None => expr_size(eg)?.0,
         };
-        let cap = (limits.enodes, &limits.cancel);
+        let cap = (limits.enodes, limits.memory_mb, &limits.cancel);
         let step = rewriter.step(
             eg,
             ruleset,
@@ -515,14 +515,15 @@ fn saturate_loop(
         if !step.updated {
             break StopReason::Saturated;
         }
+        let over_memory = || {
+            let cap = limits.memory_mb;
+            cap.is_some_and(|cap| resident_mb(false) >= cap as f64)
+        };
+        if step.over_memory || over_memory() {
+            break StopReason::MemoryLimit;
+        }
         if step.capped || enodes >= limits.enodes {
             break StopReason::NodeLimit;
-        }
-        if limits
-            .memory_mb
-            .is_some_and(|cap| resident_mb(false) >= cap as f64)
-        {
-            break StopReason::MemoryLimit;
         }
     };
     Ok(Outcome {
