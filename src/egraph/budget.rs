@@ -268,7 +268,11 @@ impl Rewriter {
     ) -> Result<Step> {
         let limit = self.limit(enodes, cap);
         let room = self.inserts_room(enodes, cap);
-        snapshot.read().unwrap().budget.start(room, limit, cancel, memory_mb);
+        snapshot
+            .read()
+            .unwrap()
+            .budget
+            .start(room, limit, cancel, memory_mb);
         if let Some(views) = super::views::views_of(eg, ruleset) {
             if super::give_up::step_rules(eg, &views, enodes, cancel, give_up_after_stop)?.is_none()
             {
