@@ -126,7 +126,7 @@ impl Budget {
     /// them; the k-th fires when the share's running total passes a whole number).
     pub fn admit(&self) -> bool {
         let k = self.seen.fetch_add(1, Relaxed);
-        if k % MEMORY_EVERY == 0 {
+        if k.is_multiple_of(MEMORY_EVERY) {
             let cap = self.memory_mb.load(Relaxed);
             if cap != u64::MAX && super::saturate::resident_mb(false) >= cap as f64 {
                 self.over_memory.store(true, Relaxed);
