@@ -515,11 +515,8 @@ fn saturate_loop(
         if !step.updated {
             break StopReason::Saturated;
         }
-        let over_memory = || {
-            let cap = limits.memory_mb;
-            cap.is_some_and(|cap| resident_mb(false) >= cap as f64)
-        };
-        if step.over_memory || over_memory() {
+        let over_memory = (limits.memory_mb).is_some_and(|cap| resident_mb(false) >= cap as f64);
+        if step.over_memory || over_memory {
             break StopReason::MemoryLimit;
         }
         if step.capped || enodes >= limits.enodes {
