@@ -20,7 +20,9 @@ pub struct Limits {
     pub iterations: usize,
     pub enodes: usize,
     pub time: Duration,
-    /// Resident memory of the process, in MB (`None`: no limit).
+    /// Resident memory of the process, in MB (`None`: no limit): looked at between
+    /// iterations and every few thousand matches inside one, where reaching it stops further
+    /// matches from firing.
     pub memory_mb: Option<u64>,
     /// Set from outside the search (another thread, a signal handler) to end it before its
     /// next iteration, as a limit would.
