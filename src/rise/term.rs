@@ -27,12 +27,12 @@ pub enum Node<C> {
 }
 
 impl<C> Node<C> {
-    /// The children, in order.
-    pub fn children(&self) -> Vec<&C> {
+    /// The children, in order (at most two, held inline).
+    pub fn children(&self) -> smallvec::SmallVec<[&C; 2]> {
         match self {
-            Node::App(f, x) | Node::Comp(f, x) => vec![f, x],
-            Node::Lam(b) | Node::NatApp(b, _) | Node::NatLam(b) => vec![b],
-            _ => vec![],
+            Node::App(f, x) | Node::Comp(f, x) => smallvec::smallvec![f, x],
+            Node::Lam(b) | Node::NatApp(b, _) | Node::NatLam(b) => smallvec::smallvec![b],
+            _ => smallvec::SmallVec::new(),
         }
     }
 
