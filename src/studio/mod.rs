@@ -291,7 +291,8 @@ async fn on_session<T: Serialize + Send + 'static>(
 
 /// How long a stopped search may take to answer with its result. egglog's steps on a large
 /// e-graph are given up sooner (the session's `GIVE_UP_AFTER_STOP`); a search still busy
-/// elsewhere (the snapshot of a large e-graph) has its request answered [`releasing`] instead.
+/// elsewhere (an egglog step on an e-graph too small to give up, the term-size filter) has its
+/// request answered [`releasing`] instead.
 const STOP_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// The answer to a stopped search's request that is still finishing: 202, `{"releasing":
