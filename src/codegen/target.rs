@@ -51,12 +51,6 @@ impl Target {
     }
 }
 
-impl Default for Target {
-    fn default() -> Target {
-        Target::native()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
