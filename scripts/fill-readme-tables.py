@@ -124,7 +124,8 @@ def harris():
 
 def harris_cpus():
     """results/harris.csv and results/cpus/*/harris.csv: each version's ratio to Halide's
-    schedule on every CPU measured, with the machine named by each run's machine.txt."""
+    schedule on every CPU measured, with the machine named by each run's machine.txt (and
+    the instruction set, when a run chose one with `--isa`)."""
     runs = [pathlib.Path("results")] + sorted(pathlib.Path("results/cpus").glob("*"))
     out = []
     for run in runs:
@@ -133,6 +134,9 @@ def harris_cpus():
             continue
         made = dict(line.split(": ", 1) for line in (run / "machine.txt").read_text().splitlines())
         cpu = made["harris"].split(", 2 cores")[0].split("; build")[0]
+        isa = {"avx2": "AVX2", "avx512": "AVX-512"}.get(made["harris"].split("; ")[-1].removesuffix(" code"))
+        if isa:  # `reproduce harris --isa`: another instruction set than the CPU's own
+            cpu += f", {isa} code"
         by = {}
         for r in csv.DictReader(path.open()):
             if r["ratio_vs_halide"]:

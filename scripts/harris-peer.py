@@ -11,7 +11,8 @@ milliseconds of each of N timed runs after one warm-up run, on T threads.
   products summed over 3 x 3, det - 0.04 trace^2) with BoundaryConditions::repeat_edge on the
   input (sketchlog's clamped borders), and the app's CPU schedule: rows in strips of 32 over
   threads, vectorised along rows at the target's natural width, Ix and Iy line-buffered per
-  strip. JIT-compiled for this CPU (Halide's host target).
+  strip. JIT-compiled for this CPU (Halide's host target), or for the target that
+  HL_JIT_TARGET names (`x86-64-linux-avx-avx2-f16c-fma-sse41`: AVX2 code on any x86-64).
 - opencv: grayscale (two cv2.addWeighted passes over the planes), then cv2.cornerHarris
   (block 3, aperture 3, k 0.04). Its Sobel filter is scaled differently and its border
   reflects (BORDER_REFLECT_101), so its output is not compared.
@@ -74,7 +75,7 @@ def halide_harris(planes, threads):
     trace[x, y] = sxx[x, y] + syy[x, y]
     out[x, y] = det[x, y] - c(0.04) * trace[x, y] * trace[x, y]
     # apps/harris's CPU schedule.
-    target = hl.get_host_target()
+    target = hl.get_jit_target_from_environment()
     vec = target.natural_vector_size(hl.Float(32))
     out.split(y, y, yi, 32).parallel(y).vectorize(x, vec)
     ix.store_at(out, y).compute_at(out, yi).vectorize(x, vec)

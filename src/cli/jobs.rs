@@ -4,7 +4,7 @@
 use super::limits;
 use crate::cluster::child::ProcessLimits;
 use crate::egraph::encoding::{Binding, Substitution};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use clap::Args;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -86,12 +86,20 @@ pub(super) struct ReproduceArgs {
     /// filters) run at 4 times it in each dimension.
     #[arg(long, default_value_t = 1024, value_parser = limits::positive_size)]
     size: i64,
+    /// harris: the instructions of the generated C and of Halide's (its sizes `lanes` and
+    /// `registers` too), this machine's or an older set it also runs: `avx2` times AVX2 code
+    /// on an AVX-512 machine. Use another `--dir` for its rows.
+    #[arg(long, value_enum, default_value_t = crate::codegen::target::Isa::Native)]
+    isa: crate::codegen::target::Isa,
 }
 
 impl ReproduceArgs {
     /// Reproduces the tables asked for, each row a job under its caps.
     pub(super) fn run(self) -> Result<()> {
         use crate::experiments::matmul::{PAPER_UNGUIDED_CAPS, UNGUIDED_CAPS};
+        self.isa
+            .check_runs_here()
+            .map_err(|why| Error::bad_input(format!("--isa {}: {why}", self.isa.name())))?;
         let caps = |default: ProcessLimits| ProcessLimits {
             memory_mb: self.memory_mb.unwrap_or(default.memory_mb),
             time: self.time_s.map_or(default.time, Duration::from_secs),
@@ -111,6 +119,7 @@ impl ReproduceArgs {
                 false => self.goals.clone(),
             },
             size: self.size,
+            isa: self.isa,
             fresh: self.jobs.fresh,
         };
         crate::experiments::reproduce::reproduce(&settings, self.jobs.cluster())

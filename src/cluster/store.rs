@@ -100,7 +100,10 @@ impl<T: Task> Store<T> {
 /// A JSON record with a job key and an outcome: written by some version of sketchlog.
 fn is_keyed_record(line: &str) -> bool {
     serde_json::from_str::<serde_json::Value>(line).is_ok_and(|v| {
-        v["job"]["key"].is_string() && v["job"]["task"].is_object() && !v["outcome"].is_null()
+        let task = &v["job"]["task"];
+        v["job"]["key"].is_string()
+            && (task.is_object() || task.is_string())
+            && !v["outcome"].is_null()
     })
 }
 

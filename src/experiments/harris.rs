@@ -6,7 +6,9 @@
 //! input, in interleaved rounds (`results/harris.csv`).
 
 use crate::codegen::run::{check, compile, COptions, Compiled, Expected};
+use crate::codegen::target::{Isa, Target};
 use crate::error::{Error, Result};
+use crate::guide::program::read_program;
 use crate::rise::term::Term;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -108,14 +110,14 @@ pub fn inputs() -> Result<Vec<PathBuf>> {
 
 /// The child process of `reproduce harris`: every version at every size on 1 and 2
 /// threads, 5 interleaved rounds of 5 timed runs; reports the rows.
-pub fn row_main() -> Result<()> {
-    super::codegen::report_rows(rows(&SIZES, &[1, 2], 5, 5)?);
+pub fn row_main(isa: Isa) -> Result<()> {
+    super::codegen::report_rows(rows(&SIZES, &[1, 2], 5, 5, isa)?);
     Ok(())
 }
 
 /// Runs [`row_main`] in a child process under `caps`; its rows.
-pub fn run_child(caps: crate::cluster::child::ProcessLimits) -> Result<Vec<Row>> {
-    super::codegen::rows_child(super::jobs::Work::Harris, caps, "harris")
+pub fn run_child(isa: Isa, caps: crate::cluster::child::ProcessLimits) -> Result<Vec<Row>> {
+    super::codegen::rows_child(super::jobs::Work::Harris { isa }, caps, "harris")
 }
 
 /// A version compiled in both lowerings, and its error against the interpreter.
@@ -126,14 +128,23 @@ struct Version {
     max_rel_error: f64,
 }
 
-/// Every version at each size with each thread count: per round, each version's runs, its
+/// Every version at each size with each thread count, its C and Halide's for `isa`: per
+/// round, each version's runs, its
 /// scalar lowering's, then the peers' on the same input.
 pub fn rows(
     sizes: &[(i64, i64)],
     threads: &[usize],
     runs: usize,
     rounds: usize,
+    isa: Isa,
 ) -> Result<Vec<Row>> {
+    isa.check_runs_here().map_err(Error::bad_input)?;
+    let params = crate::rules::Params::given(&isa.params()).map_err(Error::bad_input)?;
+    let base = COptions {
+        flags: vec![isa.cflags().into()],
+        target: Target::of(&params).map_err(Error::bad_input)?,
+        ..COptions::default()
+    };
     install_peers();
     let mut rows = vec![];
     for &(h, w) in sizes {
@@ -143,8 +154,8 @@ pub fn rows(
             eprintln!("{label} at {w} x {h} ...");
             let spec = super::input(spec).display().to_string();
             let program: Rc<Term> =
-                crate::codegen::sequential(&crate::guide::program::load_program(&spec)?);
-            let opts = COptions::default();
+                crate::codegen::sequential(&read_program(&spec, params.clone())?.term()?);
+            let opts = base.clone();
             let exe = compile(&program, &[h, w], &opts)?;
             let scalar = compile(&program, &[h, w], &opts.scalar())?;
             // The same inputs for every version (a fixed seed), each checked against its
@@ -174,7 +185,7 @@ pub fn rows(
             let opts = COptions {
                 threads: t,
                 runs,
-                ..COptions::default()
+                ..base.clone()
             };
             let mut peers = Peers::default();
             // Each version's timed runs and its scalar lowering's, over the rounds.
@@ -184,7 +195,7 @@ pub fn rows(
                     program.extend(v.exe.run(&expected.inputs, &opts)?.1);
                     scalar.extend(v.scalar.run(&expected.inputs, &opts)?.1);
                 }
-                peers.run(image.path(), (h, w), t, runs);
+                peers.run(image.path(), (h, w), t, runs, isa);
             }
             if let Some(why) = &peers.unavailable {
                 eprintln!("  peers: {why}");
@@ -221,10 +232,15 @@ struct Peers {
 }
 
 impl Peers {
-    /// One round of the peers on the image in `path`. A peer that cannot run (Python or
-    /// its package missing) leaves its times empty and says why.
-    fn run(&mut self, path: &Path, (h, w): (i64, i64), threads: usize, runs: usize) {
-        let out = std::process::Command::new(python())
+    /// One round of the peers on the image in `path`, Halide compiled for `isa` (OpenCV
+    /// chooses its own kernels). A peer that cannot run (Python or its package missing)
+    /// leaves its times empty and says why.
+    fn run(&mut self, path: &Path, (h, w): (i64, i64), threads: usize, runs: usize, isa: Isa) {
+        let mut command = std::process::Command::new(python());
+        if let Some(target) = isa.halide_target() {
+            command.env("HL_JIT_TARGET", target);
+        }
+        let out = command
             .arg(super::input("scripts/harris-peer.py"))
             .arg(path)
             .args([h.to_string(), w.to_string()])

@@ -5,6 +5,7 @@
 use super::{auto, codegen, elevate, harris, input, matmul, shine, steps, sweep, table2};
 use crate::cluster::child::ProcessLimits;
 use crate::cluster::job::Task;
+use crate::codegen::target::Isa;
 use crate::egraph::encoding::{Binding, Encoding, Substitution};
 use crate::error::Result;
 use serde::{Deserialize, Serialize};
@@ -32,9 +33,9 @@ pub enum Work {
     /// The generated C's table: every version compiled, validated and timed. Timed, so it
     /// runs alone.
     Codegen { size: i64 },
-    /// The Harris table: every version compiled, validated and timed beside the peers.
-    /// Timed, so it runs alone.
-    Harris,
+    /// The Harris table: every version compiled, validated and timed beside the peers, its
+    /// C and Halide's for `isa`. Timed, so it runs alone.
+    Harris { isa: Isa },
     /// Every step of a guide (`programs/NAME.guide`) compiled, validated and timed beside its
     /// scalar lowering. Timed, so it runs alone.
     Steps { guide: String },
@@ -82,7 +83,7 @@ pub fn child_main(json: &str) -> Result<()> {
         Work::Guided { goal } => matmul::guided_main(goal),
         Work::Unguided { goals } => matmul::unguided_main(goals, caps),
         Work::Codegen { size } => codegen::row_main(*size),
-        Work::Harris => harris::row_main(),
+        Work::Harris { isa } => harris::row_main(*isa),
         Work::Steps { guide } => steps::row_main(guide),
         Work::Shine { test } => shine::row_main(test, caps.time),
         Work::Auto { target, written } => auto::row_main(target, *written),
@@ -124,7 +125,8 @@ impl Task for Work {
             Work::Guided { goal } => format!("matmul {goal} guided"),
             Work::Unguided { goals } => format!("matmul {} unguided", goals.join(", ")),
             Work::Codegen { size } => format!("codegen at {size}"),
-            Work::Harris => "harris".into(),
+            Work::Harris { isa: Isa::Native } => "harris".into(),
+            Work::Harris { isa } => format!("harris, {} code", isa.name()),
             Work::Steps { guide } => format!("steps of {guide}"),
             Work::Shine { test } => format!("shine {test}"),
             Work::Auto { target, written } => match written {
@@ -140,7 +142,7 @@ impl Task for Work {
 
     fn timed(&self) -> bool {
         match self {
-            Work::Codegen { .. } | Work::Harris | Work::Steps { .. } => true,
+            Work::Codegen { .. } | Work::Harris { .. } | Work::Steps { .. } => true,
             Work::SweepPoint { timed, .. } => *timed,
             _ => false,
         }
@@ -163,7 +165,7 @@ impl Task for Work {
                 files
             }
             Work::Codegen { .. } => codegen::inputs()?,
-            Work::Harris => harris::inputs()?,
+            Work::Harris { .. } => harris::inputs()?,
             Work::Steps { guide } => steps::inputs(guide)?,
             Work::Shine { test } => shine::inputs(shine::test(test)?),
             Work::Auto { target, .. } => auto::target(target)?.inputs(),
@@ -185,7 +187,7 @@ impl Task for Work {
             Work::Guided { goal } => Outcome::Guided(matmul::run_guided(goal, caps)?),
             Work::Unguided { goals } => Outcome::Unguided(matmul::run_unguided(goals, caps)?),
             Work::Codegen { size } => Outcome::Codegen(codegen::run_child(*size, caps)?),
-            Work::Harris => Outcome::Harris(harris::run_child(caps)?),
+            Work::Harris { isa } => Outcome::Harris(harris::run_child(*isa, caps)?),
             Work::Steps { guide } => Outcome::Steps(steps::run_child(guide, caps)?),
             Work::Shine { test } => Outcome::Shine(shine::run_child(test, caps)?),
             Work::Auto { target, written } => {

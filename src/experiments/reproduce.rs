@@ -6,6 +6,7 @@ use super::jobs::{Job, Outcome, Store, Work};
 use super::{auto, codegen, elevate, harris, matmul, shine, steps, table2};
 use crate::cluster::child::ProcessLimits;
 use crate::cluster::Cluster;
+use crate::codegen::target::Isa;
 use crate::egraph::encoding::{Binding, Substitution};
 use crate::error::Result;
 use std::path::PathBuf;
@@ -53,6 +54,8 @@ pub struct Settings {
     pub goals: Vec<String>,
     /// The codegen table's matrix size.
     pub size: i64,
+    /// The instruction set of the Harris table's C and of Halide's.
+    pub isa: Isa,
     /// Ignore the finished jobs on disk: run everything again.
     pub fresh: bool,
 }
@@ -115,7 +118,7 @@ impl Settings {
                     }
                 }
                 Table::Codegen => add(Work::Codegen { size: self.size }, codegen::CAPS)?,
-                Table::Harris => add(Work::Harris, codegen::CAPS)?,
+                Table::Harris => add(Work::Harris { isa: self.isa }, codegen::CAPS)?,
                 Table::Steps => {
                     for (guide, _) in steps::GUIDES {
                         add(
@@ -245,30 +248,33 @@ pub fn reproduce(settings: &Settings, cluster: Option<Cluster>) -> Result<()> {
     let recorded = std::sync::atomic::AtomicBool::new(false);
     crate::cluster::run_jobs(jobs, &dir, fresh, cluster, move |store, jobs| {
         if !recorded.swap(true, std::sync::atomic::Ordering::Relaxed) {
-            record_machine(&settings.dir.join("machine.txt"), &settings.tables)?;
+            record_machine(&settings.dir.join("machine.txt"), &settings)?;
         }
         settings.write_tables(store, jobs)
     })
 }
 
-/// Sets the line `TABLE: MACHINE; build BUILD` of each of `tables` in the file at `path`,
+/// Sets the line `TABLE: MACHINE; build BUILD` of each of the tables of `settings` in the file
+/// at `path` (the Harris table's ending `; ISA code` when it is not the machine's own),
 /// keeping the other tables' lines. The rows a run writes were all made by this build on this
 /// machine (a row made elsewhere has another key, and runs again).
-fn record_machine(path: &std::path::Path, tables: &[Table]) -> Result<()> {
-    let tables: Vec<String> = tables.iter().map(|t| t.name()).collect();
+fn record_machine(path: &std::path::Path, settings: &Settings) -> Result<()> {
     let old = std::fs::read_to_string(path).unwrap_or_default();
     let build = crate::cluster::job::build_id()?;
     let machine = crate::cluster::job::machine_id();
+    let names: Vec<String> = settings.tables.iter().map(|t| t.name()).collect();
     let mut lines: Vec<String> = old
         .lines()
-        .filter(|l| !tables.iter().any(|t| l.starts_with(&format!("{t}: "))))
+        .filter(|l| !names.iter().any(|t| l.starts_with(&format!("{t}: "))))
         .map(String::from)
         .collect();
-    lines.extend(
-        tables
-            .iter()
-            .map(|t| format!("{t}: {machine}; build {build}")),
-    );
+    lines.extend(settings.tables.iter().map(|&table| {
+        let made = format!("{}: {machine}; build {build}", table.name());
+        match (table, settings.isa) {
+            (Table::Harris, isa) if isa != Isa::Native => format!("{made}; {} code", isa.name()),
+            _ => made,
+        }
+    }));
     lines.sort();
     crate::files::write_atomically(path, (lines.join("\n") + "\n").as_bytes())
 }
