@@ -15,7 +15,8 @@ milliseconds of each of N timed runs after one warm-up run, on T threads.
   HL_JIT_TARGET names (`x86-64-linux-avx-avx2-f16c-fma-sse41`: AVX2 code on any x86-64).
 - opencv: grayscale (two cv2.addWeighted passes over the planes), then cv2.cornerHarris
   (block 3, aperture 3, k 0.04). Its Sobel filter is scaled differently and its border
-  reflects (BORDER_REFLECT_101), so its output is not compared.
+  reflects (BORDER_REFLECT_101), so its output is not compared. OPENCV_CPU_DISABLE
+  (`AVX512_SKX`) keeps it from its AVX-512 kernels.
 
 With --check OUTPUT (float32, H x W), Halide's output is compared with it and the largest
 relative error printed as `halide-max-rel-error E`.

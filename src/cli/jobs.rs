@@ -86,9 +86,9 @@ pub(super) struct ReproduceArgs {
     /// filters) run at 4 times it in each dimension.
     #[arg(long, default_value_t = 1024, value_parser = limits::positive_size)]
     size: i64,
-    /// harris: the instructions of the generated C and of Halide's (its sizes `lanes` and
-    /// `registers` too), this machine's or an older set it also runs: `avx2` times AVX2 code
-    /// on an AVX-512 machine. Use another `--dir` for its rows.
+    /// harris, steps: the instructions of the generated C and of Halide's (the rules' sizes
+    /// `lanes` and `registers` too), this machine's or an older set it also runs: `avx2`
+    /// times AVX2 code on an AVX-512 machine. Use another `--dir` for its rows.
     #[arg(long, value_enum, default_value_t = crate::codegen::target::Isa::Native)]
     isa: crate::codegen::target::Isa,
 }

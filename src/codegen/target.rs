@@ -97,6 +97,15 @@ impl Isa {
         }
     }
 
+    /// The CPU features OpenCV's kernels are kept from (`OPENCV_CPU_DISABLE`), so that it
+    /// dispatches no wider code than this; `None` to let it choose.
+    pub fn opencv_disabled(self) -> Option<&'static str> {
+        match self {
+            Isa::Avx2 => Some("AVX512_SKX"),
+            Isa::Native | Isa::Avx512 => None,
+        }
+    }
+
     /// Whether this machine runs its code: an error says which instructions it lacks.
     pub fn check_runs_here(self) -> Result<(), String> {
         match self.runs_here() {

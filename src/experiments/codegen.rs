@@ -10,6 +10,7 @@ use super::matmul::GOALS;
 use super::Reason;
 use crate::codegen::measure::measure;
 use crate::codegen::run::{compile, COptions, Expected};
+use crate::codegen::target::{Isa, Target};
 use crate::error::{Error, Result};
 use std::path::Path;
 
@@ -105,6 +106,19 @@ pub const CAPS: crate::cluster::child::ProcessLimits = crate::cluster::child::Pr
     memory_mb: 8000,
     time: std::time::Duration::from_secs(3600),
 };
+
+/// The named sizes (`lanes`, `registers`) and the C's options for `isa`; an error when this
+/// machine does not run its code.
+pub fn for_isa(isa: Isa) -> Result<(crate::rules::Params, COptions)> {
+    isa.check_runs_here().map_err(Error::bad_input)?;
+    let params = crate::rules::Params::given(&isa.params()).map_err(Error::bad_input)?;
+    let opts = COptions {
+        flags: vec![isa.cflags().into()],
+        target: Target::of(&params).map_err(Error::bad_input)?,
+        ..COptions::default()
+    };
+    Ok((params, opts))
+}
 
 /// What a timed table's child reports: the table's rows.
 #[derive(serde::Serialize, serde::Deserialize)]

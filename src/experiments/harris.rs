@@ -6,7 +6,7 @@
 //! input, in interleaved rounds (`results/harris.csv`).
 
 use crate::codegen::run::{check, compile, COptions, Compiled, Expected};
-use crate::codegen::target::{Isa, Target};
+use crate::codegen::target::Isa;
 use crate::error::{Error, Result};
 use crate::guide::program::read_program;
 use crate::rise::term::Term;
@@ -129,8 +129,7 @@ struct Version {
 }
 
 /// Every version at each size with each thread count, its C and Halide's for `isa`: per
-/// round, each version's runs, its
-/// scalar lowering's, then the peers' on the same input.
+/// round, each version's runs, its scalar lowering's, then the peers' on the same input.
 pub fn rows(
     sizes: &[(i64, i64)],
     threads: &[usize],
@@ -138,13 +137,7 @@ pub fn rows(
     rounds: usize,
     isa: Isa,
 ) -> Result<Vec<Row>> {
-    isa.check_runs_here().map_err(Error::bad_input)?;
-    let params = crate::rules::Params::given(&isa.params()).map_err(Error::bad_input)?;
-    let base = COptions {
-        flags: vec![isa.cflags().into()],
-        target: Target::of(&params).map_err(Error::bad_input)?,
-        ..COptions::default()
-    };
+    let (params, base) = super::codegen::for_isa(isa)?;
     install_peers();
     let mut rows = vec![];
     for &(h, w) in sizes {
@@ -232,13 +225,16 @@ struct Peers {
 }
 
 impl Peers {
-    /// One round of the peers on the image in `path`, Halide compiled for `isa` (OpenCV
-    /// chooses its own kernels). A peer that cannot run (Python or its package missing)
+    /// One round of the peers on the image in `path`, Halide compiled for `isa` and OpenCV
+    /// kept from wider kernels. A peer that cannot run (Python or its package missing)
     /// leaves its times empty and says why.
     fn run(&mut self, path: &Path, (h, w): (i64, i64), threads: usize, runs: usize, isa: Isa) {
         let mut command = std::process::Command::new(python());
         if let Some(target) = isa.halide_target() {
             command.env("HL_JIT_TARGET", target);
+        }
+        if let Some(features) = isa.opencv_disabled() {
+            command.env("OPENCV_CPU_DISABLE", features);
         }
         let out = command
             .arg(super::input("scripts/harris-peer.py"))

@@ -38,7 +38,11 @@ pub enum Work {
     Harris { isa: Isa },
     /// Every step of a guide (`programs/NAME.guide`) compiled, validated and timed beside its
     /// scalar lowering. Timed, so it runs alone.
-    Steps { guide: String },
+    Steps {
+        guide: String,
+        #[serde(default)]
+        isa: Isa,
+    },
     /// A test of the Rise project's suite: one search for all its goals.
     Shine { test: String },
     /// A target of the automatic guides' table: the guide found for it, or (`written`) the
@@ -84,7 +88,7 @@ pub fn child_main(json: &str) -> Result<()> {
         Work::Unguided { goals } => matmul::unguided_main(goals, caps),
         Work::Codegen { size } => codegen::row_main(*size),
         Work::Harris { isa } => harris::row_main(*isa),
-        Work::Steps { guide } => steps::row_main(guide),
+        Work::Steps { guide, isa } => steps::row_main(guide, *isa),
         Work::Shine { test } => shine::row_main(test, caps.time),
         Work::Auto { target, written } => auto::row_main(target, *written),
         Work::Elevate { version, approach } => elevate::row_main(version, approach),
@@ -127,7 +131,11 @@ impl Task for Work {
             Work::Codegen { size } => format!("codegen at {size}"),
             Work::Harris { isa: Isa::Native } => "harris".into(),
             Work::Harris { isa } => format!("harris, {} code", isa.name()),
-            Work::Steps { guide } => format!("steps of {guide}"),
+            Work::Steps {
+                guide,
+                isa: Isa::Native,
+            } => format!("steps of {guide}"),
+            Work::Steps { guide, isa } => format!("steps of {guide}, {} code", isa.name()),
             Work::Shine { test } => format!("shine {test}"),
             Work::Auto { target, written } => match written {
                 true => format!("auto {target} written"),
@@ -166,7 +174,7 @@ impl Task for Work {
             }
             Work::Codegen { .. } => codegen::inputs()?,
             Work::Harris { .. } => harris::inputs()?,
-            Work::Steps { guide } => steps::inputs(guide)?,
+            Work::Steps { guide, .. } => steps::inputs(guide)?,
             Work::Shine { test } => shine::inputs(shine::test(test)?),
             Work::Auto { target, .. } => auto::target(target)?.inputs(),
             Work::Elevate { version, approach } => elevate::inputs(version, approach)?,
@@ -188,7 +196,7 @@ impl Task for Work {
             Work::Unguided { goals } => Outcome::Unguided(matmul::run_unguided(goals, caps)?),
             Work::Codegen { size } => Outcome::Codegen(codegen::run_child(*size, caps)?),
             Work::Harris { isa } => Outcome::Harris(harris::run_child(*isa, caps)?),
-            Work::Steps { guide } => Outcome::Steps(steps::run_child(guide, caps)?),
+            Work::Steps { guide, isa } => Outcome::Steps(steps::run_child(guide, *isa, caps)?),
             Work::Shine { test } => Outcome::Shine(shine::run_child(test, caps)?),
             Work::Auto { target, written } => {
                 Outcome::Auto(auto::run_child(target, *written, caps)?)

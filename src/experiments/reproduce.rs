@@ -54,7 +54,7 @@ pub struct Settings {
     pub goals: Vec<String>,
     /// The codegen table's matrix size.
     pub size: i64,
-    /// The instruction set of the Harris table's C and of Halide's.
+    /// The instruction set of the C of the Harris and steps tables (and of Halide's).
     pub isa: Isa,
     /// Ignore the finished jobs on disk: run everything again.
     pub fresh: bool,
@@ -121,12 +121,8 @@ impl Settings {
                 Table::Harris => add(Work::Harris { isa: self.isa }, codegen::CAPS)?,
                 Table::Steps => {
                     for (guide, _) in steps::GUIDES {
-                        add(
-                            Work::Steps {
-                                guide: guide.into(),
-                            },
-                            codegen::CAPS,
-                        )?;
+                        let (guide, isa) = (guide.to_string(), self.isa);
+                        add(Work::Steps { guide, isa }, codegen::CAPS)?;
                     }
                 }
                 Table::Auto => {
@@ -255,8 +251,8 @@ pub fn reproduce(settings: &Settings, cluster: Option<Cluster>) -> Result<()> {
 }
 
 /// Sets the line `TABLE: MACHINE; build BUILD` of each of the tables of `settings` in the file
-/// at `path` (the Harris table's ending `; ISA code` when it is not the machine's own),
-/// keeping the other tables' lines. The rows a run writes were all made by this build on this
+/// at `path` (the Harris and steps tables' ending `; ISA code` when it is not the machine's
+/// own), keeping the other tables' lines. The rows a run writes were all made by this build on this
 /// machine (a row made elsewhere has another key, and runs again).
 fn record_machine(path: &std::path::Path, settings: &Settings) -> Result<()> {
     let old = std::fs::read_to_string(path).unwrap_or_default();
@@ -271,7 +267,9 @@ fn record_machine(path: &std::path::Path, settings: &Settings) -> Result<()> {
     lines.extend(settings.tables.iter().map(|&table| {
         let made = format!("{}: {machine}; build {build}", table.name());
         match (table, settings.isa) {
-            (Table::Harris, isa) if isa != Isa::Native => format!("{made}; {} code", isa.name()),
+            (Table::Harris | Table::Steps, isa) if isa != Isa::Native => {
+                format!("{made}; {} code", isa.name())
+            }
             _ => made,
         }
     }));

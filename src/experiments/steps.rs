@@ -7,6 +7,7 @@
 
 use super::codegen::{join_sizes, report_rows, rows_child};
 use crate::codegen::run::{compile, COptions, Expected};
+use crate::codegen::target::Isa;
 use crate::error::{Error, Result};
 use std::path::PathBuf;
 
@@ -117,23 +118,28 @@ fn sizes_of(name: &str) -> Result<[i64; 2]> {
 
 /// The child process of one guide's rows: the guide run once, every step at both its sizes
 /// ([`GUIDES`]), 5 interleaved rounds of up to 5 timed runs each; reports the rows.
-pub fn row_main(name: &str) -> Result<()> {
-    report_rows(rows(name, sizes_of(name)?, 5, 5)?);
+pub fn row_main(name: &str, isa: Isa) -> Result<()> {
+    report_rows(rows(name, sizes_of(name)?, 5, 5, isa)?);
     Ok(())
 }
 
 /// Runs [`row_main`] in a child process under `caps`; its rows.
-pub fn run_child(name: &str, caps: crate::cluster::child::ProcessLimits) -> Result<Vec<Row>> {
-    let work = super::jobs::Work::Steps { guide: name.into() };
-    rows_child(work, caps, "steps")
+pub fn run_child(
+    name: &str,
+    isa: Isa,
+    caps: crate::cluster::child::ProcessLimits,
+) -> Result<Vec<Row>> {
+    let guide = name.into();
+    rows_child(super::jobs::Work::Steps { guide, isa }, caps, "steps")
 }
 
-/// Every step of the guide `name` (in `programs/`) with each of its program's sizes at
-/// each of `sizes`: `rounds` interleaved rounds (the step, then its scalar lowering, and the
-/// reference GEMM for a matrix product) of at most `runs` runs, fewer for a slow step (a
-/// round about a second).
-pub fn rows(name: &str, sizes: [i64; 2], rounds: usize, runs: usize) -> Result<Vec<Row>> {
-    let guide = crate::guide::parse::load_guide(&guide_file(name))?;
+/// Every step of the guide `name` (in `programs/`), its rules and C for `isa`, with each of
+/// its program's sizes at each of `sizes`: `rounds` interleaved rounds (the step, then its
+/// scalar lowering, and the reference GEMM for a matrix product) of at most `runs` runs,
+/// fewer for a slow step (a round about a second).
+pub fn rows(name: &str, sizes: [i64; 2], rounds: usize, runs: usize, isa: Isa) -> Result<Vec<Row>> {
+    let (params, opts) = super::codegen::for_isa(isa)?;
+    let guide = crate::guide::parse::load_guide_with(&guide_file(name), params)?;
     let reports = crate::guide::run(&guide, |_, _| {}, |_, _| {})?;
     crate::guide::check_found(&reports)?;
     let mut rows = vec![];
@@ -151,7 +157,7 @@ pub fn rows(name: &str, sizes: [i64; 2], rounds: usize, runs: usize) -> Result<V
                 max_rel_error: None,
                 error: None,
             };
-            if let Err(e) = time_step(&program, &mut row, rounds, runs) {
+            if let Err(e) = time_step(&program, &mut row, rounds, runs, &opts) {
                 row.error = Some(e.message.replace(['\n', ','], " "));
             }
             eprintln!("  {}", row.fields().join(","));
@@ -168,11 +174,12 @@ fn time_step(
     row: &mut Row,
     rounds: usize,
     runs: usize,
+    base: &COptions,
 ) -> Result<()> {
     let opts = COptions {
         threads: THREADS,
         runs,
-        ..COptions::default()
+        ..base.clone()
     };
     let exe = compile(program, &row.sizes, &opts)?;
     let scalar = compile(program, &row.sizes, &opts.scalar())?;

@@ -983,11 +983,16 @@ fn the_steps_table_covers_every_guide() {
 }
 
 /// The steps table's rows of one guide: every step at both sizes, validated and timed in
-/// both lowerings.
+/// both lowerings, as AVX2 code (`--isa avx2`) where the machine runs it.
 #[test]
 fn the_steps_table_times_every_step_in_both_lowerings() {
+    use sketchlog::codegen::target::Isa;
+    let isa = match Isa::Avx2.check_runs_here() {
+        Ok(()) => Isa::Avx2,
+        Err(_) => Isa::Native,
+    };
     let rows =
-        sketchlog::experiments::steps::rows("shine/separable-lanes", [16, 32], 1, 1).unwrap();
+        sketchlog::experiments::steps::rows("shine/separable-lanes", [16, 32], 1, 1, isa).unwrap();
     let steps: Vec<&str> = rows.iter().map(|r| r.step.as_str()).collect();
     assert_eq!(
         steps,
