@@ -120,16 +120,18 @@ pub fn run_child(isa: Isa, caps: crate::cluster::child::ProcessLimits) -> Result
     super::codegen::rows_child(super::jobs::Work::Harris { isa }, caps, "harris")
 }
 
-/// A version compiled in both lowerings, and its error against the interpreter.
-struct Version {
-    label: &'static str,
+/// A program's C, compiled in both lowerings, and its error against the interpreter.
+struct Timed {
+    c: String,
     exe: Compiled,
     scalar: Compiled,
     max_rel_error: f64,
 }
 
 /// Every version at each size with each thread count, its C and Halide's for `isa`: per
-/// round, each version's runs, its scalar lowering's, then the peers' on the same input.
+/// round, each version's runs, its scalar lowering's, then the peers' on the same input. A
+/// version whose C is an earlier version's (a strategy that reaches its guide's program) is
+/// compiled and timed once: its rows repeat the earlier version's figures.
 pub fn rows(
     sizes: &[(i64, i64)],
     threads: &[usize],
@@ -141,24 +143,38 @@ pub fn rows(
     install_peers();
     let mut rows = vec![];
     for &(h, w) in sizes {
-        let mut versions = vec![];
+        // Each version's label and the index of its program in `timed`.
+        let mut versions: Vec<(&str, usize)> = vec![];
+        let mut timed: Vec<Timed> = vec![];
         let mut expected = None;
         for (label, spec) in VERSIONS {
             eprintln!("{label} at {w} x {h} ...");
             let spec = super::input(spec).display().to_string();
             let program: Rc<Term> =
                 crate::codegen::sequential(&read_program(&spec, params.clone())?.term()?);
-            let opts = base.clone();
-            let exe = compile(&program, &[h, w], &opts)?;
-            let scalar = compile(&program, &[h, w], &opts.scalar())?;
+            let c = crate::codegen::emit::lowered_c(
+                "harris",
+                &program,
+                &[h, w],
+                base.lowering,
+                base.target,
+            )?
+            .c;
+            if let Some(k) = timed.iter().position(|t| t.c == c) {
+                versions.push((label, k));
+                continue;
+            }
+            let exe = compile(&program, &[h, w], &base)?;
+            let scalar = compile(&program, &[h, w], &base.scalar())?;
             // The same inputs for every version (a fixed seed), each checked against its
             // own program's meaning.
             let e = Expected::of(&exe, &program)?;
-            let max_rel_error = check(&exe, &e, &opts)?.max_rel_error;
-            check(&scalar, &e, &opts)?;
+            let max_rel_error = check(&exe, &e, &base)?.max_rel_error;
+            check(&scalar, &e, &base)?;
             expected.get_or_insert(e);
-            versions.push(Version {
-                label,
+            versions.push((label, timed.len()));
+            timed.push(Timed {
+                c,
                 exe,
                 scalar,
                 max_rel_error,
@@ -181,10 +197,10 @@ pub fn rows(
                 ..base.clone()
             };
             let mut peers = Peers::default();
-            // Each version's timed runs and its scalar lowering's, over the rounds.
-            let mut times = vec![(vec![], vec![]); versions.len()];
+            // Each program's timed runs and its scalar lowering's, over the rounds.
+            let mut times = vec![(vec![], vec![]); timed.len()];
             for _ in 0..rounds.max(1) {
-                for (v, (program, scalar)) in versions.iter().zip(times.iter_mut()) {
+                for (v, (program, scalar)) in timed.iter().zip(times.iter_mut()) {
                     program.extend(v.exe.run(&expected.inputs, &opts)?.1);
                     scalar.extend(v.scalar.run(&expected.inputs, &opts)?.1);
                 }
@@ -193,9 +209,10 @@ pub fn rows(
             if let Some(why) = &peers.unavailable {
                 eprintln!("  peers: {why}");
             }
-            for (v, (program, scalar)) in versions.iter().zip(&times) {
+            for &(label, k) in &versions {
+                let ((program, scalar), v) = (&times[k], &timed[k]);
                 rows.push(Row {
-                    version: v.label.to_string(),
+                    version: label.to_string(),
                     threads: t,
                     width: w,
                     height: h,
