@@ -167,7 +167,7 @@ fn bench_c(
             Some(&scalar),
             &expected,
             &opts,
-            rounds,
+            crate::codegen::measure::Rounds::exactly(rounds),
             beside,
         )?;
         report_measured(&m, &exe, t, rounds, peer);

@@ -17,6 +17,48 @@ pub fn median(xs: &[f64]) -> f64 {
     xs.get(xs.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
+/// How many interleaved rounds to time: `max`, or fewer once at least `min` have run and
+/// every per-round ratio of the run ([`settled`]) agrees within [`SETTLED`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rounds {
+    pub min: usize,
+    pub max: usize,
+}
+
+impl Rounds {
+    /// Always `n` rounds (at least one).
+    pub fn exactly(n: usize) -> Rounds {
+        Rounds { min: n, max: n }
+    }
+
+    /// At least three rounds, at most `max`: the reproduction's tables.
+    pub fn up_to(max: usize) -> Rounds {
+        Rounds {
+            min: max.min(3),
+            max,
+        }
+    }
+
+    /// Whether to time another round after `done`, given each compared time's per-round
+    /// ratios to the program's.
+    pub fn more(&self, done: usize, ratios: &[&[f64]]) -> bool {
+        done < self.min.max(1) || (done < self.max && !settled(ratios))
+    }
+}
+
+/// How far apart a run's per-round ratios may lie, relative to their median, for the run
+/// to stop before its most rounds.
+pub const SETTLED: f64 = 0.05;
+
+/// Whether each series of per-round ratios lies within [`SETTLED`] of its median (an empty
+/// series does).
+pub fn settled(ratios: &[&[f64]]) -> bool {
+    ratios.iter().all(|r| {
+        let m = median(r);
+        r.iter().all(|x| (x - m).abs() <= SETTLED * m)
+    })
+}
+
 /// A program's validated, timed runs, its scalar lowering's and, where it computes the
 /// reference's product, the reference's times on the same inputs.
 pub struct Measured {
@@ -102,15 +144,15 @@ pub fn check_once(
 }
 
 /// Checks `exe` (and its scalar lowering `scalar`, if given) against its program's meaning
-/// (`expected`) in one run ([`check_once`]), then times it, the scalar lowering and the reference in `rounds`
-/// interleaved rounds of `opts.runs` runs each, or fewer for a slow program: a round of its
-/// runs takes about `ROUND_MS`, and at least one run.
+/// (`expected`) in one run ([`check_once`]), then times it, the scalar lowering and the
+/// reference in interleaved `rounds` of `opts.runs` runs each, or fewer for a slow program: a
+/// round of its runs takes about `ROUND_MS`, and at least one run.
 pub fn measure(
     exe: &Compiled,
     scalar: Option<&Compiled>,
     expected: &Expected,
     opts: &COptions,
-    rounds: usize,
+    rounds: Rounds,
 ) -> Result<Measured> {
     measure_beside(exe, scalar, expected, opts, rounds, None)
 }
@@ -125,7 +167,7 @@ pub fn measure_beside(
     scalar: Option<&Compiled>,
     expected: &Expected,
     opts: &COptions,
-    rounds: usize,
+    rounds: Rounds,
     mut peer: Option<Peer>,
 ) -> Result<Measured> {
     let checked = check_once(exe, scalar, expected, opts)?;
@@ -140,10 +182,15 @@ pub fn measure_beside(
     let mut round_ratios = vec![];
     let mut peer_ms = peer.as_ref().map(|_| vec![]);
     let mut peer_ratios = vec![];
-    for _ in 0..rounds.max(1) {
+    let mut scalar_ratios = vec![];
+    let mut done = 0;
+    while rounds.more(done, &[&scalar_ratios, &round_ratios, &peer_ratios]) {
+        done += 1;
         let round = exe.run(&expected.inputs, &timed)?.1;
         if let (Some(scalar), Some(times)) = (scalar, scalar_ms.as_mut()) {
-            times.extend(scalar.run(&expected.inputs, &timed)?.1);
+            let theirs = scalar.run(&expected.inputs, &timed)?.1;
+            scalar_ratios.push(median(&theirs) / median(&round));
+            times.extend(theirs);
         }
         if let (Some(sizes), Some(times)) = (product, reference_ms.as_mut()) {
             let (a, b) = (&expected.inputs[0], &expected.inputs[1]);
@@ -201,3 +248,24 @@ fn as_product(
 
 /// The time a round of a program's runs is given (one run at least).
 const ROUND_MS: f64 = 1000.0;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounds_stop_early_only_when_every_ratio_agrees() {
+        let rounds = Rounds::up_to(5);
+        let (steady, drifting) = ([1.50, 1.52, 1.49], [1.50, 1.70, 1.49]);
+        assert!(rounds.more(2, &[&steady[..2]]), "at least three");
+        assert!(!rounds.more(3, &[&steady]), "settled after three");
+        assert!(rounds.more(3, &[&steady, &drifting]), "one series drifts");
+        assert!(!rounds.more(5, &[&drifting]), "at most five");
+        assert!(
+            Rounds::exactly(4).more(3, &[&steady]),
+            "bench-c's rounds are all run"
+        );
+        assert!(!Rounds::exactly(4).more(4, &[&drifting]));
+        assert_eq!(Rounds::up_to(2), Rounds { min: 2, max: 2 });
+    }
+}

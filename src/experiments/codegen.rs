@@ -8,7 +8,7 @@
 
 use super::matmul::GOALS;
 use super::Reason;
-use crate::codegen::measure::measure;
+use crate::codegen::measure::{measure, Rounds};
 use crate::codegen::run::{compile, COptions, Expected};
 use crate::codegen::target::{Isa, Target};
 use crate::error::{Error, Result};
@@ -148,7 +148,7 @@ pub fn rows_child<R: serde::de::DeserializeOwned>(
 }
 
 /// The child process of `reproduce codegen`: every version at `size` on 1 and 2 threads,
-/// 5 interleaved rounds of 5 timed runs; reports the rows.
+/// 3 to 5 interleaved rounds ([`Rounds::up_to`]) of 5 timed runs; reports the rows.
 pub fn row_main(size: i64) -> Result<()> {
     report_rows(rows(size, &[1, 2], 5, 5)?);
     Ok(())
@@ -225,7 +225,7 @@ pub fn rows(size: i64, threads: &[usize], runs: usize, rounds: usize) -> Result<
                 threads: t,
                 ..opts.clone()
             };
-            let m = measure(&exe, Some(&scalar), &expected, &opts, rounds)?;
+            let m = measure(&exe, Some(&scalar), &expected, &opts, Rounds::up_to(rounds))?;
             if label == "baseline" {
                 baseline_ms.push(m.median_ms());
             }

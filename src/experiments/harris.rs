@@ -5,6 +5,7 @@
 //! (`scripts/harris-peer.py`, installed by `scripts/peers.sh` when missing), on the same
 //! input, in interleaved rounds (`results/harris.csv`).
 
+use crate::codegen::measure::Rounds;
 use crate::codegen::run::{check, compile, COptions, Compiled, Expected};
 use crate::codegen::target::Isa;
 use crate::error::{Error, Result};
@@ -109,9 +110,9 @@ pub fn inputs() -> Result<Vec<PathBuf>> {
 }
 
 /// The child process of `reproduce harris`: every version at every size on 1 and 2
-/// threads, 5 interleaved rounds of 5 timed runs; reports the rows.
+/// threads, 3 to 5 interleaved rounds of 5 timed runs; reports the rows.
 pub fn row_main(isa: Isa) -> Result<()> {
-    super::codegen::report_rows(rows(&SIZES, &[1, 2], 5, 5, isa)?);
+    super::codegen::report_rows(rows(&SIZES, &[1, 2], 5, Rounds::up_to(5), isa)?);
     Ok(())
 }
 
@@ -129,14 +130,15 @@ struct Timed {
 }
 
 /// Every version at each size with each thread count, its C and Halide's for `isa`: per
-/// round, each version's runs, its scalar lowering's, then the peers' on the same input. A
+/// round (of `rounds`, settled by each version's ratios to its scalar lowering and to
+/// Halide), each version's runs, its scalar lowering's, then the peers' on the same input. A
 /// version whose C is an earlier version's (a strategy that reaches its guide's program) is
 /// compiled and timed once: its rows repeat the earlier version's figures.
 pub fn rows(
     sizes: &[(i64, i64)],
     threads: &[usize],
     runs: usize,
-    rounds: usize,
+    rounds: Rounds,
     isa: Isa,
 ) -> Result<Vec<Row>> {
     let (params, base) = super::codegen::for_isa(isa)?;
@@ -197,14 +199,30 @@ pub fn rows(
                 ..base.clone()
             };
             let mut peers = Peers::default();
-            // Each program's timed runs and its scalar lowering's, over the rounds.
+            // Each program's timed runs and its scalar lowering's, over the rounds, and per
+            // round the scalar lowering's and Halide's median time over each program's.
             let mut times = vec![(vec![], vec![]); timed.len()];
-            for _ in 0..rounds.max(1) {
-                for (v, (program, scalar)) in timed.iter().zip(times.iter_mut()) {
-                    program.extend(v.exe.run(&expected.inputs, &opts)?.1);
-                    scalar.extend(v.scalar.run(&expected.inputs, &opts)?.1);
+            let mut ratios: Vec<Vec<f64>> = vec![vec![]; 2 * timed.len()];
+            let mut done = 0;
+            while rounds.more(done, &ratios.iter().map(Vec::as_slice).collect::<Vec<_>>()) {
+                done += 1;
+                let mut medians = vec![];
+                for (k, (v, (program, scalar))) in timed.iter().zip(&mut times).enumerate() {
+                    let ours = v.exe.run(&expected.inputs, &opts)?.1;
+                    let theirs = v.scalar.run(&expected.inputs, &opts)?.1;
+                    medians.push(super::median(&ours));
+                    ratios[2 * k].push(super::median(&theirs) / medians[k]);
+                    program.extend(ours);
+                    scalar.extend(theirs);
                 }
+                let before = peers.halide.len();
                 peers.run(image.path(), (h, w), t, runs, isa);
+                if peers.halide.len() > before {
+                    let halide = super::median(&peers.halide[before..]);
+                    for (k, ms) in medians.iter().enumerate() {
+                        ratios[2 * k + 1].push(halide / ms);
+                    }
+                }
             }
             if let Some(why) = &peers.unavailable {
                 eprintln!("  peers: {why}");

@@ -117,7 +117,7 @@ fn sizes_of(name: &str) -> Result<[i64; 2]> {
 }
 
 /// The child process of one guide's rows: the guide run once, every step at both its sizes
-/// ([`GUIDES`]), 5 interleaved rounds of up to 5 timed runs each; reports the rows.
+/// ([`GUIDES`]), 3 to 5 interleaved rounds of up to 5 timed runs each; reports the rows.
 pub fn row_main(name: &str, isa: Isa) -> Result<()> {
     report_rows(rows(name, sizes_of(name)?, 5, 5, isa)?);
     Ok(())
@@ -184,6 +184,7 @@ fn time_step(
     let exe = compile(program, &row.sizes, &opts)?;
     let scalar = compile(program, &row.sizes, &opts.scalar())?;
     let expected = Expected::of(&exe, program)?;
+    let rounds = crate::codegen::measure::Rounds::up_to(rounds);
     let measured = crate::codegen::measure::measure(&exe, Some(&scalar), &expected, &opts, rounds)?;
     row.max_rel_error = Some(measured.check.max_rel_error);
     row.median_ms = Some(measured.median_ms());

@@ -372,7 +372,13 @@ pub fn point_main(sweep: &Path, point: &Point) -> Result<()> {
         let exe = crate::codegen::run::compile(&program, &sizes, &opts)?;
         // What the program the guide starts from means.
         let expected = crate::codegen::run::Expected::of(&exe, &guide.start)?;
-        let m = crate::codegen::measure::measure(&exe, None, &expected, &opts, 3)?;
+        let m = crate::codegen::measure::measure(
+            &exe,
+            None,
+            &expected,
+            &opts,
+            crate::codegen::measure::Rounds::exactly(3),
+        )?;
         row.gflops = Some(m.gflops);
         row.ratio_vs_reference = m.reference(&exe).map(|(_, ratio)| ratio);
     }

@@ -71,7 +71,13 @@ pub fn bench(
             threads,
             ..opts.clone()
         };
-        let m = measure::measure(&exe, Some(&scalar), &expected, &opts, 3)?;
+        let m = measure::measure(
+            &exe,
+            Some(&scalar),
+            &expected,
+            &opts,
+            measure::Rounds::exactly(3),
+        )?;
         let reference = m.reference(&exe);
         timings.push(Timing {
             threads,
