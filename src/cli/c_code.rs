@@ -22,9 +22,9 @@ pub(super) struct BenchCArgs {
     /// OpenMP thread counts to time (each at most 1024).
     #[arg(long, value_delimiter = ',', default_value = "1", value_parser = limits::threads)]
     threads: Vec<usize>,
-    /// Timed runs per round, after one warm-up run (fewer for a program whose run takes
-    /// longer than 200 ms: a round of its runs takes about a second, one run at least; at
-    /// most 100,000).
+    /// Timed runs per round, after one warm-up run, at most 100,000: fewer for a slow
+    /// program (a round of its runs takes about a second, one run at least), more for a fast
+    /// one (a round takes 20 ms at least, up to 100 runs).
     #[arg(long, default_value_t = 5, value_parser = limits::runs)]
     runs: usize,
     /// Rounds, interleaved with the reference GEMM's (program, reference, program, ...);

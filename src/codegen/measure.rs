@@ -173,7 +173,7 @@ pub fn measure_beside(
     let checked = check_once(exe, scalar, expected, opts)?;
     let product = as_product(exe, expected, &checked, opts.tolerance);
     let timed = COptions {
-        runs: ((ROUND_MS / checked.median_ms) as usize).clamp(1, opts.runs.max(1)),
+        runs: runs_per_round(opts.runs, checked.median_ms),
         ..opts.clone()
     };
     let mut times_ms = vec![];
@@ -248,6 +248,18 @@ fn as_product(
 
 /// The time a round of a program's runs is given (one run at least).
 const ROUND_MS: f64 = 1000.0;
+/// The shortest round of a fast program's runs (at most [`MOST_RUNS`] runs): a round of a
+/// few runs of a tenth of a millisecond is as much the threads' wake-up as the program.
+const SHORTEST_ROUND_MS: f64 = 20.0;
+const MOST_RUNS: usize = 100;
+
+/// Runs per round of a program whose run takes `ms`: `runs`, fewer for a slow program (a
+/// round of about [`ROUND_MS`], one run at least), more for a fast one (a round of at least
+/// [`SHORTEST_ROUND_MS`], at most [`MOST_RUNS`] runs).
+fn runs_per_round(runs: usize, ms: f64) -> usize {
+    let fewest = ((SHORTEST_ROUND_MS / ms) as usize).min(MOST_RUNS);
+    ((ROUND_MS / ms) as usize).clamp(1, runs.max(1)).max(fewest)
+}
 
 #[cfg(test)]
 mod tests {
@@ -267,5 +279,23 @@ mod tests {
         );
         assert!(!Rounds::exactly(4).more(4, &[&drifting]));
         assert_eq!(Rounds::up_to(2), Rounds { min: 2, max: 2 });
+    }
+
+    #[test]
+    fn a_round_lasts_long_enough_and_not_too_long() {
+        assert_eq!(runs_per_round(5, 10.0), 5, "as asked");
+        assert_eq!(
+            runs_per_round(5, 0.1),
+            100,
+            "a fast program's round lasts 10 ms at least"
+        );
+        assert_eq!(runs_per_round(5, 1.0), 20, "20 ms");
+        assert_eq!(
+            runs_per_round(5, 400.0),
+            2,
+            "a slow program's round about a second"
+        );
+        assert_eq!(runs_per_round(5, 5000.0), 1, "one run at least");
+        assert_eq!(runs_per_round(200, 0.1), 200, "more when asked");
     }
 }
