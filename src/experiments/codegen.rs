@@ -148,7 +148,8 @@ pub fn rows_child<R: serde::de::DeserializeOwned>(
 }
 
 /// The child process of `reproduce codegen`: every version at `size` on 1 and 2 threads,
-/// 3 to 5 interleaved rounds ([`Rounds::up_to`]) of 5 timed runs; reports the rows.
+/// 3 to 5 interleaved rounds ([`Rounds::up_to`]) of 5 timed runs (fewer for a slow version,
+/// more for a fast one: [`measure`]); reports the rows.
 pub fn row_main(size: i64) -> Result<()> {
     report_rows(rows(size, &[1, 2], 5, 5)?);
     Ok(())

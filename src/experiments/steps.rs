@@ -117,7 +117,8 @@ fn sizes_of(name: &str) -> Result<[i64; 2]> {
 }
 
 /// The child process of one guide's rows: the guide run once, every step at both its sizes
-/// ([`GUIDES`]), 3 to 5 interleaved rounds of up to 5 timed runs each; reports the rows.
+/// ([`GUIDES`]), 3 to 5 interleaved rounds of 5 timed runs each (fewer for a slow step, more
+/// for a fast one: [`crate::codegen::measure::measure`]); reports the rows.
 pub fn row_main(name: &str, isa: Isa) -> Result<()> {
     report_rows(rows(name, sizes_of(name)?, 5, 5, isa)?);
     Ok(())
