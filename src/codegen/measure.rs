@@ -186,9 +186,9 @@ pub fn measure_beside(
     let mut done = 0;
     while rounds.more(done, &[&scalar_ratios, &round_ratios, &peer_ratios]) {
         done += 1;
-        let round = exe.run(&expected.inputs, &timed)?.1;
+        let round = exe.time(expected, &timed)?;
         if let (Some(scalar), Some(times)) = (scalar, scalar_ms.as_mut()) {
-            let theirs = scalar.run(&expected.inputs, &timed)?.1;
+            let theirs = scalar.time(expected, &timed)?;
             scalar_ratios.push(median(&theirs) / median(&round));
             times.extend(theirs);
         }

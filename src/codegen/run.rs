@@ -10,7 +10,7 @@ use super::emit::{lowered_c, Lowering};
 use super::target::Target;
 use crate::error::{Error, Result};
 use crate::rise::term::Term;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 /// How to compile and run.
@@ -260,23 +260,43 @@ impl Compiled {
 
     /// Runs on `inputs` (row-major floats): the output and each timed run's milliseconds.
     pub fn run(&self, inputs: &[Vec<f32>], opts: &COptions) -> Result<(Vec<f32>, Vec<f64>)> {
-        let sizes: Vec<usize> = inputs.iter().map(Vec::len).collect();
-        if sizes != self.inputs {
+        let inp = self.dir().join("in.bin");
+        write_inputs(&inp, inputs)?;
+        let (output, times) = self.run_file(&inp, input_counts(inputs), opts, true)?;
+        Ok((output.unwrap_or_default(), times))
+    }
+
+    /// Runs on `expected`'s inputs, written to a file once for every program that runs on
+    /// them: each timed run's milliseconds (the output is not read).
+    pub fn time(&self, expected: &Expected, opts: &COptions) -> Result<Vec<f64>> {
+        let counts = input_counts(&expected.inputs);
+        Ok(self
+            .run_file(expected.input_file()?, counts, opts, false)?
+            .1)
+    }
+
+    fn dir(&self) -> &Path {
+        self.exe.parent().unwrap_or(Path::new("."))
+    }
+
+    /// Runs on the inputs in the file `inp` (`counts` floats each): the output, if `read`, and
+    /// each timed run's milliseconds.
+    fn run_file(
+        &self,
+        inp: &Path,
+        counts: Vec<usize>,
+        opts: &COptions,
+        read: bool,
+    ) -> Result<(Option<Vec<f32>>, Vec<f64>)> {
+        if counts != self.inputs {
             return Err(Error::bad_input(format!(
-                "inputs of {sizes:?} floats for a program taking {:?}",
+                "inputs of {counts:?} floats for a program taking {:?}",
                 self.inputs
             )));
         }
-        let dir = self.exe.parent().unwrap_or(std::path::Path::new("."));
-        let (inp, outp) = (dir.join("in.bin"), dir.join("out.bin"));
-        let bytes: Vec<u8> = inputs
-            .iter()
-            .flatten()
-            .flat_map(|x| x.to_le_bytes())
-            .collect();
-        std::fs::write(&inp, bytes).map_err(|e| Error::io(&inp, e))?;
+        let outp = self.dir().join("out.bin");
         let mut cmd = std::process::Command::new(&self.exe);
-        cmd.arg(&inp).arg(&outp).arg(opts.runs.to_string());
+        cmd.arg(inp).arg(&outp).arg(opts.runs.to_string());
         cmd.env("OMP_NUM_THREADS", opts.threads.to_string());
         if opts.threads > 1 {
             cmd.env("OMP_WAIT_POLICY", "active")
@@ -295,6 +315,9 @@ impl Compiled {
             .lines()
             .filter_map(|l| l.trim().parse().ok())
             .collect();
+        if !read {
+            return Ok((None, times));
+        }
         let raw = std::fs::read(&outp).map_err(|e| Error::io(&outp, e))?;
         let result: Vec<f32> = raw
             .chunks_exact(4)
@@ -305,8 +328,23 @@ impl Compiled {
                 "the compiled program wrote a short output",
             ));
         }
-        Ok((result, times))
+        Ok((Some(result), times))
     }
+}
+
+fn input_counts(inputs: &[Vec<f32>]) -> Vec<usize> {
+    inputs.iter().map(Vec::len).collect()
+}
+
+/// Writes `inputs` to `path` as the harness reads them: the floats of each input in turn,
+/// little-endian.
+fn write_inputs(path: &Path, inputs: &[Vec<f32>]) -> Result<()> {
+    let bytes: Vec<u8> = inputs
+        .iter()
+        .flatten()
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
+    std::fs::write(path, bytes).map_err(|e| Error::io(path, e))
 }
 
 /// A validated, timed run.
@@ -348,6 +386,8 @@ pub struct Expected {
     positions: Vec<usize>,
     /// The interpreter's value at each position.
     values: Vec<f32>,
+    /// The inputs in a file, as the harness reads them, once a run asked for it.
+    file: std::sync::OnceLock<(tempfile::TempDir, PathBuf)>,
 }
 
 impl Expected {
@@ -370,7 +410,22 @@ impl Expected {
             inputs,
             positions,
             values,
+            file: std::sync::OnceLock::new(),
         })
+    }
+
+    /// The file of the inputs, written the first time it is asked for.
+    fn input_file(&self) -> Result<&Path> {
+        if self.file.get().is_none() {
+            let dir = tempfile::Builder::new()
+                .prefix("sketchlog-inputs-")
+                .tempdir()
+                .map_err(|e| Error::io(&std::env::temp_dir(), e))?;
+            let path = dir.path().join("in.bin");
+            write_inputs(&path, &self.inputs)?;
+            let _ = self.file.set((dir, path));
+        }
+        Ok(&self.file.get().expect("written above").1)
     }
 }
 
@@ -419,7 +474,9 @@ pub fn validate(exe: &Compiled, program: &Rc<Term>, opts: &COptions) -> Result<V
 
 /// Runs `exe` on `expected`'s inputs and compares its output with `expected`'s values.
 pub fn check(exe: &Compiled, expected: &Expected, opts: &COptions) -> Result<Validation> {
-    let (output, mut times) = exe.run(&expected.inputs, opts)?;
+    let counts = input_counts(&expected.inputs);
+    let (output, mut times) = exe.run_file(expected.input_file()?, counts, opts, true)?;
+    let output = output.expect("read");
     let (mut worst, mut max_rel_error) = (0, 0.0f64);
     for (&p, &r) in expected.positions.iter().zip(&expected.values) {
         let e = ((output[p] - r).abs() / r.abs().max(1.0)) as f64;

@@ -807,7 +807,10 @@ fn harris_line_buffered_holds_three_rows_of_products_and_agrees_with_the_interpr
         "{sizes:?}\n{c}"
     );
     for size in &sizes {
-        assert!([1360, 1188, 1024, 198, 68, 66].contains(size), "{sizes:?}\n{c}");
+        assert!(
+            [1360, 1188, 1024, 198, 68, 66].contains(size),
+            "{sizes:?}\n{c}"
+        );
     }
     assert_eq!(count(68), 2 * count(1360), "{sizes:?}\n{c}");
     for sizes in [[16, 1], [48, 17]] {
