@@ -258,14 +258,6 @@ impl Compiled {
         (&self.input_shapes, &self.output_shape)
     }
 
-    /// Runs on `inputs` (row-major floats): the output and each timed run's milliseconds.
-    pub fn run(&self, inputs: &[Vec<f32>], opts: &COptions) -> Result<(Vec<f32>, Vec<f64>)> {
-        let inp = self.dir().join("in.bin");
-        write_inputs(&inp, inputs)?;
-        let (output, times) = self.run_file(&inp, input_counts(inputs), opts, true)?;
-        Ok((output.unwrap_or_default(), times))
-    }
-
     /// Runs on `expected`'s inputs, written to a file once for every program that runs on
     /// them: each timed run's milliseconds (the output is not read).
     pub fn time(&self, expected: &Expected, opts: &COptions) -> Result<Vec<f64>> {
@@ -273,10 +265,6 @@ impl Compiled {
         Ok(self
             .run_file(expected.input_file()?, counts, opts, false)?
             .1)
-    }
-
-    fn dir(&self) -> &Path {
-        self.exe.parent().unwrap_or(Path::new("."))
     }
 
     /// Runs on the inputs in the file `inp` (`counts` floats each): the output, if `read`, and
@@ -294,7 +282,7 @@ impl Compiled {
                 self.inputs
             )));
         }
-        let outp = self.dir().join("out.bin");
+        let outp = self.exe.with_file_name("out.bin");
         let mut cmd = std::process::Command::new(&self.exe);
         cmd.arg(inp).arg(&outp).arg(opts.runs.to_string());
         cmd.env("OMP_NUM_THREADS", opts.threads.to_string());
