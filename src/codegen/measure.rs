@@ -71,6 +71,8 @@ pub struct Measured {
     pub reference_ms: Option<Vec<f64>>,
     /// The scalar lowering's timed runs (validated as the program is).
     pub scalar_ms: Option<Vec<f64>>,
+    /// Per round, the scalar lowering's median time over the program's.
+    scalar_ratios: Vec<f64>,
     /// Per round, the reference's median time over the program's: the machine's speed
     /// drifts between rounds, so the ratio is the median of these.
     round_ratios: Vec<f64>,
@@ -89,6 +91,12 @@ impl Measured {
     /// The scalar lowering's median time.
     pub fn scalar_median_ms(&self) -> Option<f64> {
         self.scalar_ms.as_deref().map(median)
+    }
+    /// The scalar lowering's speed relative to this program's: the median of the rounds'
+    /// ratios of its median time over the program's (below 1: the program is slower).
+    pub fn scalar_ratio(&self) -> Option<f64> {
+        self.scalar_ms.as_ref()?;
+        Some(median(&self.scalar_ratios))
     }
     /// The peer's median time and this program's speed relative to it (the median of the
     /// rounds' ratios).
@@ -213,6 +221,7 @@ pub fn measure_beside(
         times_ms,
         reference_ms,
         scalar_ms,
+        scalar_ratios,
         round_ratios,
         peer_ms,
         peer_ratios,

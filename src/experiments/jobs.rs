@@ -233,7 +233,7 @@ impl Task for Work {
             Outcome::Steps(rows) => {
                 let slow = rows
                     .iter()
-                    .filter(|r| r.ratio_vs_scalar().is_some_and(|x| x < 1.0 / 1.2));
+                    .filter(|r| r.ratio_vs_scalar.is_some_and(|x| x < 1.0 / 1.2));
                 let failed = rows.iter().filter(|r| r.error.is_some()).count();
                 format!(
                     "{} rows, {} more than 1.2x slower than their scalar lowering, {failed} failed",

@@ -71,15 +71,14 @@ pub struct Row {
     pub sizes: Vec<i64>,
     pub median_ms: Option<f64>,
     pub scalar_ms: Option<f64>,
+    /// The scalar lowering's time over the step's, the median of the rounds' ratios (below
+    /// 1: the step is slower).
+    pub ratio_vs_scalar: Option<f64>,
     pub max_rel_error: Option<f64>,
     pub error: Option<String>,
 }
 
 impl Row {
-    /// The scalar lowering's time over the step's (below 1: the step is slower).
-    pub fn ratio_vs_scalar(&self) -> Option<f64> {
-        self.scalar_ms.zip(self.median_ms).map(|(s, m)| s / m)
-    }
 
     /// Its cells, in the order of [`COLUMNS`].
     pub fn fields(&self) -> Vec<String> {
@@ -91,7 +90,7 @@ impl Row {
             THREADS.to_string(),
             ms(self.median_ms),
             ms(self.scalar_ms),
-            super::cell(self.ratio_vs_scalar(), |r| format!("{r:.2}")),
+            super::cell(self.ratio_vs_scalar, |r| format!("{r:.2}")),
             super::cell(self.max_rel_error, |e| format!("{e:.2e}")),
             self.error.clone().unwrap_or_default(),
         ]
@@ -159,6 +158,7 @@ pub fn rows(name: &str, sizes: [i64; 2], rounds: usize, runs: usize, isa: Isa) -
                 sizes,
                 median_ms: None,
                 scalar_ms: None,
+                ratio_vs_scalar: None,
                 max_rel_error: None,
                 error: None,
             };
@@ -212,5 +212,6 @@ fn time_step(
     row.max_rel_error = Some(measured.check.max_rel_error);
     row.median_ms = Some(measured.median_ms());
     row.scalar_ms = measured.scalar_median_ms();
+    row.ratio_vs_scalar = measured.scalar_ratio();
     Ok(())
 }

@@ -1012,7 +1012,7 @@ fn the_steps_table_times_every_step_in_both_lowerings() {
     );
     for row in &rows {
         assert_eq!(row.error, None, "{row:?}");
-        assert!(row.ratio_vs_scalar().is_some(), "{row:?}");
+        assert!(row.ratio_vs_scalar.is_some(), "{row:?}");
         assert!(row.max_rel_error.unwrap() < 1e-5, "{row:?}");
     }
     assert_eq!(rows[1].sizes, [32, 32]);
