@@ -258,6 +258,14 @@ impl Compiled {
         (&self.input_shapes, &self.output_shape)
     }
 
+    /// Runs on `inputs` (row-major floats): the output and each timed run's milliseconds.
+    pub fn run(&self, inputs: &[Vec<f32>], opts: &COptions) -> Result<(Vec<f32>, Vec<f64>)> {
+        let inp = self.exe.with_file_name("in.bin");
+        write_inputs(&inp, inputs)?;
+        let (output, times) = self.run_file(&inp, input_counts(inputs), opts, true)?;
+        Ok((output.expect("read"), times))
+    }
+
     /// Runs on `expected`'s inputs, written to a file once for every program that runs on
     /// them: each timed run's milliseconds (the output is not read).
     pub fn time(&self, expected: &Expected, opts: &COptions) -> Result<Vec<f64>> {
