@@ -79,7 +79,6 @@ pub struct Row {
 }
 
 impl Row {
-
     /// Its cells, in the order of [`COLUMNS`].
     pub fn fields(&self) -> Vec<String> {
         let ms = |x: Option<f64>| super::cell(x, |v| format!("{v:.3}"));
