@@ -495,3 +495,51 @@ fn sketch_of_prints_a_sketch_the_program_satisfies() {
     assert_eq!(missing.status.code(), Some(2));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A user's own separable filter, its weights written as an outer product, is separated by
+/// `stencil.rules`' rule: per window of three rows, a row of weighted column sums, then three
+/// of them weighted. The two mean the same.
+#[test]
+fn a_filter_whose_weights_are_an_outer_product_is_separated() {
+    let dir = scratch("separable");
+    let rise = dir.join("blur.rise");
+    std::fs::write(
+        &rise,
+        "def dot = fun a b => reduce add 0.0 (map (fun p => mul (fst p) (snd p)) (zip a b))\n\
+         def outer = fun col row => join (map (fun a => map (fun b => mul a b) row) col)\n\
+         def w = makeArray<3> 0.25 0.5 0.25\n\
+         def start = nfun n m => fun (x : (n+2).(m+2).f32) =>\n  \
+           map (map (fun nbh => dot (outer w w) (join nbh)))\n    \
+             (map transpose (slide<3, 1> (map slide<3, 1> x)))\n\
+         def goal = nfun n m => fun (x : (n+2).(m+2).f32) =>\n  \
+           map (fun rows => map (fun ws => dot w ws) (slide<3, 1> (map (fun c => dot w c) (transpose rows))))\n    \
+             (slide<3, 1> x)\n",
+    )
+    .unwrap();
+    let (start, goal) = (
+        format!("{}:start", rise.display()),
+        format!("{}:goal", rise.display()),
+    );
+    let check = |rules: &str| sketchlog(&["check", &start, "--goal", &goal, "--rules", rules]);
+    assert!(check("rules/stencil.rules:separate-outer-dot")
+        .status
+        .success());
+    assert_eq!(
+        check("rules/stencil.rules:rotate-values").status.code(),
+        Some(1)
+    );
+    let path = rise.to_str().unwrap();
+    let mut rng = common::Rng(11);
+    let input = sketchlog::rise::interp::Value::matrix(7, 9, &rng.f32s(63));
+    let out = |name: &str| {
+        sketchlog::rise::interp::run(
+            &common::def(path, name),
+            &[5, 7],
+            std::slice::from_ref(&input),
+        )
+        .and_then(|v| v.flatten_f32())
+        .unwrap()
+    };
+    common::assert_close(&out("start"), &out("goal"), 1e-6);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
