@@ -4,7 +4,7 @@
 //! reproduction's tables time with.
 
 use super::reference;
-use super::run::{check, compile, COptions, Compiled, Expected, Validation};
+use super::run::{check, compile_with_scalar, COptions, Compiled, Expected, Validation};
 use crate::error::Result;
 use crate::rise::term::Term;
 use std::rc::Rc;
@@ -123,8 +123,7 @@ pub fn compile_both(
     sizes: &[i64],
     opts: &COptions,
 ) -> Result<(Compiled, Compiled, Expected)> {
-    let exe = compile(program, sizes, opts)?;
-    let scalar = compile(program, sizes, &opts.scalar())?;
+    let (exe, scalar) = compile_with_scalar(program, sizes, opts)?;
     let expected = Expected::of(&exe, meaning)?;
     Ok((exe, scalar, expected))
 }

@@ -231,25 +231,67 @@ impl Generated {
 
 /// Generates C for `program` at `sizes` and compiles it with a harness.
 pub fn compile(program: &Rc<Term>, sizes: &[i64], opts: &COptions) -> Result<Compiled> {
-    let generated = Generated::new(program, sizes, opts)?;
-    let (inputs, output) = generated.counts();
-    let (main, exe) = (
-        generated.dir.path().join("main.c"),
-        generated.dir.path().join("program"),
-    );
-    let harness = harness(generated.name, &inputs, output);
-    std::fs::write(&main, harness).map_err(|e| Error::io(&main, e))?;
-    build(opts, &[&generated.source(), &main], &exe, &[])?;
-    Ok(Compiled {
-        exe,
-        sizes: sizes.to_vec(),
-        inputs,
-        input_shapes: generated.input_shapes,
-        output,
-        output_shape: generated.output_shape,
-        flops: generated.flops,
-        _dir: generated.dir,
+    Unbuilt::new(program, sizes, opts)?.build(opts)
+}
+
+/// [`compile`] in `opts`' lowering and in its scalar one (`opts.scalar()`), the two compilers
+/// running at once.
+pub fn compile_with_scalar(
+    program: &Rc<Term>,
+    sizes: &[i64],
+    opts: &COptions,
+) -> Result<(Compiled, Compiled)> {
+    let scalar_opts = opts.scalar();
+    let ours = Unbuilt::new(program, sizes, opts)?;
+    let scalar = Unbuilt::new(program, sizes, &scalar_opts)?;
+    std::thread::scope(|s| {
+        let scalar = s.spawn(|| scalar.build(&scalar_opts));
+        let ours = ours.build(opts);
+        let scalar = scalar.join().expect("the C compiler's thread does not panic");
+        Ok((ours?, scalar?))
     })
+}
+
+/// A program's C and harness, written out, not compiled yet.
+struct Unbuilt {
+    generated: Generated,
+    main: PathBuf,
+    sizes: Vec<i64>,
+    inputs: Vec<usize>,
+    output: usize,
+}
+
+impl Unbuilt {
+    fn new(program: &Rc<Term>, sizes: &[i64], opts: &COptions) -> Result<Unbuilt> {
+        let generated = Generated::new(program, sizes, opts)?;
+        let (inputs, output) = generated.counts();
+        let main = generated.dir.path().join("main.c");
+        let harness = harness(generated.name, &inputs, output);
+        std::fs::write(&main, harness).map_err(|e| Error::io(&main, e))?;
+        Ok(Unbuilt {
+            generated,
+            main,
+            sizes: sizes.to_vec(),
+            inputs,
+            output,
+        })
+    }
+
+    fn build(self, opts: &COptions) -> Result<Compiled> {
+        let generated = self.generated;
+        let exe = generated.dir.path().join("program");
+        build(opts, &[&generated.source(), &self.main], &exe, &[])?;
+        Ok(Compiled {
+            exe,
+            sizes: self.sizes,
+            inputs: self.inputs,
+            input_shapes: generated.input_shapes,
+            output: self.output,
+            output_shape: generated.output_shape,
+            flops: generated.flops,
+            _dir: generated.dir,
+        })
+    }
 }
 
 impl Compiled {

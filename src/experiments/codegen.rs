@@ -9,7 +9,7 @@
 use super::matmul::GOALS;
 use super::Reason;
 use crate::codegen::measure::{measure, Rounds};
-use crate::codegen::run::{compile, COptions, Expected};
+use crate::codegen::run::{compile_with_scalar, COptions, Expected};
 use crate::codegen::target::{Isa, Target};
 use crate::error::{Error, Result};
 use std::path::Path;
@@ -218,8 +218,7 @@ pub fn rows(size: i64, threads: &[usize], runs: usize, rounds: usize) -> Result<
     for (label, spec, sizes) in versions(size) {
         eprintln!("{label} at {sizes:?} ...");
         let program = crate::codegen::sequential(&crate::guide::program::load_program(&spec)?);
-        let exe = compile(&program, &sizes, &opts)?;
-        let scalar = compile(&program, &sizes, &opts.scalar())?;
+        let (exe, scalar) = compile_with_scalar(&program, &sizes, &opts)?;
         let expected = Expected::of(&exe, &program)?;
         for (i, &t) in threads.iter().enumerate() {
             let opts = COptions {

@@ -6,7 +6,7 @@
 //! input, in interleaved rounds (`results/harris.csv`).
 
 use crate::codegen::measure::Rounds;
-use crate::codegen::run::{check, compile, COptions, Compiled, Expected};
+use crate::codegen::run::{check, compile_with_scalar, COptions, Compiled, Expected};
 use crate::codegen::target::Isa;
 use crate::error::{Error, Result};
 use crate::guide::program::read_program;
@@ -166,8 +166,7 @@ pub fn rows(
                 versions.push((label, k));
                 continue;
             }
-            let exe = compile(&program, &[h, w], &base)?;
-            let scalar = compile(&program, &[h, w], &base.scalar())?;
+            let (exe, scalar) = compile_with_scalar(&program, &[h, w], &base)?;
             // The same inputs for every version (a fixed seed), each checked against the
             // meaning of the first, the naive program, interpreted once.
             let e = match expected.take() {

@@ -7,7 +7,7 @@
 //! (below 1).
 
 use super::codegen::{join_sizes, report_rows, rows_child};
-use crate::codegen::run::{compile, COptions, Expected};
+use crate::codegen::run::{compile_with_scalar, COptions, Expected};
 use crate::codegen::target::Isa;
 use crate::error::{Error, Result};
 use std::path::PathBuf;
@@ -196,8 +196,7 @@ fn time_step(
         runs,
         ..base.clone()
     };
-    let exe = compile(step.program, &row.sizes, &opts)?;
-    let scalar = compile(step.program, &row.sizes, &opts.scalar())?;
+    let (exe, scalar) = compile_with_scalar(step.program, &row.sizes, &opts)?;
     let at = match meanings.iter().position(|(sizes, _)| *sizes == row.sizes) {
         Some(at) => at,
         None => {
