@@ -247,7 +247,9 @@ pub fn compile_with_scalar(
     std::thread::scope(|s| {
         let scalar = s.spawn(|| scalar.build(&scalar_opts));
         let ours = ours.build(opts);
-        let scalar = scalar.join().expect("the C compiler's thread does not panic");
+        let scalar = scalar
+            .join()
+            .expect("the C compiler's thread does not panic");
         Ok((ours?, scalar?))
     })
 }
