@@ -440,30 +440,45 @@ fn explain_prints_each_rewrite_and_ends_at_the_extracted_term() {
 /// the last argument and cannot.
 #[test]
 fn a_map_is_fissioned_on_the_first_argument_of_a_function() {
-    let dir = scratch("fission-first");
-    let rise = dir.join("mean.rise");
-    std::fs::write(
-        &rise,
+    let mut rng = common::Rng(7);
+    start_reaches_goal_only_with(
+        "mean",
         "def start = nfun n => fun (x : n.3.f32) => map (fun nbh => div (reduce add 0.0 nbh) 3.0) x\n\
          def goal = nfun n => fun (x : n.3.f32) =>\n  \
            map (fun s => div s 3.0) (map (fun nbh => reduce add 0.0 nbh) x)\n",
-    )
-    .unwrap();
+        ("rules/table2.rules:fission-any", "rules/table2.rules:fission"),
+        (&[5], sketchlog::rise::interp::Value::matrix(5, 3, &rng.f32s(15))),
+    );
+}
+
+/// Writes `source`, which defines `start` and `goal`, to a scratch file: `check` reaches
+/// `goal` from `start` with the rules `with` and not with `without`, and the two mean the
+/// same on `input` at `sizes`.
+fn start_reaches_goal_only_with(
+    name: &str,
+    source: &str,
+    (with, without): (&str, &str),
+    (sizes, input): (&[i64], sketchlog::rise::interp::Value),
+) {
+    let dir = scratch(name);
+    let rise = dir.join(format!("{name}.rise"));
+    std::fs::write(&rise, source).unwrap();
     let (start, goal) = (
         format!("{}:start", rise.display()),
         format!("{}:goal", rise.display()),
     );
     let check = |rules: &str| sketchlog(&["check", &start, "--goal", &goal, "--rules", rules]);
-    assert!(check("rules/table2.rules:fission-any").status.success());
-    assert_eq!(check("rules/table2.rules:fission").status.code(), Some(1));
-    // The two mean the same on a random input.
+    assert!(check(with).status.success());
+    assert_eq!(check(without).status.code(), Some(1));
     let path = rise.to_str().unwrap();
-    let mut rng = common::Rng(7);
-    let input = sketchlog::rise::interp::Value::matrix(5, 3, &rng.f32s(15));
     let out = |name: &str| {
-        sketchlog::rise::interp::run(&common::def(path, name), &[5], std::slice::from_ref(&input))
-            .and_then(|v| v.flatten_f32())
-            .unwrap()
+        sketchlog::rise::interp::run(
+            &common::def(path, name),
+            sizes,
+            std::slice::from_ref(&input),
+        )
+        .and_then(|v| v.flatten_f32())
+        .unwrap()
     };
     common::assert_close(&out("start"), &out("goal"), 1e-6);
     std::fs::remove_dir_all(&dir).unwrap();
@@ -501,10 +516,9 @@ fn sketch_of_prints_a_sketch_the_program_satisfies() {
 /// of them weighted. The two mean the same.
 #[test]
 fn a_filter_whose_weights_are_an_outer_product_is_separated() {
-    let dir = scratch("separable");
-    let rise = dir.join("blur.rise");
-    std::fs::write(
-        &rise,
+    let mut rng = common::Rng(11);
+    start_reaches_goal_only_with(
+        "blur",
         "def dot = fun a b => reduce add 0.0 (map (fun p => mul (fst p) (snd p)) (zip a b))\n\
          def outer = fun col row => join (map (fun a => map (fun b => mul a b) row) col)\n\
          def w = makeArray<3> 0.25 0.5 0.25\n\
@@ -514,32 +528,7 @@ fn a_filter_whose_weights_are_an_outer_product_is_separated() {
          def goal = nfun n m => fun (x : (n+2).(m+2).f32) =>\n  \
            map (fun rows => map (fun ws => dot w ws) (slide<3, 1> (map (fun c => dot w c) (transpose rows))))\n    \
              (slide<3, 1> x)\n",
-    )
-    .unwrap();
-    let (start, goal) = (
-        format!("{}:start", rise.display()),
-        format!("{}:goal", rise.display()),
+        ("rules/stencil.rules:separate-outer-dot", "rules/stencil.rules:rotate-values"),
+        (&[5, 7], sketchlog::rise::interp::Value::matrix(7, 9, &rng.f32s(63))),
     );
-    let check = |rules: &str| sketchlog(&["check", &start, "--goal", &goal, "--rules", rules]);
-    assert!(check("rules/stencil.rules:separate-outer-dot")
-        .status
-        .success());
-    assert_eq!(
-        check("rules/stencil.rules:rotate-values").status.code(),
-        Some(1)
-    );
-    let path = rise.to_str().unwrap();
-    let mut rng = common::Rng(11);
-    let input = sketchlog::rise::interp::Value::matrix(7, 9, &rng.f32s(63));
-    let out = |name: &str| {
-        sketchlog::rise::interp::run(
-            &common::def(path, name),
-            &[5, 7],
-            std::slice::from_ref(&input),
-        )
-        .and_then(|v| v.flatten_f32())
-        .unwrap()
-    };
-    common::assert_close(&out("start"), &out("goal"), 1e-6);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
