@@ -295,7 +295,7 @@ mod tests {
         assert_eq!(
             runs_per_round(5, 0.1),
             100,
-            "a fast program's round lasts 10 ms at least"
+            "a fast program's round lasts 20 ms at least, up to 100 runs"
         );
         assert_eq!(runs_per_round(5, 1.0), 20, "20 ms");
         assert_eq!(

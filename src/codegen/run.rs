@@ -306,37 +306,30 @@ impl Compiled {
     pub fn run(&self, inputs: &[Vec<f32>], opts: &COptions) -> Result<(Vec<f32>, Vec<f64>)> {
         let inp = self.exe.with_file_name("in.bin");
         write_inputs(&inp, inputs)?;
-        let (output, times) = self.run_file(&inp, input_counts(inputs), opts, true)?;
-        Ok((output.expect("read"), times))
+        let times = self.run_file(&inp, input_counts(inputs), opts)?;
+        Ok((self.output()?, times))
     }
 
     /// Runs on `expected`'s inputs, written to a file once for every program that runs on
     /// them: each timed run's milliseconds (the output is not read).
     pub fn time(&self, expected: &Expected, opts: &COptions) -> Result<Vec<f64>> {
         let counts = input_counts(&expected.inputs);
-        Ok(self
-            .run_file(expected.input_file()?, counts, opts, false)?
-            .1)
+        self.run_file(expected.input_file()?, counts, opts)
     }
 
-    /// Runs on the inputs in the file `inp` (`counts` floats each): the output, if `read`, and
-    /// each timed run's milliseconds.
-    fn run_file(
-        &self,
-        inp: &Path,
-        counts: Vec<usize>,
-        opts: &COptions,
-        read: bool,
-    ) -> Result<(Option<Vec<f32>>, Vec<f64>)> {
+    /// Runs on the inputs in the file `inp` (`counts` floats each): each timed run's
+    /// milliseconds. The output is left in the file [`Compiled::output`] reads.
+    fn run_file(&self, inp: &Path, counts: Vec<usize>, opts: &COptions) -> Result<Vec<f64>> {
         if counts != self.inputs {
             return Err(Error::bad_input(format!(
                 "inputs of {counts:?} floats for a program taking {:?}",
                 self.inputs
             )));
         }
-        let outp = self.exe.with_file_name("out.bin");
         let mut cmd = std::process::Command::new(&self.exe);
-        cmd.arg(inp).arg(&outp).arg(opts.runs.to_string());
+        cmd.arg(inp)
+            .arg(self.output_file())
+            .arg(opts.runs.to_string());
         cmd.env("OMP_NUM_THREADS", opts.threads.to_string());
         if opts.threads > 1 {
             cmd.env("OMP_WAIT_POLICY", "active")
@@ -351,13 +344,20 @@ impl Compiled {
                 out.status
             )));
         }
-        let times = String::from_utf8_lossy(&out.stdout)
+        Ok(String::from_utf8_lossy(&out.stdout)
             .lines()
             .filter_map(|l| l.trim().parse().ok())
-            .collect();
-        if !read {
-            return Ok((None, times));
-        }
+            .collect())
+    }
+
+    /// Where a run writes its output.
+    fn output_file(&self) -> PathBuf {
+        self.exe.with_file_name("out.bin")
+    }
+
+    /// The output of the last run.
+    fn output(&self) -> Result<Vec<f32>> {
+        let outp = self.output_file();
         let raw = std::fs::read(&outp).map_err(|e| Error::io(&outp, e))?;
         let result: Vec<f32> = raw
             .chunks_exact(4)
@@ -368,7 +368,7 @@ impl Compiled {
                 "the compiled program wrote a short output",
             ));
         }
-        Ok((Some(result), times))
+        Ok(result)
     }
 }
 
@@ -515,8 +515,8 @@ pub fn validate(exe: &Compiled, program: &Rc<Term>, opts: &COptions) -> Result<V
 /// Runs `exe` on `expected`'s inputs and compares its output with `expected`'s values.
 pub fn check(exe: &Compiled, expected: &Expected, opts: &COptions) -> Result<Validation> {
     let counts = input_counts(&expected.inputs);
-    let (output, mut times) = exe.run_file(expected.input_file()?, counts, opts, true)?;
-    let output = output.expect("read");
+    let mut times = exe.run_file(expected.input_file()?, counts, opts)?;
+    let output = exe.output()?;
     let (mut worst, mut max_rel_error) = (0, 0.0f64);
     for (&p, &r) in expected.positions.iter().zip(&expected.values) {
         let e = ((output[p] - r).abs() / r.abs().max(1.0)) as f64;

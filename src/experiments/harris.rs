@@ -169,13 +169,12 @@ pub fn rows(
             let (exe, scalar) = compile_with_scalar(&program, &[h, w], &base)?;
             // The same inputs for every version (a fixed seed), each checked against the
             // meaning of the first, the naive program, interpreted once.
-            let e = match expected.take() {
-                Some(e) => e,
-                None => Expected::of(&exe, &program)?,
-            };
-            let max_rel_error = check(&exe, &e, &base)?.max_rel_error;
-            check(&scalar, &e, &base)?;
-            expected = Some(e);
+            if expected.is_none() {
+                expected = Some(Expected::of(&exe, &program)?);
+            }
+            let e = expected.as_ref().expect("the first version's meaning");
+            let max_rel_error = check(&exe, e, &base)?.max_rel_error;
+            check(&scalar, e, &base)?;
             versions.push((label, timed.len()));
             timed.push(Timed {
                 c,
