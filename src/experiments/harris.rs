@@ -64,7 +64,7 @@ pub const COLUMNS: [&str; 12] = [
 
 /// A row of the table: one version at one size on one thread count; the peers' medians
 /// over the same rounds, and the peers' time over the version's (above 1: faster than the
-/// peer). Peers that did not run are empty cells.
+/// peer), the median of the rounds' ratios. Peers that did not run are empty cells.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Row {
     pub version: String,
@@ -77,13 +77,15 @@ pub struct Row {
     pub scalar_ms: f64,
     pub halide_ms: Option<f64>,
     pub opencv_ms: Option<f64>,
+    pub ratio_vs_halide: Option<f64>,
+    pub ratio_vs_opencv: Option<f64>,
 }
 
 impl Row {
     /// Its cells, in the order of [`COLUMNS`].
     pub fn fields(&self) -> Vec<String> {
         let ms = |x: Option<f64>| super::cell(x, |v| format!("{v:.3}"));
-        let ratio = |x: Option<f64>| super::cell(x, |v| format!("{:.2}", v / self.median_ms));
+        let ratio = |x: Option<f64>| super::cell(x, |v| format!("{v:.2}"));
         vec![
             self.version.clone(),
             self.threads.to_string(),
@@ -95,8 +97,8 @@ impl Row {
             format!("{:.3}", self.scalar_ms),
             ms(self.halide_ms),
             ms(self.opencv_ms),
-            ratio(self.halide_ms),
-            ratio(self.opencv_ms),
+            ratio(self.ratio_vs_halide),
+            ratio(self.ratio_vs_opencv),
         ]
     }
 }
@@ -201,9 +203,11 @@ pub fn rows(
             };
             let mut peers = Peers::default();
             // Each program's timed runs and its scalar lowering's, over the rounds, and per
-            // round the scalar lowering's and Halide's median time over each program's.
+            // round the scalar lowering's, Halide's and OpenCV's median time over each
+            // program's (the scalar's and Halide's settle the rounds).
             let mut times = vec![(vec![], vec![]); timed.len()];
             let mut ratios: Vec<Vec<f64>> = vec![vec![]; 2 * timed.len()];
+            let mut opencv_ratios: Vec<Vec<f64>> = vec![vec![]; timed.len()];
             let mut done = 0;
             while rounds.more(done, &ratios.iter().map(Vec::as_slice).collect::<Vec<_>>()) {
                 done += 1;
@@ -216,12 +220,17 @@ pub fn rows(
                     program.extend(ours);
                     scalar.extend(theirs);
                 }
-                let before = peers.halide.len();
+                let before = (peers.halide.len(), peers.opencv.len());
                 peers.run(image.path(), (h, w), t, runs, isa);
-                if peers.halide.len() > before {
-                    let halide = super::median(&peers.halide[before..]);
-                    for (k, ms) in medians.iter().enumerate() {
+                let round = |all: &[f64], from: usize| {
+                    (all.len() > from).then(|| super::median(&all[from..]))
+                };
+                for (k, ms) in medians.iter().enumerate() {
+                    if let Some(halide) = round(&peers.halide, before.0) {
                         ratios[2 * k + 1].push(halide / ms);
+                    }
+                    if let Some(opencv) = round(&peers.opencv, before.1) {
+                        opencv_ratios[k].push(opencv / ms);
                     }
                 }
             }
@@ -241,6 +250,8 @@ pub fn rows(
                     scalar_ms: super::median(scalar),
                     halide_ms: (!peers.halide.is_empty()).then(|| super::median(&peers.halide)),
                     opencv_ms: (!peers.opencv.is_empty()).then(|| super::median(&peers.opencv)),
+                    ratio_vs_halide: median_of(&ratios[2 * k + 1]),
+                    ratio_vs_opencv: median_of(&opencv_ratios[k]),
                 });
                 eprintln!(
                     "  {}",
@@ -250,6 +261,11 @@ pub fn rows(
         }
     }
     Ok(rows)
+}
+
+/// The median of the rounds' ratios, if a peer ran.
+fn median_of(ratios: &[f64]) -> Option<f64> {
+    (!ratios.is_empty()).then(|| super::median(ratios))
 }
 
 /// The peers' timed runs, from `scripts/harris-peer.py`, and why one did not run.
