@@ -1,7 +1,7 @@
 //! Timing generated C: a program checked against its meaning, then timed beside its scalar
-//! lowering and, where it computes a matrix product, the reference GEMM, in interleaved
-//! rounds (program, scalar, reference, program, ...; medians). What `bench-c` and the
-//! reproduction's tables time with.
+//! lowering (the two in turn, run by run, in one process) and, where it computes a matrix
+//! product, the reference GEMM, in interleaved rounds (program and scalar, reference,
+//! program and scalar, ...; medians). What `bench-c` and the reproduction's tables time with.
 
 use super::reference;
 use super::run::{check, compile_with_scalar, COptions, Compiled, Expected, Validation};
@@ -153,7 +153,9 @@ pub fn check_once(
 /// Checks `exe` (and its scalar lowering `scalar`, if given) against its program's meaning
 /// (`expected`) in one run ([`check_once`]), then times it, the scalar lowering and the
 /// reference in interleaved `rounds` of `opts.runs` runs each, or fewer for a slow program: a
-/// round of its runs takes about `ROUND_MS`, and at least one run.
+/// round of its runs takes about `ROUND_MS`, and at least one run. The program and its
+/// scalar lowering (one executable, [`compile_with_scalar`]) run in turn, run by run, in one
+/// process ([`Compiled::time_beside`]).
 pub fn measure(
     exe: &Compiled,
     scalar: Option<&Compiled>,
@@ -193,12 +195,15 @@ pub fn measure_beside(
     let mut done = 0;
     while rounds.more(done, &[&scalar_ratios, &round_ratios, &peer_ratios]) {
         done += 1;
-        let round = exe.time(expected, &timed)?;
-        if let (Some(scalar), Some(times)) = (scalar, scalar_ms.as_mut()) {
-            let theirs = scalar.time(expected, &timed)?;
-            scalar_ratios.push(median(&theirs) / median(&round));
-            times.extend(theirs);
-        }
+        let round = match (scalar, scalar_ms.as_mut()) {
+            (Some(scalar), Some(times)) => {
+                let (ours, theirs) = exe.time_beside(scalar, expected, &timed)?;
+                scalar_ratios.push(median(&theirs) / median(&ours));
+                times.extend(theirs);
+                ours
+            }
+            _ => exe.time(expected, &timed)?,
+        };
         if let (Some(sizes), Some(times)) = (product, reference_ms.as_mut()) {
             let (a, b) = (&expected.inputs[0], &expected.inputs[1]);
             let reference = reference::time(a, b, sizes, opts.threads, opts.runs);

@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::rise::term::Term;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+use std::sync::Arc;
 
 /// How to compile and run.
 #[derive(Clone, Debug)]
@@ -53,16 +54,19 @@ impl COptions {
     }
 }
 
-/// A compiled program: its executable, sizes, the float counts of its inputs and output,
-/// the output's shape and its arithmetic operations per run.
+/// A compiled program: its executable (which may hold its scalar lowering too: `function`
+/// says which of its functions is this program), sizes, the float counts of its inputs and
+/// output, the output's shape and its arithmetic operations per run.
 pub struct Compiled {
-    exe: PathBuf,
-    sizes: Vec<i64>,
-    inputs: Vec<usize>,
-    input_shapes: Vec<Vec<i64>>,
-    output: usize,
-    output_shape: Vec<i64>,
+    exe: Arc<Executable>,
+    function: usize,
+    layout: Arc<Layout>,
     pub flops: f64,
+}
+
+/// An executable built from generated C and a harness, in its temporary directory.
+struct Executable {
+    path: PathBuf,
     _dir: tempfile::TempDir,
 }
 
@@ -133,9 +137,15 @@ fn libraries() -> &'static [&'static str] {
 /// Bytes from which numpy advises an array onto huge pages (and so does the harness).
 const NUMPY_HUGE_PAGES: i64 = 4 << 20;
 
-fn harness(name: &str, inputs: &[usize], output: usize) -> String {
+/// The `main` that runs the functions `names` (one program, or a program and its scalar
+/// lowering) on the inputs in the file `argv[1]`: `argv[3]` timed runs after a warm-up run of
+/// each function `argv[4]` names by index (`0`, `1`, or `01`: the two alternating, run by
+/// run, on the same arrays), printing `INDEX MILLISECONDS` a run; the output of the last
+/// run is written to `argv[2]`.
+fn harness(names: &[&str], inputs: &[usize], output: usize) -> String {
     let params = vec!["const float *"; inputs.len()];
-    let args: Vec<String> = (0..inputs.len()).map(|i| format!("in[{i}]")).collect();
+    let args: Vec<String> = (0..inputs.len()).map(|i| format!("in[{i}], ")).collect();
+    let args = args.concat();
     let reads: String = inputs
         .iter()
         .enumerate()
@@ -145,31 +155,44 @@ fn harness(name: &str, inputs: &[usize], output: usize) -> String {
             )
         })
         .collect();
+    let params = params.iter().map(|p| format!("{p}, ")).collect::<String>();
+    let declarations: String = (names.iter())
+        .map(|name| format!("void {name}({params}float *);\n"))
+        .collect();
+    let calls: String = (names.iter().enumerate())
+        .map(|(k, name)| format!("    case {k}: {name}({args}out); break;\n"))
+        .collect();
     format!(
         r#"#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <string.h>
 #include <sys/mman.h>
-void {name}({params}float *);
-/* Zeroed and cache-line aligned, as a caller of a numerical kernel would pass them; arrays
+{declarations}/* Zeroed and cache-line aligned, as a caller of a numerical kernel would pass them; arrays
    of 4 MB or more on huge pages, as numpy allocates its arrays. */
-{floats}int main(int argc, char **argv) {{
-  if (argc != 4) return 2;
+{floats}static float *in[{n}], *out;
+static void call(int k) {{
+  switch (k) {{
+{calls}  }}
+}}
+int main(int argc, char **argv) {{
+  if (argc != 5) return 2;
   FILE *f = fopen(argv[1], "rb");
   if (!f) return 2;
-  float *in[{n}];
 {reads}  fclose(f);
-  float *out = floats({output});
+  out = floats({output});
   if (!out) return 2;
   int runs = atoi(argv[3]);
-  {name}({args}out);
+  const char *which = argv[4];
+  for (const char *k = which; *k; k++) call(*k - '0');
   for (int r = 0; r < runs; r++) {{
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    {name}({args}out);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    printf("%.6f\n", (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+    for (const char *k = which; *k; k++) {{
+      struct timespec t0, t1;
+      clock_gettime(CLOCK_MONOTONIC, &t0);
+      call(*k - '0');
+      clock_gettime(CLOCK_MONOTONIC, &t1);
+      printf("%c %.6f\n", *k, (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+    }}
   }}
   f = fopen(argv[2], "wb");
   if (!f || fwrite(out, sizeof(float), {output}, f) != {output}) return 2;
@@ -177,8 +200,6 @@ void {name}({params}float *);
   return 0;
 }}
 "#,
-        params = params.iter().map(|p| format!("{p}, ")).collect::<String>(),
-        args = args.iter().map(|a| format!("{a}, ")).collect::<String>(),
         n = inputs.len().max(1),
         floats = super::preamble::allocator("floats", NUMPY_HUGE_PAGES),
     )
@@ -227,109 +248,174 @@ impl Generated {
         let inputs = self.input_shapes.iter().map(count).collect();
         (inputs, count(&self.output_shape))
     }
+
+    /// The executable of the harness for the functions `names` linked with `objects` (the
+    /// program's C or objects compiled from it), in the program's directory.
+    fn link(&self, names: &[&str], objects: &[&Path], opts: &COptions) -> Result<PathBuf> {
+        let (inputs, output) = self.counts();
+        let main = self.dir.path().join("main.c");
+        std::fs::write(&main, harness(names, &inputs, output)).map_err(|e| Error::io(&main, e))?;
+        let path = self.dir.path().join("program");
+        let mut sources = vec![main.as_path()];
+        sources.extend_from_slice(objects);
+        build(opts, &sources, &path, &[])?;
+        Ok(path)
+    }
 }
+
+/// The name of the scalar lowering's function in an executable that holds both lowerings.
+const SCALAR: &str = "rise_scalar";
 
 /// Generates C for `program` at `sizes` and compiles it with a harness.
 pub fn compile(program: &Rc<Term>, sizes: &[i64], opts: &COptions) -> Result<Compiled> {
-    Unbuilt::new(program, sizes, opts)?.build(opts)
+    let generated = Generated::new(program, sizes, opts)?;
+    let path = generated.link(&[generated.name], &[&generated.source()], opts)?;
+    let layout = Layout::of(&generated, sizes);
+    let flops = generated.flops;
+    Ok(Compiled::new(
+        Executable::new(path, generated.dir),
+        0,
+        &layout,
+        flops,
+    ))
 }
 
-/// [`compile`] in `opts`' lowering and in its scalar one (`opts.scalar()`), the two compilers
-/// running at once.
+/// [`compile`] in `opts`' lowering and in its scalar one (`opts.scalar()`), the two compiled
+/// at once into one executable: the two [`Compiled`] run its two functions, alone or
+/// alternating ([`Compiled::time_beside`]).
 pub fn compile_with_scalar(
     program: &Rc<Term>,
     sizes: &[i64],
     opts: &COptions,
 ) -> Result<(Compiled, Compiled)> {
+    let generated = Generated::new(program, sizes, opts)?;
     let scalar_opts = opts.scalar();
-    let ours = Unbuilt::new(program, sizes, opts)?;
-    let scalar = Unbuilt::new(program, sizes, &scalar_opts)?;
+    let scalar = lowered_c(SCALAR, program, sizes, Lowering::Scalar, opts.target)?;
+    let dir = generated.dir.path().to_path_buf();
+    let scalar_c = dir.join("scalar.c");
+    std::fs::write(&scalar_c, &scalar.c).map_err(|e| Error::io(&scalar_c, e))?;
+    let (ours_o, scalar_o) = (dir.join("program.o"), dir.join("scalar.o"));
+    let source = generated.source();
     std::thread::scope(|s| {
-        let scalar = s.spawn(|| scalar.build(&scalar_opts));
-        let ours = ours.build(opts);
-        let scalar = scalar
+        let theirs = s.spawn(|| build(&scalar_opts, &[&scalar_c], &scalar_o, &["-c"]));
+        let ours = build(opts, &[&source], &ours_o, &["-c"]);
+        let theirs = theirs
             .join()
             .expect("the C compiler's thread does not panic");
-        Ok((ours?, scalar?))
-    })
+        ours.and(theirs)
+    })?;
+    let path = generated.link(&[generated.name, SCALAR], &[&ours_o, &scalar_o], opts)?;
+    let layout = Layout::of(&generated, sizes);
+    let flops = generated.flops;
+    let exe = Executable::new(path, generated.dir);
+    let ours = Compiled::new(exe.clone(), 0, &layout, flops);
+    Ok((ours, Compiled::new(exe, 1, &layout, scalar.flops)))
 }
 
-/// A program's C and harness, written out, not compiled yet.
-struct Unbuilt {
-    generated: Generated,
-    main: PathBuf,
+/// A program's sizes and the float counts and shapes of its inputs and output.
+struct Layout {
     sizes: Vec<i64>,
     inputs: Vec<usize>,
+    input_shapes: Vec<Vec<i64>>,
     output: usize,
+    output_shape: Vec<i64>,
 }
 
-impl Unbuilt {
-    fn new(program: &Rc<Term>, sizes: &[i64], opts: &COptions) -> Result<Unbuilt> {
-        let generated = Generated::new(program, sizes, opts)?;
+impl Layout {
+    fn of(generated: &Generated, sizes: &[i64]) -> Arc<Layout> {
         let (inputs, output) = generated.counts();
-        let main = generated.dir.path().join("main.c");
-        let harness = harness(generated.name, &inputs, output);
-        std::fs::write(&main, harness).map_err(|e| Error::io(&main, e))?;
-        Ok(Unbuilt {
-            generated,
-            main,
+        Arc::new(Layout {
             sizes: sizes.to_vec(),
             inputs,
+            input_shapes: generated.input_shapes.clone(),
             output,
+            output_shape: generated.output_shape.clone(),
         })
     }
+}
 
-    fn build(self, opts: &COptions) -> Result<Compiled> {
-        let generated = self.generated;
-        let exe = generated.dir.path().join("program");
-        build(opts, &[&generated.source(), &self.main], &exe, &[])?;
-        Ok(Compiled {
-            exe,
-            sizes: self.sizes,
-            inputs: self.inputs,
-            input_shapes: generated.input_shapes,
-            output: self.output,
-            output_shape: generated.output_shape,
-            flops: generated.flops,
-            _dir: generated.dir,
-        })
+impl Executable {
+    fn new(path: PathBuf, dir: tempfile::TempDir) -> Arc<Executable> {
+        Arc::new(Executable { path, _dir: dir })
     }
 }
 
 impl Compiled {
+    fn new(exe: Arc<Executable>, function: usize, layout: &Arc<Layout>, flops: f64) -> Compiled {
+        Compiled {
+            exe,
+            function,
+            layout: layout.clone(),
+            flops,
+        }
+    }
+
     /// The array shapes of the program's inputs and of its output.
     pub fn shapes(&self) -> (&[Vec<i64>], &[i64]) {
-        (&self.input_shapes, &self.output_shape)
+        (&self.layout.input_shapes, &self.layout.output_shape)
     }
 
     /// Runs on `inputs` (row-major floats): the output and each timed run's milliseconds.
     pub fn run(&self, inputs: &[Vec<f32>], opts: &COptions) -> Result<(Vec<f32>, Vec<f64>)> {
-        let inp = self.exe.with_file_name("in.bin");
+        let inp = self.exe.path.with_file_name("in.bin");
         write_inputs(&inp, inputs)?;
-        let times = self.run_file(&inp, input_counts(inputs), opts)?;
-        Ok((self.output()?, times))
+        let times = self.run_file(&inp, input_counts(inputs), opts, &[self])?;
+        Ok((self.output()?, times.into_iter().next().unwrap_or_default()))
     }
 
     /// Runs on `expected`'s inputs, written to a file once for every program that runs on
     /// them: each timed run's milliseconds (the output is not read).
     pub fn time(&self, expected: &Expected, opts: &COptions) -> Result<Vec<f64>> {
         let counts = input_counts(&expected.inputs);
-        self.run_file(expected.input_file()?, counts, opts)
+        let times = self.run_file(expected.input_file()?, counts, opts, &[self])?;
+        Ok(times.into_iter().next().unwrap_or_default())
     }
 
-    /// Runs on the inputs in the file `inp` (`counts` floats each): each timed run's
-    /// milliseconds. The output is left in the file [`Compiled::output`] reads.
-    fn run_file(&self, inp: &Path, counts: Vec<usize>, opts: &COptions) -> Result<Vec<f64>> {
-        if counts != self.inputs {
+    /// This program and `other`, the other function of its executable (its scalar lowering,
+    /// [`compile_with_scalar`]), run by run in turn in one process on the same arrays, on
+    /// `expected`'s inputs: each one's timed runs' milliseconds. What varies between
+    /// processes (where the arrays lie in memory, what else the machine runs) then weighs on
+    /// both alike.
+    pub fn time_beside(
+        &self,
+        other: &Compiled,
+        expected: &Expected,
+        opts: &COptions,
+    ) -> Result<(Vec<f64>, Vec<f64>)> {
+        if !Arc::ptr_eq(&self.exe, &other.exe) {
+            return Err(Error::internal(
+                "programs timed in turn are two functions of one executable",
+            ));
+        }
+        let counts = input_counts(&expected.inputs);
+        let mut times = self.run_file(expected.input_file()?, counts, opts, &[self, other])?;
+        let theirs = times.pop().unwrap_or_default();
+        Ok((times.pop().unwrap_or_default(), theirs))
+    }
+
+    /// Runs the functions of `programs` (of this executable) in turn on the inputs in the
+    /// file `inp` (`counts` floats each): each one's timed runs' milliseconds. The output of
+    /// the last run is left in the file [`Compiled::output`] of the last program reads.
+    fn run_file(
+        &self,
+        inp: &Path,
+        counts: Vec<usize>,
+        opts: &COptions,
+        programs: &[&Compiled],
+    ) -> Result<Vec<Vec<f64>>> {
+        if counts != self.layout.inputs {
             return Err(Error::bad_input(format!(
                 "inputs of {counts:?} floats for a program taking {:?}",
-                self.inputs
+                self.layout.inputs
             )));
         }
-        let mut cmd = std::process::Command::new(&self.exe);
+        let which: String = programs.iter().map(|p| p.function.to_string()).collect();
+        let last = programs.last().unwrap_or(&self);
+        let mut cmd = std::process::Command::new(&self.exe.path);
         cmd.arg(inp)
-            .arg(self.output_file())
-            .arg(opts.runs.to_string());
+            .arg(last.output_file())
+            .arg(opts.runs.to_string())
+            .arg(&which);
         cmd.env("OMP_NUM_THREADS", opts.threads.to_string());
         if opts.threads > 1 {
             cmd.env("OMP_WAIT_POLICY", "active")
@@ -344,18 +430,30 @@ impl Compiled {
                 out.status
             )));
         }
-        Ok(String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|l| l.trim().parse().ok())
-            .collect())
+        let mut times = vec![vec![]; programs.len()];
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            let mut words = line.split_whitespace();
+            let (Some(function), Some(ms)) = (words.next(), words.next()) else {
+                continue;
+            };
+            let k = programs
+                .iter()
+                .position(|p| p.function.to_string() == function);
+            if let (Some(k), Ok(ms)) = (k, ms.parse()) {
+                times[k].push(ms);
+            }
+        }
+        Ok(times)
     }
 
-    /// Where a run writes its output.
+    /// Where a run of this program writes its output.
     fn output_file(&self) -> PathBuf {
-        self.exe.with_file_name("out.bin")
+        self.exe
+            .path
+            .with_file_name(format!("out{}.bin", self.function))
     }
 
-    /// The output of the last run.
+    /// The output of this program's last run.
     fn output(&self) -> Result<Vec<f32>> {
         let outp = self.output_file();
         let raw = std::fs::read(&outp).map_err(|e| Error::io(&outp, e))?;
@@ -363,7 +461,7 @@ impl Compiled {
             .chunks_exact(4)
             .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect();
-        if result.len() != self.output {
+        if result.len() != self.layout.output {
             return Err(Error::bad_input(
                 "the compiled program wrote a short output",
             ));
@@ -434,18 +532,18 @@ impl Expected {
     /// The interpreter's output elements for `exe`'s program on fresh random inputs.
     pub fn of(exe: &Compiled, program: &Rc<Term>) -> Result<Expected> {
         let mut rng = fastrand::Rng::with_seed(INPUT_SEED);
-        let inputs = random_inputs(&mut rng, &exe.inputs);
+        let inputs = random_inputs(&mut rng, &exe.layout.inputs);
         let positions: Vec<usize> = if exe.flops <= INTERPRET_WHOLE {
-            (0..exe.output).collect()
+            (0..exe.layout.output).collect()
         } else {
-            let mut p = vec![0, exe.output - 1];
+            let mut p = vec![0, exe.layout.output - 1];
             for _ in 0..STRETCHES {
-                let start = rng.usize(..exe.output.saturating_sub(STRETCH).max(1));
-                p.extend((start..exe.output).take(STRETCH));
+                let start = rng.usize(..exe.layout.output.saturating_sub(STRETCH).max(1));
+                p.extend((start..exe.layout.output).take(STRETCH));
             }
             p
         };
-        let values = interpreted(program, &exe.sizes, &inputs, &positions)?;
+        let values = interpreted(program, &exe.layout.sizes, &inputs, &positions)?;
         Ok(Expected {
             inputs,
             positions,
@@ -514,8 +612,7 @@ pub fn validate(exe: &Compiled, program: &Rc<Term>, opts: &COptions) -> Result<V
 
 /// Runs `exe` on `expected`'s inputs and compares its output with `expected`'s values.
 pub fn check(exe: &Compiled, expected: &Expected, opts: &COptions) -> Result<Validation> {
-    let counts = input_counts(&expected.inputs);
-    let mut times = exe.run_file(expected.input_file()?, counts, opts)?;
+    let mut times = exe.time(expected, opts)?;
     let output = exe.output()?;
     let (mut worst, mut max_rel_error) = (0, 0.0f64);
     for (&p, &r) in expected.positions.iter().zip(&expected.values) {
@@ -529,14 +626,14 @@ pub fn check(exe: &Compiled, expected: &Expected, opts: &COptions) -> Result<Val
         let r = expected.values[at.unwrap_or(0)];
         return Err(Error::check_failed(format!(
             "the compiled program's output differs from the program's meaning: out{} is {} where the interpreter gives {r} (relative error {max_rel_error:.2e}, above the tolerance {:e})",
-            index_of(worst, &exe.output_shape),
+            index_of(worst, &exe.layout.output_shape),
             output[worst],
             opts.tolerance
         )));
     }
     times.sort_by(f64::total_cmp);
     let median_ms = times.get(times.len() / 2).copied().unwrap_or(f64::NAN);
-    let bytes = 4.0 * (exe.inputs.iter().sum::<usize>() + exe.output) as f64;
+    let bytes = 4.0 * (exe.layout.inputs.iter().sum::<usize>() + exe.layout.output) as f64;
     Ok(Validation {
         median_ms,
         gflops: exe.flops / (median_ms * 1e6),

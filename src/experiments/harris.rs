@@ -213,8 +213,7 @@ pub fn rows(
                 done += 1;
                 let mut medians = vec![];
                 for (k, (v, (program, scalar))) in timed.iter().zip(&mut times).enumerate() {
-                    let ours = v.exe.time(&expected, &opts)?;
-                    let theirs = v.scalar.time(&expected, &opts)?;
+                    let (ours, theirs) = v.exe.time_beside(&v.scalar, &expected, &opts)?;
                     medians.push(super::median(&ours));
                     ratios[2 * k].push(super::median(&theirs) / medians[k]);
                     program.extend(ours);

@@ -4,7 +4,7 @@ use crate::common;
 
 use common::{assert_close, def, matmul, term, Rng};
 use sketchlog::codegen::emit::{lowered_c, program_c, Lowering};
-use sketchlog::codegen::run::{compile, COptions};
+use sketchlog::codegen::run::{check, compile, compile_with_scalar, COptions, Expected};
 use sketchlog::codegen::sequential;
 use sketchlog::codegen::target::Target;
 use sketchlog::rise::term::Term;
@@ -607,6 +607,28 @@ fn the_scalar_lowering_has_no_vector_types() {
         "{scalar}"
     );
     assert!(scalar.contains("omp parallel for"));
+}
+
+/// A program and its scalar lowering are one executable: each checks against the meaning
+/// alone, and timed in turn, run by run in one process, each gets every run it is asked for.
+#[test]
+fn a_program_and_its_scalar_lowering_run_in_turn_in_one_process() {
+    let p = found("parallel");
+    let opts = COptions {
+        runs: 3,
+        ..COptions::default()
+    };
+    let (ours, scalar) = compile_with_scalar(&p, &[64, 32, 96], &opts).unwrap();
+    let expected = Expected::of(&ours, &p).unwrap();
+    for exe in [&ours, &scalar] {
+        let checked = check(exe, &expected, &opts).unwrap();
+        assert!(checked.max_rel_error < 1e-4, "{}", checked.max_rel_error);
+    }
+    let (a, b) = ours.time_beside(&scalar, &expected, &opts).unwrap();
+    assert_eq!((a.len(), b.len()), (3, 3));
+    assert!(a.iter().chain(&b).all(|ms| *ms > 0.0), "{a:?} {b:?}");
+    let alone = compile(&p, &[64, 32, 96], &opts).unwrap();
+    assert!(alone.time_beside(&scalar, &expected, &opts).is_err());
 }
 
 /// The C is written for the target the command line names: AVX2's 8-float vectors and 16
