@@ -195,7 +195,7 @@ fn report_measured(
     );
     if let Some(scalar_ms) = m.scalar_median_ms() {
         println!(
-            "    scalar lowering (plain loops, no vector types), interleaved: median {scalar_ms:.3} ms; this program at {:.2}x its speed",
+            "    scalar lowering (plain loops, no vector types), in turn in one process: median {scalar_ms:.3} ms; this program at {:.2}x its speed",
             scalar_ms / m.median_ms()
         );
     }
