@@ -359,15 +359,19 @@ impl Compiled {
     pub fn run(&self, inputs: &[Vec<f32>], opts: &COptions) -> Result<(Vec<f32>, Vec<f64>)> {
         let inp = self.exe.path.with_file_name("in.bin");
         write_inputs(&inp, inputs)?;
-        let times = self.run_file(&inp, input_counts(inputs), opts, &[self])?;
-        Ok((self.output()?, times.into_iter().next().unwrap_or_default()))
+        let times = self.alone(&inp, input_counts(inputs), opts)?;
+        Ok((self.output()?, times))
     }
 
     /// Runs on `expected`'s inputs, written to a file once for every program that runs on
     /// them: each timed run's milliseconds (the output is not read).
     pub fn time(&self, expected: &Expected, opts: &COptions) -> Result<Vec<f64>> {
-        let counts = input_counts(&expected.inputs);
-        let times = self.run_file(expected.input_file()?, counts, opts, &[self])?;
+        self.alone(expected.input_file()?, input_counts(&expected.inputs), opts)
+    }
+
+    /// This program alone on the inputs in the file `inp`: each timed run's milliseconds.
+    fn alone(&self, inp: &Path, counts: Vec<usize>, opts: &COptions) -> Result<Vec<f64>> {
+        let times = self.run_file(inp, counts, opts, &[self])?;
         Ok(times.into_iter().next().unwrap_or_default())
     }
 

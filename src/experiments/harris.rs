@@ -247,8 +247,8 @@ pub fn rows(
                     min_ms: program.iter().copied().fold(f64::INFINITY, f64::min),
                     max_rel_error: v.max_rel_error,
                     scalar_ms: super::median(scalar),
-                    halide_ms: (!peers.halide.is_empty()).then(|| super::median(&peers.halide)),
-                    opencv_ms: (!peers.opencv.is_empty()).then(|| super::median(&peers.opencv)),
+                    halide_ms: median_of(&peers.halide),
+                    opencv_ms: median_of(&peers.opencv),
                     ratio_vs_halide: median_of(&ratios[2 * k + 1]),
                     ratio_vs_opencv: median_of(&opencv_ratios[k]),
                 });
@@ -262,7 +262,7 @@ pub fn rows(
     Ok(rows)
 }
 
-/// The median of the rounds' ratios, if a peer ran.
+/// The median of a peer's times or ratios, if it ran.
 fn median_of(ratios: &[f64]) -> Option<f64> {
     (!ratios.is_empty()).then(|| super::median(ratios))
 }

@@ -2,7 +2,7 @@
 //! code generation meets it. Each step's program is lowered (`codegen::sequential`),
 //! compiled in both lowerings, checked against the interpreter's meaning of the program the
 //! guide starts from and timed beside its scalar lowering (plain loops, no vector types),
-//! interleaved, at two sizes (`results/steps.csv`).
+//! the two in turn in one process, at two sizes (`results/steps.csv`).
 //! A step whose C is slower than its own scalar lowering shows it in `ratio_vs_scalar`
 //! (below 1).
 
