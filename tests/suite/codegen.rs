@@ -848,25 +848,33 @@ fn harris_line_buffered_holds_three_rows_of_products_and_agrees_with_the_interpr
     }
 }
 
-/// Harris with line buffers and register rotation (`harris.elevate:rotated`): each row's sums
-/// over three column sums read three values shifted down along the row (one per sum), each
-/// column sum computed once. It agrees with the program it starts from, borders included, at
-/// sizes its strips do not divide.
+/// Harris with line buffers and register rotation (`harris.elevate:rotated`): each output
+/// block's column sums are computed once, as vectors, into two vectors rotated along the row
+/// (one rotation per sum, in registers: `f32xN ringK_0, ringK_1;`), and the block's window
+/// sums are read from them, the two windows that straddle both vectors as shuffles; no row of
+/// column sums (66 floats at 64^2) is stored. It agrees with the program it starts from,
+/// borders included, at a height its strips do not divide; a width its blocks do not divide
+/// is refused (the rotation has no last block to shift inward).
 #[test]
-fn harris_with_rotated_values_agrees_with_the_interpreter() {
+fn harris_rotated_keeps_its_column_sums_in_registers_and_agrees_with_the_interpreter() {
     let rotated = common::lowered("programs/harris-rotated-strategy.guide");
     let c = program_c("harris", &rotated, &[64, 64]).unwrap().c;
-    // `bufK[0] = bufK[1];`: the values shifted down, once per sum.
-    let shifts = c
+    let rings = c
         .lines()
-        .filter(|l| l.trim_start().starts_with("buf") && l.contains("[0] = buf"))
+        .filter(|l| l.trim_start().starts_with("f32x") && l.contains(" ring"))
         .count();
-    let rotated_values = declared_buffers(&c).iter().filter(|s| **s == 3).count();
-    assert!(shifts >= 3 && rotated_values >= 3, "{c}");
-    let harris = common::lowered("programs/harris.rise:harris");
-    for sizes in [[16, 17], [37, 35]] {
-        means_the_same_in_both_lowerings(&rotated, &harris, sizes);
+    let shuffles = c.matches("__builtin_shufflevector(ring").count();
+    assert!(rings >= 3 && shuffles == 2 * rings, "{c}");
+    assert!(!declared_buffers(&c).contains(&66), "{c}");
+    for sizes in [[16, 16], [48, 32]] {
+        agrees_in_both_lowerings(&rotated, sizes);
     }
+    let harris = common::lowered("programs/harris.rise:harris");
+    means_the_same_in_both_lowerings(&rotated, &harris, [37, 48]);
+    let err = program_c("harris", &rotated, &[16, 17])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("`rotateValues` cannot take"), "{err}");
 }
 
 /// Harris with its window sums separated (column sums of three rows, then three neighbouring

@@ -109,6 +109,12 @@ pub struct Emitter {
     /// vectors, or by vectors that do not line up with theirs: they cannot live in vector
     /// variables.
     spilled: Vec<String>,
+    /// Rings of `rotateValues` held in register vectors (also in `registers`): a window of
+    /// them that straddles two vectors is read as a shuffle of the two.
+    rings: std::collections::HashSet<String>,
+    /// Rings opened while this is set live in memory (a ring in registers was read or
+    /// written other than by whole vectors named by constants).
+    rings_in_memory: bool,
     /// Floats in one of the target's vector registers: wider vector statements are written
     /// as several of this width.
     machine: i64,
@@ -779,10 +785,41 @@ impl Emitter {
             let xs = self.force(input)?;
             return self.write_reduction(prim, args, &xs, ty, dest);
         }
-        let f = args[0].clone();
         // Circular buffers read by a sequential loop: rings the loop advances (`streams`),
-        // read in the loop's order, one element per iteration.
+        // read in the loop's order, one element per iteration. Rings of vectors are tried in
+        // registers first, then in memory.
         let streamed = prim != MapPar && streams::is_stream(&input);
+        let mark = self.mark();
+        self.write_map(prim, args.clone(), ty, dest.clone(), streamed)?;
+        if streamed && self.rings_spilled_since(&mark) && !self.rings_in_memory {
+            self.rewind(&mark);
+            self.rings_in_memory = true;
+            let written = self.write_map(prim, args, ty, dest, streamed);
+            self.rings_in_memory = false;
+            written?;
+        }
+        Ok(())
+    }
+
+    /// Did the code emitted since `mark` use a ring in registers other than as whole
+    /// vectors named by constants?
+    fn rings_spilled_since(&self, mark: &Mark) -> bool {
+        let unnamed = self.unnamed[mark.unnamed..].iter().map(|(a, _)| a);
+        let mut used = unnamed.chain(&self.spilled[mark.spilled..]);
+        used.any(|a| self.rings.contains(a))
+    }
+
+    /// A map's loop (`streamed`: over a stream) writing into `dest`.
+    fn write_map(
+        &mut self,
+        prim: Prim,
+        args: Vec<Val>,
+        ty: &Type,
+        dest: Val,
+        streamed: bool,
+    ) -> Result<()> {
+        use Prim::*;
+        let (f, input) = (args[0].clone(), args[args.len() - 1].clone());
         let (len, mapped) = if streamed {
             let (len, stream) = (self.result_len(ty)?, self.open_stream(input)?);
             let mapped = view(len, false, move |em, i| {
@@ -940,6 +977,8 @@ fn signature(
         registers: Default::default(),
         unnamed: vec![],
         spilled: vec![],
+        rings: Default::default(),
+        rings_in_memory: false,
         machine: target.lanes,
         register_floats: target.register_floats(),
         widths: Default::default(),

@@ -135,21 +135,44 @@ impl Emitter {
             }
             _ => None,
         };
-        let i = self.open_loop(len, pragma.as_deref());
-        let x = self.get(xs, &i)?;
-        let step = self.apply(args[0].clone(), cur.clone())?;
-        let y = self.apply(step, x)?;
+        // One step; `false` if it is not in place (it wrote `next` and swapped).
+        let step = |em: &mut Self, i: &Ix| -> Result<bool> {
+            let x = em.get(xs, i)?;
+            let step = em.apply(args[0].clone(), cur.clone())?;
+            let y = em.apply(step, x)?;
+            let mark = em.mark();
+            em.write(y.clone(), cur.clone())?;
+            if storage != Storage::Scalar && !in_place(&em.accesses[mark.accesses..], &acc) {
+                em.rewind(&mark);
+                em.write(y, next.clone())?;
+                em.line(&swap);
+                return Ok(false);
+            }
+            Ok(true)
+        };
         let mark = self.mark();
-        self.write(y.clone(), cur.clone())?;
-        if storage != Storage::Scalar && !in_place(&self.accesses[mark.accesses..], &acc) {
+        let i = self.open_loop(len, pragma.as_deref());
+        let mut in_place = step(self, &i)?;
+        self.close_loop();
+        // A short reduction over the windows of a ring in registers is unrolled, so that
+        // each window is named by constants.
+        let var = i.to_string();
+        let unnamed = &self.unnamed[mark.unnamed..];
+        if len <= MAX_UNROLLED
+            && unnamed
+                .iter()
+                .any(|(a, ix)| self.rings.contains(a) && ix.mentions(&var))
+        {
             self.rewind(&mark);
-            self.write(y, next)?;
-            self.line(&swap);
-        } else if let Some((at, both, one)) = declaration {
+            in_place = true;
+            for c in 0..len {
+                in_place &= step(self, &Ix::constant(c))?;
+            }
+        }
+        if let (true, Some((at, both, one))) = (in_place, declaration) {
             let at = at + self.body[at..].find(&both).expect("the declaration stays");
             self.body.replace_range(at..at + both.len(), &one);
         }
-        self.close_loop();
         self.write(cur, dest)?;
         Ok(acc)
     }

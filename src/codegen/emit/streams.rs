@@ -63,10 +63,18 @@ impl Emitter {
                 let (sz, element) = window_of(&ty)?;
                 let sz = self.nat(&sz)?;
                 let source = self.open_stream(args[1].clone())?;
-                let ring = self
-                    .allocate(&crate::rise::types::arr(Nat::cst(sz), element))?
-                    .1;
                 let (f, shift) = (args[0].clone(), prim == RotateValues);
+                let ring = match shift {
+                    true => self.ring_in_registers(sz, &element)?,
+                    false => None,
+                };
+                let ring = match ring {
+                    Some(ring) => ring,
+                    None => {
+                        let ty = crate::rise::types::arr(Nat::cst(sz), element);
+                        self.allocate(&ty)?.1
+                    }
+                };
                 self.emit_loop(sz - 1, None, |em, k| {
                     let y = em.next_value(&source, &f, k)?;
                     let slot = if shift {
@@ -101,6 +109,30 @@ impl Emitter {
             )),
             v => Ok(Stream::Array(self.force(v)?)),
         }
+    }
+
+    /// The `sz` values of a rotation held in vector variables (`ring7_0, ring7_1, ...`, one
+    /// per machine vector), when they are vectors (short arrays of floats) that fit in half
+    /// the target's vector registers and the lowering is the vector one; `None` otherwise.
+    fn ring_in_registers(&mut self, sz: i64, element: &Type) -> Result<Option<Val>> {
+        let (shape, floats) = shape_of(element, self)?;
+        let fits = shape.len() == 1 && floats.count_ones() == 1 && floats >= 4;
+        if !fits || sz * floats > self.register_floats / 2 {
+            return Ok(None);
+        }
+        if self.lowering == Lowering::Scalar || self.rings_in_memory {
+            return Ok(None);
+        }
+        let name = self.fresh("ring");
+        let width = floats.min(self.machine);
+        let vectors: Vec<String> = (0..sz * floats / width)
+            .map(|c| format!("{name}_{c}"))
+            .collect();
+        self.line(&format!("f32x{width} {};", vectors.join(", ")));
+        self.widths.insert(width);
+        self.registers.insert(name.clone(), width);
+        self.rings.insert(name.clone());
+        Ok(Some(buffer_view(&name, &[sz, floats], false)))
     }
 
     /// Element `i` of a stream, emitted in the body of the loop that reads it at `i` (a

@@ -22,6 +22,7 @@ impl Emitter {
         // that emitted is taken back (a hoisted value stays: the prologue keeps it).
         let mark = self.mark();
         self.trips.push(len);
+        self.ranges.insert(lane.clone(), (0, len - 1));
         let lanes = match (self.get(v, &l), self.get(dest, &l)) {
             (Ok(Val::Scalar(x)), Ok(Val::Scalar(d))) if self.body.len() == mark.body => {
                 Some((x, d))
@@ -96,6 +97,28 @@ impl Emitter {
         format!("{array}_?")
     }
 
+    /// `width` contiguous floats of `array` from `base`, read as a C vector: as
+    /// [`Emitter::vector_ref`], except that a window of a ring in registers that straddles
+    /// two of its vectors is a shuffle of the two (`__builtin_shufflevector`), and one whose
+    /// place depends on a loop is `unnamed` (the loop is then unrolled).
+    fn vector_read(&mut self, array: &str, base: &Ix, width: i64) -> String {
+        let ring = self.rings.contains(array) && self.registers.get(array) == Some(&width);
+        if !ring || base.rem(width) == Ix::constant(0) {
+            return self.vector_ref(array, base, width);
+        }
+        let Some(c) = base.as_constant() else {
+            self.unnamed.push((array.to_string(), base.clone()));
+            return format!("{array}_?");
+        };
+        let (a, o) = (c.div_euclid(width), c.rem_euclid(width));
+        let lanes: Vec<String> = (o..o + width).map(|l| l.to_string()).collect();
+        format!(
+            "__builtin_shufflevector({array}_{a}, {array}_{}, {})",
+            a + 1,
+            lanes.join(", ")
+        )
+    }
+
     /// The lanes `x` (with lane variable `lane`) as one C expression, and whether it is a
     /// vector (else a scalar, the same in every lane); `None` if a lane reads elements that
     /// are not contiguous.
@@ -119,7 +142,7 @@ impl Emitter {
             Scalar::Load { array, .. } if self.lanewise.contains(&**array) => None,
             Scalar::Load { array, ix } => {
                 let base = ix.unit_stride_base(lane)?.add(&Ix::constant(offset));
-                Some((format!("({})", self.vector_ref(array, &base, width)), true))
+                Some((format!("({})", self.vector_read(array, &base, width)), true))
             }
             Scalar::Op(op, a, b) => {
                 let (a, va) = self.vectorise(a, lane, width, offset)?;
