@@ -484,6 +484,27 @@ fn start_reaches_goal_only_with(
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `stencil.rules`' register rotation of vectors: a row's windows in blocks of 4 are the
+/// windows of the last two blocks of the row (padded on the left), rotated along it; the
+/// scalar rotation does not reach that form. The two mean the same.
+#[test]
+fn the_blocks_of_a_rows_windows_are_read_from_rotated_vectors() {
+    let mut rng = common::Rng(12);
+    start_reaches_goal_only_with(
+        "rotate-vectors",
+        "def sums = map (map (fun w => reduce add 0.0 w))\n\
+         def start = nfun n => fun (x : (4*n+2).f32) => sums (split<4> (slide<3, 1> x))\n\
+         def goal = nfun n => fun (x : (4*n+2).f32) =>\n  \
+           sums (map (fun v => slide<3, 1> (drop<2> (join v)))\n    \
+             (rotateValues<2> (fun y => y) (split<4> (padClamp<2, 0> x))))\n",
+        (
+            "rules/stencil.rules:rotate-vectors<4>",
+            "rules/stencil.rules:rotate-values",
+        ),
+        (&[3], sketchlog::rise::interp::Value::f32s(&rng.f32s(14))),
+    );
+}
+
 /// `sketch-of` prints a sketch file's line that `check` reads back and finds the program
 /// satisfies as it is.
 #[test]
