@@ -4,7 +4,7 @@
 
 use super::backend::moved_index;
 use super::compile::{compile_typed, CompiledRule, Tmpl};
-use super::rhs::vector_width;
+use super::rhs::{is_size, vector_width};
 use crate::egraph::encoding::Encoding;
 use crate::egraph::subst::{vectorized, VECTORIZABLE};
 use crate::error::Result;
@@ -166,7 +166,7 @@ impl CompiledRule {
                     Node::NatApp(f, _) => {
                         let n = self.slots[*slot].nat.as_ref()?;
                         let n = m.resolve_nat(&self.subst_nats(n, nats, 0));
-                        if n.metas().next().is_some() {
+                        if !is_size(&n) {
                             return None;
                         }
                         Node::NatApp(self.build_term(f, vars, nats, m)?, n)

@@ -486,9 +486,26 @@ fn start_reaches_goal_only_with(
 
 /// `stencil.rules`' register rotation of vectors: a row's windows in blocks of 4 are the
 /// windows of the last two blocks of the row (padded on the left), rotated along it; the
-/// scalar rotation does not reach that form. The two mean the same.
+/// scalar rotation does not reach that form. The two mean the same. Windows longer than a
+/// block and one are not rotated (the padding would be a negative size).
 #[test]
 fn the_blocks_of_a_rows_windows_are_read_from_rotated_vectors() {
+    let dir = scratch("rotate-vectors-long");
+    let (rise, sketch) = (dir.join("long.rise"), dir.join("long.sketch"));
+    let long = "nfun n => fun (x : (4*n+6).f32) => split<4> (slide<7, 1> x)";
+    std::fs::write(&rise, format!("def long = {long}\n")).unwrap();
+    std::fs::write(&sketch, "sketch rotated = contains(rotateValues)\n").unwrap();
+    let check = sketchlog(&[
+        "check",
+        &format!("{}:long", rise.display()),
+        "--sketch",
+        &format!("{}:rotated", sketch.display()),
+        "--rules",
+        "rules/stencil.rules:rotate-vectors<4>",
+    ]);
+    assert_eq!(check.status.code(), Some(1), "{check:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+
     let mut rng = common::Rng(12);
     start_reaches_goal_only_with(
         "rotate-vectors",

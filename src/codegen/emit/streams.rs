@@ -64,15 +64,15 @@ impl Emitter {
                 let sz = self.nat(&sz)?;
                 let source = self.open_stream(args[1].clone())?;
                 let (f, shift) = (args[0].clone(), prim == RotateValues);
-                let ring = match shift {
+                let in_registers = match shift {
                     true => self.ring_in_registers(sz, &element)?,
                     false => None,
                 };
-                let ring = match ring {
+                let ring = match in_registers {
                     Some(ring) => ring,
                     None => {
-                        let ty = crate::rise::types::arr(Nat::cst(sz), element);
-                        self.allocate(&ty)?.1
+                        self.allocate(&crate::rise::types::arr(Nat::cst(sz), element))?
+                            .1
                     }
                 };
                 self.emit_loop(sz - 1, None, |em, k| {
@@ -112,12 +112,13 @@ impl Emitter {
     }
 
     /// The `sz` values of a rotation held in vector variables (`ring7_0, ring7_1, ...`, one
-    /// per machine vector), when they are vectors (short arrays of floats) that fit in half
-    /// the target's vector registers and the lowering is the vector one; `None` otherwise.
+    /// per machine vector), when they are vectors (short arrays of floats) that together fit
+    /// where an accumulator may ([`Target::register_floats`]) and the lowering is the vector
+    /// one; `None` otherwise.
     fn ring_in_registers(&mut self, sz: i64, element: &Type) -> Result<Option<Val>> {
         let (shape, floats) = shape_of(element, self)?;
         let fits = shape.len() == 1 && floats.count_ones() == 1 && floats >= 4;
-        if !fits || sz * floats > self.register_floats / 2 {
+        if !fits || sz * floats > self.register_floats {
             return Ok(None);
         }
         if self.lowering == Lowering::Scalar || self.rings_in_memory {
