@@ -206,7 +206,7 @@ impl CompiledRule {
 /// Is `n`, a size the right-hand side gives a primitive, one: known (no unsolved variable) and
 /// not a negative number (`drop<k + 1 - sz>` when `sz > k + 1`: the rule does not apply)?
 pub(super) fn is_size(n: &Nat) -> bool {
-    n.metas().next().is_none() && !n.as_const().is_some_and(|c| c.num < 0)
+    n.metas().next().is_none() && n.as_const().is_none_or(|c| c.num >= 0)
 }
 
 /// The width of the first vector type in `t` (the type of a `vectorize` result).
