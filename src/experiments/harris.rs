@@ -15,13 +15,14 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 /// The versions: a label and the program (`FILE.rise:NAME` or `FILE.guide`).
-const VERSIONS: [(&str, &str); 13] = [
+const VERSIONS: [(&str, &str); 14] = [
     ("naive", "programs/harris.rise:harris"),
     ("parallel", "programs/harris-parallel.guide"),
     ("strips", "programs/harris-strips.guide"),
     ("fused", "programs/harris-fused.guide"),
     ("separated", "programs/harris-separated.guide"),
     ("line-buffered", "programs/harris-line-buffered.guide"),
+    ("rotated", "programs/harris-rotated.guide"),
     (
         "parallel-strategy",
         "programs/harris-parallel-strategy.guide",

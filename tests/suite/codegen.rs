@@ -848,7 +848,7 @@ fn harris_line_buffered_holds_three_rows_of_products_and_agrees_with_the_interpr
     }
 }
 
-/// Harris with line buffers and register rotation (`harris.elevate:rotated`): each output
+/// Harris with line buffers and register rotation (`harris-rotated.guide`): each output
 /// block's column sums are computed once, as vectors, into two vectors rotated along the row
 /// (one rotation per sum, in registers: `f32xN ringK_0, ringK_1;`), and the block's window
 /// sums are read from them, the two windows that straddle both vectors as shuffles; no row of
@@ -857,7 +857,7 @@ fn harris_line_buffered_holds_three_rows_of_products_and_agrees_with_the_interpr
 /// is refused (the rotation has no last block to shift inward).
 #[test]
 fn harris_rotated_keeps_its_column_sums_in_registers_and_agrees_with_the_interpreter() {
-    let rotated = common::lowered("programs/harris-rotated-strategy.guide");
+    let rotated = common::lowered("programs/harris-rotated.guide");
     let c = program_c("harris", &rotated, &[64, 64]).unwrap().c;
     let rings = c
         .lines()

@@ -201,6 +201,7 @@ fn harris_strategy_steps_give_the_guides_c() {
         ("harris-separated-strategy", "harris-separated"),
         ("harris-line-buffered-strategy", "harris-line-buffered"),
         ("harris-line-buffered-mixed", "harris-line-buffered"),
+        ("harris-rotated-strategy", "harris-rotated"),
     ] {
         assert_eq!(c(ours), c(theirs), "{ours}");
     }
