@@ -141,7 +141,7 @@ def harris_cpus():
         for r in csv.DictReader(path.open()):
             if r["ratio_vs_halide"]:
                 by.setdefault(r["version"], {})[(r["width"], r["threads"])] = r["ratio_vs_halide"]
-        for version in ["rotated", "separated", "line-buffered", "fused"]:
+        for version in ["separated-rotated", "rotated", "separated", "line-buffered", "fused"]:
             cells = [by.get(version, {}).get(k, "-") for k in
                      [("1536", "1"), ("1536", "2"), ("4096", "1"), ("4096", "2")]]
             if all(c == "-" for c in cells):

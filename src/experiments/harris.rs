@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 /// The versions: a label and the program (`FILE.rise:NAME` or `FILE.guide`).
-const VERSIONS: [(&str, &str); 14] = [
+const VERSIONS: [(&str, &str); 16] = [
     ("naive", "programs/harris.rise:harris"),
     ("parallel", "programs/harris-parallel.guide"),
     ("strips", "programs/harris-strips.guide"),
@@ -23,6 +23,10 @@ const VERSIONS: [(&str, &str); 14] = [
     ("separated", "programs/harris-separated.guide"),
     ("line-buffered", "programs/harris-line-buffered.guide"),
     ("rotated", "programs/harris-rotated.guide"),
+    (
+        "separated-rotated",
+        "programs/harris-separated-rotated.guide",
+    ),
     (
         "parallel-strategy",
         "programs/harris-parallel-strategy.guide",
@@ -42,6 +46,10 @@ const VERSIONS: [(&str, &str); 14] = [
         "programs/harris-line-buffered-mixed.guide",
     ),
     ("rotated-strategy", "programs/harris-rotated-strategy.guide"),
+    (
+        "separated-rotated-strategy",
+        "programs/harris-separated-rotated-strategy.guide",
+    ),
 ];
 
 /// Image sizes (height, width): Halide's `apps/harris` estimate (1536 wide, 2560 high), and

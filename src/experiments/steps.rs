@@ -15,7 +15,7 @@ use std::path::PathBuf;
 /// Every guide whose steps are programs over arrays, and the two sizes each of its
 /// program's sizes takes (small, large). Matrix products at 128 and 512; matrix-vector
 /// products, stencils and images at 256^2 and 2048^2 (Harris's width a multiple of 16).
-pub const GUIDES: [(&str, [i64; 2]); 26] = [
+pub const GUIDES: [(&str, [i64; 2]); 28] = [
     ("array-packing", [128, 512]),
     ("baseline", [128, 512]),
     ("blocking", [128, 512]),
@@ -34,6 +34,7 @@ pub const GUIDES: [(&str, [i64; 2]); 26] = [
     ("harris-separated", [256, 2048]),
     ("harris-line-buffered", [256, 2048]),
     ("harris-rotated", [256, 2048]),
+    ("harris-separated-rotated", [256, 2048]),
     ("harris-parallel-strategy", [256, 2048]),
     ("harris-strips-strategy", [256, 2048]),
     ("harris-fused-strategy", [256, 2048]),
@@ -41,6 +42,7 @@ pub const GUIDES: [(&str, [i64; 2]); 26] = [
     ("harris-line-buffered-strategy", [256, 2048]),
     ("harris-line-buffered-mixed", [256, 2048]),
     ("harris-rotated-strategy", [256, 2048]),
+    ("harris-separated-rotated-strategy", [256, 2048]),
     ("shine/separable-lanes", [256, 2048]),
 ];
 

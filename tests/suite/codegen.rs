@@ -848,33 +848,38 @@ fn harris_line_buffered_holds_three_rows_of_products_and_agrees_with_the_interpr
     }
 }
 
-/// Harris with line buffers and register rotation (`harris-rotated.guide`): each output
-/// block's column sums are computed once, as vectors, into two vectors rotated along the row
-/// (one rotation per sum, in registers: `f32xN ringK_0, ringK_1;`), and the block's window
-/// sums are read from them, the two windows that straddle both vectors as shuffles; no row of
-/// column sums (66 floats at 64^2) is stored. It agrees with the program it starts from,
-/// borders included, at a height its strips do not divide; a width its blocks do not divide
-/// is refused (the rotation has no last block to shift inward).
+/// Harris with register rotation, on line buffers (`harris-rotated.guide`) and on the
+/// separated version (`harris-separated-rotated.guide`): each output block's column sums are
+/// computed once, as vectors, into two vectors rotated along the row (one rotation per sum,
+/// in registers: `f32xN ringK_0, ringK_1;`), and the block's window sums are read from them,
+/// the two windows that straddle both vectors as shuffles; no row of column sums (66 floats
+/// at 64^2) is stored, and the separated version stores no products either (no ring of
+/// 3 x 66). Each agrees with the program it starts from, borders included, at a height its
+/// strips do not divide; a width its blocks do not divide is refused (a rotation has no last
+/// block to shift inward).
 #[test]
-fn harris_rotated_keeps_its_column_sums_in_registers_and_agrees_with_the_interpreter() {
-    let rotated = common::lowered("programs/harris-rotated.guide");
-    let c = program_c("harris", &rotated, &[64, 64]).unwrap().c;
-    let rings = c
-        .lines()
-        .filter(|l| l.trim_start().starts_with("f32x") && l.contains(" ring"))
-        .count();
-    let shuffles = c.matches("__builtin_shufflevector(ring").count();
-    assert!(rings >= 3 && shuffles == 2 * rings, "{c}");
-    assert!(!declared_buffers(&c).contains(&66), "{c}");
-    for sizes in [[16, 16], [48, 32]] {
-        agrees_in_both_lowerings(&rotated, sizes);
-    }
+fn harris_rotations_keep_their_column_sums_in_registers_and_agree_with_the_interpreter() {
     let harris = common::lowered("programs/harris.rise:harris");
-    means_the_same_in_both_lowerings(&rotated, &harris, [37, 48]);
-    let err = program_c("harris", &rotated, &[16, 17])
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("`rotateValues` cannot take"), "{err}");
+    for (guide, rings_of_products) in [("harris-rotated", 3), ("harris-separated-rotated", 0)] {
+        let rotated = common::lowered(&format!("programs/{guide}.guide"));
+        let c = program_c("harris", &rotated, &[64, 64]).unwrap().c;
+        let rings = c
+            .lines()
+            .filter(|l| l.trim_start().starts_with("f32x") && l.contains(" ring"))
+            .count();
+        let shuffles = c.matches("__builtin_shufflevector(ring").count();
+        assert!(rings >= 3 && shuffles == 2 * rings, "{guide}:\n{c}");
+        let sizes = declared_buffers(&c);
+        assert!(!sizes.contains(&66), "{guide}:\n{c}");
+        let products = sizes.iter().filter(|s| **s == 3 * 66).count();
+        assert_eq!(products, rings_of_products * rings / 3, "{guide}:\n{c}");
+        for sizes in [[16, 16], [48, 32]] {
+            agrees_in_both_lowerings(&rotated, sizes);
+        }
+        means_the_same_in_both_lowerings(&rotated, &harris, [37, 48]);
+        let err = program_c("harris", &rotated, &[16, 17]).unwrap_err().to_string();
+        assert!(err.contains("`rotateValues` cannot take"), "{guide}: {err}");
+    }
 }
 
 /// Harris with its window sums separated (column sums of three rows, then three neighbouring

@@ -202,6 +202,10 @@ fn harris_strategy_steps_give_the_guides_c() {
         ("harris-line-buffered-strategy", "harris-line-buffered"),
         ("harris-line-buffered-mixed", "harris-line-buffered"),
         ("harris-rotated-strategy", "harris-rotated"),
+        (
+            "harris-separated-rotated-strategy",
+            "harris-separated-rotated",
+        ),
     ] {
         assert_eq!(c(ours), c(theirs), "{ours}");
     }
