@@ -877,7 +877,9 @@ fn harris_rotations_keep_their_column_sums_in_registers_and_agree_with_the_inter
             agrees_in_both_lowerings(&rotated, sizes);
         }
         means_the_same_in_both_lowerings(&rotated, &harris, [37, 48]);
-        let err = program_c("harris", &rotated, &[16, 17]).unwrap_err().to_string();
+        let err = program_c("harris", &rotated, &[16, 17])
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("`rotateValues` cannot take"), "{guide}: {err}");
     }
 }
