@@ -789,9 +789,12 @@ impl Emitter {
         // read in the loop's order, one element per iteration. Rings of vectors are tried in
         // registers first, then in memory.
         let streamed = prim != MapPar && streams::is_stream(&input);
+        if !streamed {
+            return self.write_map(prim, args, ty, dest, false);
+        }
         let mark = self.mark();
         self.write_map(prim, args.clone(), ty, dest.clone(), streamed)?;
-        if streamed && self.rings_spilled_since(&mark) && !self.rings_in_memory {
+        if self.rings_spilled_since(&mark) && !self.rings_in_memory {
             self.rewind(&mark);
             self.rings_in_memory = true;
             let written = self.write_map(prim, args, ty, dest, streamed);
