@@ -855,8 +855,9 @@ fn harris_line_buffered_holds_three_rows_of_products_and_agrees_with_the_interpr
 /// the two windows that straddle both vectors as shuffles; no row of column sums (66 floats
 /// at 64^2) is stored, and the separated version stores no products either (no ring of
 /// 3 x 66). Each agrees with the program it starts from, borders included, at a height its
-/// strips do not divide; a width its blocks do not divide is refused (a rotation has no last
-/// block to shift inward).
+/// strips do not divide and at widths its blocks do not divide (the last block shifted inward,
+/// its rotations first given the block that ends where it starts); a width under one block
+/// is refused.
 #[test]
 fn harris_rotations_keep_their_column_sums_in_registers_and_agree_with_the_interpreter() {
     let harris = common::lowered("programs/harris.rise:harris");
@@ -876,11 +877,18 @@ fn harris_rotations_keep_their_column_sums_in_registers_and_agree_with_the_inter
         for sizes in [[16, 16], [48, 32]] {
             agrees_in_both_lowerings(&rotated, sizes);
         }
-        means_the_same_in_both_lowerings(&rotated, &harris, [37, 48]);
-        let err = program_c("harris", &rotated, &[16, 17])
+        for sizes in [[37, 48], [16, 17], [20, 40]] {
+            means_the_same_in_both_lowerings(&rotated, &harris, sizes);
+        }
+        // At 40 wide, two blocks in the loop, then the last (at column 24) after it, still
+        // from the rotations in registers.
+        let c = program_c("harris", &rotated, &[64, 40]).unwrap().c;
+        let shuffles = c.matches("__builtin_shufflevector(ring").count();
+        assert_eq!(shuffles, 2 * 2 * rings, "{guide}:\n{c}");
+        let err = program_c("harris", &rotated, &[16, 10])
             .unwrap_err()
             .to_string();
-        assert!(err.contains("`rotateValues` cannot take"), "{guide}: {err}");
+        assert!(err.contains("not one whole block"), "{guide}: {err}");
     }
 }
 
@@ -998,6 +1006,52 @@ fn circular_buffers_read_in_order_are_rings_of_their_window() {
                 );
             }
         }
+    }
+}
+
+/// Windows over blocks that a size does not divide (`split<4>` of a padded row of `n + 4`),
+/// read in order by a sequential loop: the loop's last iteration, whose block is shifted
+/// inward, runs after the others with its ring (shifted or circular, in registers or in
+/// memory) first given the block that ends where it starts. Each computes the row's sums of
+/// three, in both lowerings, whether 4 divides `n` or not; under one block it is refused.
+#[test]
+fn windows_over_blocks_a_size_does_not_divide_are_realigned_at_the_last() {
+    let sums = term(
+        "nfun n => fun (x : (n+2).f32) => mapSeq (fun w => reduceSeq add 0.0 w) (slide<3, 1> x)",
+    );
+    for windows in [
+        "rotateValues<2> (fun y => y)",
+        "circularBuffer<2, 2> (fun y => y)",
+        "rotateValues<2> (mapSeq (fun y => mul y 2.0))",
+    ] {
+        let p = term(&format!(
+            "nfun n => fun (x : (n+2).f32) => join (mapSeq (fun v => mapSeq (fun w => \
+             reduceSeq add 0.0 w) (slide<3, 1> (drop<2> (join v)))) ({windows} (split<4> \
+             (padClamp<2, 0> x))))"
+        ));
+        let doubled = windows.contains("mul");
+        for n in [4, 5, 7, 8, 10, 31] {
+            for lowering in [Lowering::Vector, Lowering::Scalar] {
+                let opts = COptions {
+                    lowering,
+                    threads: 1,
+                    ..COptions::default()
+                };
+                let exe = compile(&p, &[n], &opts).unwrap_or_else(|e| panic!("{n}: {e}"));
+                let meaning = match doubled {
+                    true => term("nfun n => fun (x : (n+2).f32) => mapSeq (fun w => reduceSeq add 0.0 w) (slide<3, 1> (mapSeq (fun y => mul y 2.0) x))"),
+                    false => sums.clone(),
+                };
+                let r = sketchlog::codegen::run::validate(&exe, &meaning, &opts).unwrap();
+                assert!(
+                    r.max_rel_error < 1e-5,
+                    "{windows} at {n}: {}",
+                    r.max_rel_error
+                );
+            }
+        }
+        let err = program_c("p", &p, &[3]).unwrap_err().to_string();
+        assert!(err.contains("not one whole block"), "{windows}: {err}");
     }
 }
 

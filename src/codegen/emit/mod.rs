@@ -40,8 +40,8 @@ use super::index::Ix;
 use super::preamble;
 use reduction::Access;
 use value::{
-    array_len, blocks, buffer_view, is_deferred, join_view, split_view, transpose_view, view,
-    Reshape, Scalar, Val,
+    array_len, block_before, blocks, buffer_view, is_deferred, join_view, split_view,
+    transpose_view, view, with_before, Reshape, Scalar, Val,
 };
 
 mod copies;
@@ -436,13 +436,17 @@ impl Emitter {
     /// `slide` whose blocks do not tile their array ([`value::blocks`]) as anything but an
     /// array of independent blocks: only maps, zips, transposes and pairs may carry such an
     /// array, and a `join` may end it if its rows are whole and its result is. A reduction
-    /// over the blocks, say, would count the shared elements twice.
+    /// over the blocks, say, would count the shared elements twice. The windows of a
+    /// `circularBuffer` or `rotateValues` over such blocks are taken where they are read
+    /// (by a sequential loop, which reads the last window's blocks aligned to its last block:
+    /// `streams`; elsewhere they are refused).
     fn check_blocks(&self, prim: Prim, ty: &Type) -> Result<()> {
         use Prim::*;
         let (args, result) = ty.uncurry();
         let fraction = match prim {
             Map | MapSeq | MapPar | MapSeqUnroll | Zip | Unzip | Transpose | Fst | Snd
-            | MakePair | Let | ToMem | Id => None,
+            | MakePair | Let | ToMem | Id | MapStream | IterateStream | CircularBuffer
+            | RotateValues => None,
             Split | Slide => args.iter().find_map(|a| self.fractional_size(a)),
             Join => match args.last() {
                 Some(Type::Arr(_, row)) => self
@@ -823,13 +827,14 @@ impl Emitter {
     ) -> Result<()> {
         use Prim::*;
         let (f, input) = (args[0].clone(), args[args.len() - 1].clone());
-        let (len, mapped) = if streamed {
-            let (len, stream) = (self.result_len(ty)?, self.open_stream(input)?);
+        let (len, mapped, stream) = if streamed {
+            let (len, stream) = (self.result_len(ty)?, Rc::new(self.open_stream(input)?));
+            let read = stream.clone();
             let mapped = view(len, false, move |em, i| {
-                let x = em.next(&stream, i)?;
+                let x = em.next(&read, i)?;
                 em.apply(f.clone(), x)
             });
-            (len, mapped)
+            (len, mapped, Some(stream))
         } else {
             let xs = self.force(input)?;
             let len = array_len(&xs)?;
@@ -837,7 +842,7 @@ impl Emitter {
                 let x = em.get(&xs, i)?;
                 em.apply(f.clone(), x)
             });
-            (len, mapped)
+            (len, mapped, None)
         };
         // A short sequential map may run as one vector statement (its order is free).
         if !streamed && prim == MapSeq && self.write_whole(&mapped, &dest, len)? {
@@ -857,13 +862,17 @@ impl Emitter {
             em.write(y, d)
         };
         // The last of blocks that overlap the one before ([`value::blocks`]) runs after the
-        // others, never on a thread beside the one it overlaps.
+        // others, never on a thread beside the one it overlaps; over a stream, after its rings
+        // are given the values aligned to it.
         let overlaps = match ty {
             Type::Arr(n, _) => self.fraction(n).is_some(),
             _ => false,
         };
-        if prim == MapPar && overlaps && len > 1 {
+        if (prim == MapPar || stream.is_some()) && overlaps && len > 1 {
             self.emit_loop(len - 1, pragma, body)?;
+            if let Some(stream) = &stream {
+                self.realign(stream, &Ix::constant(len - 1))?;
+            }
             return body(self, &Ix::constant(len - 1));
         }
         self.emit_loop(len, pragma, body)

@@ -40,9 +40,9 @@ impl Emitter {
                     });
                 }
                 let (f, xs) = (arg(0), self.force(arg(1))?);
-                Ok(view(array_len(&xs)?, false, move |em, i| {
+                // `f` of an element, which must not compute.
+                let of = move |em: &mut Self, x: Val| {
                     let (code, ops) = (em.body.len(), em.arith);
-                    let x = em.get(&xs, i)?;
                     let y = em.apply(f.clone(), x)?;
                     if em.body.len() != code || em.arith != ops {
                         return Err(unsupported(
@@ -50,7 +50,30 @@ impl Emitter {
                         ));
                     }
                     Ok(y)
-                }))
+                };
+                let mapped = {
+                    let (xs, of) = (xs.clone(), of.clone());
+                    view(array_len(&xs)?, false, move |em, i| {
+                        let x = em.get(&xs, i)?;
+                        of(em, x)
+                    })
+                };
+                if !matches!(
+                    xs,
+                    Val::Array {
+                        before: Some(_),
+                        ..
+                    }
+                ) {
+                    return Ok(mapped);
+                }
+                Ok(with_before(
+                    mapped,
+                    Rc::new(move |em, m| {
+                        let x = block_before(em, &xs, m, "`map`")?;
+                        of(em, x)
+                    }),
+                ))
             }
             Id => Ok(arg(0)),
             Let => self.apply(arg(1), arg(0)),

@@ -182,10 +182,70 @@ impl Emitter {
         self.apply(f.clone(), x)
     }
 
+    /// Before the loop's last iteration `i`, where the source's last block overlaps the one
+    /// before ([`value::blocks`]): gives each ring the values of the blocks that end where
+    /// the last one starts, so that the last window is contiguous (the other windows are).
+    pub(super) fn realign(&mut self, s: &Stream, i: &Ix) -> Result<()> {
+        match s {
+            Stream::Array(_) => Ok(()),
+            Stream::Map(_, source) => self.realign(source, i),
+            Stream::Zip(a, b) => {
+                self.realign(a, i)?;
+                self.realign(b, i)
+            }
+            Stream::Ring {
+                ring,
+                sz,
+                f,
+                source,
+                shift,
+            } => {
+                let newest = i.add(&Ix::constant(sz - 1));
+                for m in 1..*sz {
+                    let x = self.block_before(source, m)?;
+                    let y = self.apply(f.clone(), x)?;
+                    // Where `next` finds element `newest - m` (before shifting, for a shift).
+                    let slot = match shift {
+                        true => Ix::constant(sz - m),
+                        false => newest.add(&Ix::constant(-m)).rem(*sz),
+                    };
+                    let d = self.get(ring, &slot)?;
+                    self.write(y, d)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// The element of a stream `m` blocks before its overlapping last one ([`value::Before`]).
+    fn block_before(&mut self, s: &Stream, m: i64) -> Result<Val> {
+        match s {
+            Stream::Array(v) => block_before(self, v, m, "a sequential window"),
+            Stream::Map(f, source) => {
+                let x = self.block_before(source, m)?;
+                self.apply(f.clone(), x)
+            }
+            Stream::Zip(a, b) => {
+                let x = self.block_before(a, m)?;
+                Ok(Val::Pair(Rc::new(x), Rc::new(self.block_before(b, m)?)))
+            }
+            Stream::Ring { .. } => Err(unsupported(
+                "the last window of windows overlaps the one before (give sizes its blocks divide)",
+            )),
+        }
+    }
+
     /// A circular buffer read other than by a sequential loop: `f` of every input element
     /// computed once into a buffer, the windows views of it.
     pub(super) fn windows_in_memory(&mut self, f: Val, xs: Val, ty: &Type) -> Result<Val> {
         let (sz, element) = window_of(ty)?;
+        if let Some(n) = self.fractional_size(ty) {
+            return Err(unsupported(format!(
+                "size {n} is not a whole number: the windows over blocks whose last overlaps \
+                 the one before are read in order by a sequential loop or not at all (give \
+                 sizes the blocks divide)"
+            )));
+        }
         let sz = self.nat(&sz)?;
         let xs = self.force(xs)?;
         let len = array_len(&xs)?;

@@ -13,6 +13,12 @@ use std::rc::Rc;
 /// An element accessor of an array view: element `i`.
 pub type Get = Rc<dyn Fn(&mut Emitter, &Ix) -> Result<Val>>;
 
+/// Of an array of blocks whose last overlaps the one before ([`blocks`]): the block that
+/// starts `m` block lengths before the last one (`m` >= 1). A sequential window over the
+/// blocks (`rotateValues`, `circularBuffer`) needs these beside the last block, in place of
+/// the blocks before it that do not end where it starts.
+pub type Before = Rc<dyn Fn(&mut Emitter, i64) -> Result<Val>>;
+
 /// A scalar C expression, kept as a tree so that the generator can turn lanes into vectors.
 #[derive(Clone, Debug)]
 pub enum Scalar {
@@ -84,11 +90,13 @@ impl Scalar {
 pub enum Val {
     Scalar(Scalar),
     Pair(Rc<Val>, Rc<Val>),
-    /// An array (or, `vector`, a vector) of `len` elements.
+    /// An array (or, `vector`, a vector) of `len` elements; `before` where its elements are
+    /// blocks whose last overlaps the one before.
     Array {
         len: i64,
         vector: bool,
         get: Get,
+        before: Option<Before>,
     },
     /// A Rise lambda and its environment (innermost last).
     Lam {
@@ -161,10 +169,26 @@ pub(crate) fn split_view(a: Val, n: i64, vector: bool) -> Result<Val> {
             "code generation: split<{n}> of an array of {total} elements: not one whole block"
         ))
     })?;
-    Ok(view(len, false, move |em, i| {
-        let (a, first) = (a.clone(), start(em, i));
-        Ok(view(n, vector, move |em, j| em.get(&a, &first.add(j))))
-    }))
+    let block = move |a: Val, first: Ix| view(n, vector, move |em, j| em.get(&a, &first.add(j)));
+    let blocks = {
+        let a = a.clone();
+        view(len, false, move |em, i| Ok(block(a.clone(), start(em, i))))
+    };
+    if total % n == 0 {
+        return Ok(blocks);
+    }
+    let last = total - n;
+    Ok(with_before(
+        blocks,
+        Rc::new(move |_, m| match last - m * n {
+            first if first >= 0 => Ok(block(a.clone(), Ix::constant(first))),
+            _ => Err(Error::bad_input(format!(
+                "code generation: split<{n}> of an array of {total} elements: fewer than \
+                 {} whole blocks",
+                m + 1
+            ))),
+        }),
+    ))
 }
 
 /// `join` (or `asScalar`) of an array of rows of `inner` elements, `total` in all: where the
@@ -209,6 +233,37 @@ pub(crate) fn view(
         len,
         vector,
         get: Rc::new(get),
+        before: None,
+    }
+}
+
+/// `array` (a view) with the blocks before its overlapping last block ([`Before`]).
+pub(crate) fn with_before(array: Val, before: Before) -> Val {
+    match array {
+        Val::Array {
+            len, vector, get, ..
+        } => Val::Array {
+            len,
+            vector,
+            get,
+            before: Some(before),
+        },
+        v => v,
+    }
+}
+
+/// The block `m` block lengths before the overlapping last block of `array` ([`Before`]);
+/// an error naming `what` where `array` cannot say.
+pub(crate) fn block_before(em: &mut Emitter, array: &Val, m: i64, what: &str) -> Result<Val> {
+    match array {
+        Val::Array {
+            before: Some(before),
+            ..
+        } => before(em, m),
+        _ => Err(Error::bad_input(format!(
+            "code generation: the last of the blocks {what} reads overlaps the one before, and \
+             the blocks before it cannot be read aligned to it (give sizes its blocks divide)"
+        ))),
     }
 }
 
