@@ -13,7 +13,7 @@ use std::rc::Rc;
 /// An element accessor of an array view: element `i`.
 pub type Get = Rc<dyn Fn(&mut Emitter, &Ix) -> Result<Val>>;
 
-/// Of an array of blocks whose last overlaps the one before ([`blocks`]): the block that
+/// Of an array of blocks whose last overlaps the one before (`blocks`): the block that
 /// starts `m` block lengths before the last one (`m` >= 1). A sequential window over the
 /// blocks (`rotateValues`, `circularBuffer`) needs these beside the last block, in place of
 /// the blocks before it that do not end where it starts.
