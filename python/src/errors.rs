@@ -10,6 +10,25 @@ pyo3::create_exception!(
      the error has no position); `kind` is `bad-input`, `check-failed`, `limit` or `internal`."
 );
 
+pyo3::create_exception!(
+    sketchlog,
+    PerformanceWarning,
+    pyo3::exceptions::PyUserWarning,
+    "A remark of the code generator on what its C will cost that the program does not show \
+     (reads whose cache lines evict each other): issued by `codegen` and `compile`, once per \
+     remark."
+);
+
+/// Issues each of the code generator's `remarks` as a [`PerformanceWarning`].
+pub fn warn_remarks(py: Python<'_>, remarks: &[String]) -> PyResult<()> {
+    let category = py.get_type::<PerformanceWarning>();
+    for remark in remarks {
+        let message = std::ffi::CString::new(remark.as_str())?;
+        PyErr::warn(py, &category, &message, 1)?;
+    }
+    Ok(())
+}
+
 /// A Python exception for a sketchlog error: the message as the command line prints it
 /// (with the source line and carets), and its location as attributes.
 pub fn to_py(e: sketchlog::error::Error) -> PyErr {

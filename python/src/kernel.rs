@@ -22,7 +22,8 @@ fn lowering_of(name: &str) -> PyResult<Lowering> {
 }
 
 /// The OpenMP C of a low-level program at `sizes` (outermost first; default: every size
-/// 1024), after the last lowering (computing maps become sequential loops).
+/// 1024), after the last lowering (computing maps become sequential loops). The code
+/// generator's remarks on it are issued as `PerformanceWarning`s.
 #[pyfunction]
 #[pyo3(signature = (program, sizes = None, *, lowering = "vector"))]
 pub fn codegen(
@@ -30,6 +31,7 @@ pub fn codegen(
     sizes: Option<Vec<i64>>,
     lowering: &str,
 ) -> PyResult<String> {
+    let py = program.py();
     let program = program_of(program)?;
     let sizes = sizes.unwrap_or_else(|| cg::sizes_of(program.term(), 1024));
     let lowered = cg::sequential(program.term());
@@ -41,6 +43,7 @@ pub fn codegen(
         cg::target::Target::native(),
     )
     .or_raise()?;
+    crate::errors::warn_remarks(py, &generated.remarks)?;
     Ok(generated.c)
 }
 
@@ -58,7 +61,8 @@ pub struct Kernel {
 /// Compiles `program` at `sizes` into a kernel run on `threads` OpenMP threads (0: OpenMP's
 /// default). `flags` replace the C compiler's program flags (default `-march=native`). With
 /// `validate`, the kernel is run once on random inputs and checked against the Rise
-/// interpreter before it is returned.
+/// interpreter before it is returned. The code generator's remarks on its C are issued as
+/// `PerformanceWarning`s.
 #[pyfunction]
 #[pyo3(signature = (program, sizes = None, *, threads = 1, flags = None, lowering = "vector",
                     validate = false, tolerance = 1e-3))]
@@ -84,6 +88,7 @@ pub fn compile(
     }
     let lowered = cg::sequential(program.term());
     let compiled = kernel::Kernel::compile(&lowered, &sizes, &opts).or_raise()?;
+    crate::errors::warn_remarks(py, &compiled.remarks)?;
     let k = Kernel {
         kernel: compiled,
         program: program.term().clone(),

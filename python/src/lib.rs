@@ -16,6 +16,10 @@ use pyo3::prelude::*;
 fn _sketchlog(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("Error", m.py().get_type::<errors::Error>())?;
+    m.add(
+        "PerformanceWarning",
+        m.py().get_type::<errors::PerformanceWarning>(),
+    )?;
     m.add("ELEMENTARY_COST", search::ELEMENTARY_COST)?;
     m.add_class::<program::Program>()?;
     m.add_class::<search::Rules>()?;

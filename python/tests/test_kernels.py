@@ -1,5 +1,7 @@
 """Kernels: C compiled and called on NumPy arrays, and @kernel through the e-graph."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -9,6 +11,16 @@ import sketchlog as sl
 def test_codegen_returns_the_c():
     c = sl.codegen("programs/mv.rise:mv", [64, 32])
     assert "void rise_program(" in c and "#pragma omp" in c or "for (" in c
+
+
+def test_reads_that_evict_each_other_are_a_performance_warning():
+    # The naive product reads a column of B, rows of 4096 floats apart (16 KB): one set of
+    # the level-1 data cache holds only a few of those lines.
+    with pytest.warns(sl.PerformanceWarning, match="evict each other"):
+        sl.codegen("programs/matmul.rise:mm", [4096, 4096, 4096])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sl.PerformanceWarning)
+        sl.codegen("programs/mv.rise:mv", [64, 32])
 
 
 def test_a_kernel_checks_its_inputs():

@@ -98,7 +98,9 @@ pub(super) fn codegen(
         sizes
     };
     at_argument("--sizes", crate::codegen::check_sizes(&p, &sizes, &names))?;
-    let c = crate::codegen::emit::lowered_c("rise_program", &p, &sizes, lowering, target)?.c;
+    let generated = crate::codegen::emit::lowered_c("rise_program", &p, &sizes, lowering, target)?;
+    print_remarks(&generated.remarks);
+    let c = generated.c;
     match out {
         Some(path) => crate::files::write_atomically(path, c.as_bytes()),
         None => {
@@ -149,6 +151,7 @@ fn bench_c(
         exe.flops,
         4.0 * floats as f64 / 1e6
     );
+    print_remarks(&exe.remarks);
     for &t in threads {
         let opts = COptions {
             threads: t,
@@ -173,6 +176,13 @@ fn bench_c(
         report_measured(&m, &exe, t, rounds, peer);
     }
     Ok(())
+}
+
+/// Prints the code generator's remarks on a program's C, each a note on standard error.
+fn print_remarks(remarks: &[String]) {
+    for remark in remarks {
+        eprintln!("note: {remark}");
+    }
 }
 
 /// Prints what `bench-c` measured at `t` threads.

@@ -98,7 +98,8 @@ enum Command {
     /// as JSON lines.
     #[command(hide = true)]
     Job { work: String },
-    /// Print (or write) the OpenMP C of a low-level program at given sizes.
+    /// Print (or write) the OpenMP C of a low-level program at given sizes, with the generator's
+    /// remarks on its cost (reads that evict each other from the cache) as notes on standard error.
     Codegen {
         /// `FILE.rise:NAME`, or `FILE.guide` for the program its guide finds.
         program: String,

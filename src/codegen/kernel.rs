@@ -22,6 +22,8 @@ pub struct Kernel {
     output_shape: Vec<i64>,
     /// The program's C (without the entry point).
     pub c: String,
+    /// The generator's remarks on it ([`crate::codegen::emit::Generated::remarks`]).
+    pub remarks: Vec<String>,
     _dir: tempfile::TempDir,
 }
 
@@ -72,7 +74,8 @@ impl Kernel {
             output,
             input_shapes: generated.input_shapes,
             output_shape: generated.output_shape,
-            c: generated.c,
+            c: generated.code.c,
+            remarks: generated.code.remarks,
             _dir: generated.dir,
         })
     }

@@ -62,6 +62,8 @@ pub struct Compiled {
     function: usize,
     layout: Arc<Layout>,
     pub flops: f64,
+    /// The generator's remarks on its C ([`crate::codegen::emit::Generated::remarks`]).
+    pub remarks: Vec<String>,
 }
 
 /// An executable built from generated C and a harness, in its temporary directory.
@@ -209,8 +211,7 @@ int main(int argc, char **argv) {{
 /// compile it in.
 pub(super) struct Generated {
     pub name: &'static str,
-    pub c: String,
-    pub flops: f64,
+    pub code: super::emit::Generated,
     pub input_shapes: Vec<Vec<i64>>,
     pub output_shape: Vec<i64>,
     pub dir: tempfile::TempDir,
@@ -229,8 +230,7 @@ impl Generated {
         std::fs::write(&src, &generated.c).map_err(|e| Error::io(&src, e))?;
         Ok(Generated {
             name,
-            c: generated.c,
-            flops: generated.flops,
+            code: generated,
             input_shapes,
             output_shape,
             dir,
@@ -271,12 +271,11 @@ pub fn compile(program: &Rc<Term>, sizes: &[i64], opts: &COptions) -> Result<Com
     let generated = Generated::new(program, sizes, opts)?;
     let path = generated.link(&[generated.name], &[&generated.source()], opts)?;
     let layout = Layout::of(&generated, sizes);
-    let flops = generated.flops;
     Ok(Compiled::new(
         Executable::new(path, generated.dir),
         0,
         &layout,
-        flops,
+        generated.code,
     ))
 }
 
@@ -306,10 +305,9 @@ pub fn compile_with_scalar(
     })?;
     let path = generated.link(&[generated.name, SCALAR], &[&ours_o, &scalar_o], opts)?;
     let layout = Layout::of(&generated, sizes);
-    let flops = generated.flops;
     let exe = Executable::new(path, generated.dir);
-    let ours = Compiled::new(exe.clone(), 0, &layout, flops);
-    Ok((ours, Compiled::new(exe, 1, &layout, scalar.flops)))
+    let ours = Compiled::new(exe.clone(), 0, &layout, generated.code);
+    Ok((ours, Compiled::new(exe, 1, &layout, scalar)))
 }
 
 /// A program's sizes and the float counts and shapes of its inputs and output.
@@ -341,12 +339,18 @@ impl Executable {
 }
 
 impl Compiled {
-    fn new(exe: Arc<Executable>, function: usize, layout: &Arc<Layout>, flops: f64) -> Compiled {
+    fn new(
+        exe: Arc<Executable>,
+        function: usize,
+        layout: &Arc<Layout>,
+        generated: super::emit::Generated,
+    ) -> Compiled {
         Compiled {
             exe,
             function,
             layout: layout.clone(),
-            flops,
+            flops: generated.flops,
+            remarks: generated.remarks,
         }
     }
 

@@ -32,10 +32,15 @@ pub fn sizes(text: &str, names: &[String], default: i64) -> Result<Vec<i64>> {
     }
 }
 
-/// The C of `term` at `sizes`, lowered as `codegen` lowers it.
+/// The C of `term` at `sizes`, lowered as `codegen` lowers it, after the generator's remarks
+/// on it as comments.
 pub fn c_text(term: &Rc<Term>, sizes: &[i64]) -> Result<String> {
     let p = codegen::sequential(term);
-    Ok(codegen::emit::program_c("rise_program", &p, sizes)?.c)
+    let generated = codegen::emit::program_c("rise_program", &p, sizes)?;
+    let notes: String = (generated.remarks.iter())
+        .map(|r| format!("// note: {r}\n"))
+        .collect();
+    Ok(notes + &generated.c)
 }
 
 /// A timing at one thread count, as `bench-c` prints it.

@@ -335,6 +335,58 @@ fn matrix_vector_guides_compile_to_vector_code_and_validate() {
         .contains("#pragma omp parallel for"));
 }
 
+/// mv-blocking reduces 32 rows column by column: at rows of 4096 floats its 32 reads a step
+/// are 16 KB apart, in one set of the level-1 data cache, and the generator says so (at rows
+/// of 4000 floats they are not, and it says nothing); so does the naive product's column of
+/// B at rows of 1024. `codegen` prints the remark as a note on standard error.
+#[test]
+fn reads_whose_lines_share_a_cache_set_are_remarked_on() {
+    let l1 = sketchlog::codegen::cache::Cache::l1_data();
+    let shares = |stride: i64, lines: i64| stride % l1.way_bytes() == 0 && lines > l1.ways;
+    let blocked = found("mv-blocking");
+    let remarks = |p: &Rc<Term>, sizes: &[i64]| program_c("p", p, sizes).unwrap().remarks;
+    let at_4096 = remarks(&blocked, &[4096, 4096]);
+    assert_eq!(at_4096.len(), usize::from(shares(16384, 32)), "{at_4096:?}");
+    if let Some(remark) = at_4096.first() {
+        assert!(remark.contains("reads `x0` 16384 bytes apart"), "{remark}");
+        assert!(
+            remark.contains("its 32 lines fall into one set"),
+            "{remark}"
+        );
+    }
+    assert_eq!(remarks(&blocked, &[4000, 4000]), Vec::<String>::new());
+    assert_eq!(
+        remarks(&found("mv-parallel"), &[4096, 4096]),
+        Vec::<String>::new()
+    );
+    let naive = common::lowered("programs/baseline.guide");
+    let at_1024 = remarks(&naive, &[1024, 1024, 1024]);
+    assert_eq!(
+        at_1024.len(),
+        usize::from(shares(4096, 1024)),
+        "{at_1024:?}"
+    );
+    assert!(
+        at_1024
+            .iter()
+            .all(|r| r.contains("reads `x1` 4096 bytes apart")),
+        "{at_1024:?}"
+    );
+    let out = common::output(&[
+        "codegen",
+        "programs/mv-blocking.guide",
+        "--sizes",
+        "4096,4096",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(
+        err.matches("note: the loop over").count(),
+        at_4096.len(),
+        "{err}"
+    );
+}
+
 /// The accumulators a reduction keeps in vector variables, one per machine vector of its
 /// floats (`f32x8 acc5_0, acc5_1;` with AVX): their names (`acc5`).
 fn register_accumulators(c: &str) -> Vec<String> {

@@ -47,6 +47,7 @@ use value::{
 mod copies;
 mod primitives;
 mod reduction;
+mod remarks;
 mod streams;
 pub mod value;
 mod vectors;
@@ -90,6 +91,8 @@ pub struct Emitter {
     flops: f64,
     /// Trip counts of the loops being emitted, outermost first.
     trips: Vec<i64>,
+    /// Their variables (none for a loop of one iteration, which is not emitted).
+    loop_vars: Vec<Option<String>>,
     /// For each loop being emitted (as `trips`), where its text starts in `body` and the
     /// streaming stores emitted before it, if it is a parallel loop (see
     /// [`Emitter::close_loop`]).
@@ -134,6 +137,10 @@ pub struct Emitter {
     lanewise: std::collections::HashSet<String>,
     /// Every assignment emitted: what it writes and reads (for in-place accumulators).
     accesses: Vec<Access>,
+    /// What the generator remarks on the code emitted ([`Generated::remarks`]), and the
+    /// cache it describes.
+    remarks: Vec<String>,
+    l1: super::cache::Cache,
     lowering: Lowering,
     /// The values each loop variable takes (first and last), for [`Emitter::clamp`].
     ranges: std::collections::HashMap<String, (i64, i64)>,
@@ -160,6 +167,9 @@ pub struct Generated {
     pub c: String,
     /// Arithmetic operations per run (the GFLOP/s figure's numerator).
     pub flops: f64,
+    /// What the C will cost on this machine that the program does not show, in sentences:
+    /// reads whose cache lines evict each other from the level-1 data cache.
+    pub remarks: Vec<String>,
 }
 
 fn unsupported(what: impl std::fmt::Display) -> Error {
@@ -204,6 +214,7 @@ impl Emitter {
     fn open_range(&mut self, start: i64, end: i64, pragma: Option<&str>) -> Ix {
         let len = end - start;
         self.trips.push(len);
+        self.loop_vars.push(None);
         let parallel = pragma == Some(PARALLEL_FOR) && len > 1;
         self.parallel
             .push(parallel.then_some((self.body.len(), self.streams)));
@@ -217,6 +228,7 @@ impl Emitter {
         self.line(&format!("for (long {i} = {start}; {i} < {end}; {i}++) {{"));
         self.indent += 1;
         self.ranges.insert(i.clone(), (start, end - 1));
+        *self.loop_vars.last_mut().expect("just pushed") = Some(i.clone());
         Ix::var(&i)
     }
 
@@ -266,6 +278,7 @@ impl Emitter {
     /// thread (`rise_fence()`), so that the stores are visible when the region ends.
     fn close_loop(&mut self) {
         let parallel = self.parallel.pop().flatten();
+        self.loop_vars.pop();
         if self.trips.pop() != Some(1) {
             self.indent -= 1;
             self.line("}");
@@ -314,6 +327,7 @@ impl Emitter {
             flops: self.flops,
             arith: self.arith,
             accesses: self.accesses.len(),
+            remarks: self.remarks.len(),
             unnamed: self.unnamed.len(),
             spilled: self.spilled.len(),
             streams: self.streams,
@@ -324,6 +338,7 @@ impl Emitter {
         self.body.truncate(mark.body);
         (self.flops, self.arith) = (mark.flops, mark.arith);
         self.accesses.truncate(mark.accesses);
+        self.remarks.truncate(mark.remarks);
         self.unnamed.truncate(mark.unnamed);
         self.spilled.truncate(mark.spilled);
         self.streams = mark.streams;
@@ -740,6 +755,7 @@ impl Emitter {
                             self.spilled.push(a.to_string());
                         }
                     }
+                    self.remark_on_sets(&access);
                     self.accesses.push(access);
                     Ok(())
                 }
@@ -885,6 +901,7 @@ struct Mark {
     flops: f64,
     arith: usize,
     accesses: usize,
+    remarks: usize,
     unnamed: usize,
     spilled: usize,
     streams: usize,
@@ -983,6 +1000,7 @@ fn signature(
         hoisted: Default::default(),
         flops: 0.0,
         trips: vec![],
+        loop_vars: vec![],
         parallel: vec![],
         stream_output: false,
         streams: 0,
@@ -999,6 +1017,8 @@ fn signature(
         lanewise: Default::default(),
         math: Default::default(),
         accesses: vec![],
+        remarks: vec![],
+        l1: super::cache::Cache::l1_data(),
         lowering,
         ranges: Default::default(),
     };
@@ -1087,7 +1107,11 @@ pub fn lowered_c(
     }
     params.push("float *restrict out".into());
     let _ = writeln!(c, "void {name}({}) {{\n{body}}}", params.join(", "));
-    Ok(Generated { c, flops: em.flops })
+    Ok(Generated {
+        c,
+        flops: em.flops,
+        remarks: em.remarks,
+    })
 }
 
 impl Error {

@@ -67,6 +67,7 @@ impl Emitter {
         for statement in &statements {
             self.line(statement);
         }
+        self.remark_on_sets(&access);
         self.accesses.push(access);
         Ok(true)
     }
