@@ -884,8 +884,10 @@ impl Emitter {
             Type::Arr(n, _) => self.fraction(n).is_some(),
             _ => false,
         };
-        if (prim == MapPar || stream.is_some()) && overlaps && len > 1 {
-            self.emit_loop(len - 1, pragma, body)?;
+        if (prim == MapPar || stream.is_some()) && overlaps && len > 0 {
+            if len > 1 {
+                self.emit_loop(len - 1, pragma, body)?;
+            }
             if let Some(stream) = &stream {
                 self.realign(stream, &Ix::constant(len - 1))?;
             }
