@@ -15,7 +15,7 @@ pyo3::create_exception!(
     PerformanceWarning,
     pyo3::exceptions::PyUserWarning,
     "A remark of the code generator on what its C will cost that the program does not show \
-     (reads whose cache lines evict each other): issued by `codegen` and `compile`, once per \
+     (accesses whose cache lines evict each other): issued by `codegen` and `compile`, once per \
      remark."
 );
 

@@ -99,7 +99,7 @@ enum Command {
     #[command(hide = true)]
     Job { work: String },
     /// Print (or write) the OpenMP C of a low-level program at given sizes, with the generator's
-    /// remarks on its cost (reads that evict each other from the cache) as notes on standard error.
+    /// remarks on its cost (accesses that evict each other from the cache) as notes on standard error.
     Codegen {
         /// `FILE.rise:NAME`, or `FILE.guide` for the program its guide finds.
         program: String,

@@ -338,9 +338,10 @@ fn matrix_vector_guides_compile_to_vector_code_and_validate() {
 /// mv-blocking reduces 32 rows column by column: at rows of 4096 floats its 32 reads a step
 /// are 16 KB apart, in one set of the level-1 data cache, and the generator says so (at rows
 /// of 4000 floats they are not, and it says nothing); so does the naive product's column of
-/// B at rows of 1024. `codegen` prints the remark as a note on standard error.
+/// B at rows of 1024, and a result written column by column into rows of 1024. `codegen`
+/// prints the remark as a note on standard error.
 #[test]
-fn reads_whose_lines_share_a_cache_set_are_remarked_on() {
+fn accesses_whose_lines_share_a_cache_set_are_remarked_on() {
     let l1 = sketchlog::codegen::cache::Cache::l1_data();
     let shares = |stride: i64, lines: i64| stride % l1.way_bytes() == 0 && lines > l1.ways;
     let blocked = found("mv-blocking");
@@ -372,6 +373,21 @@ fn reads_whose_lines_share_a_cache_set_are_remarked_on() {
             .all(|r| r.contains("reads `x1` 4096 bytes apart")),
         "{at_1024:?}"
     );
+    // A result written column by column: its lines, rows of 1024 floats apart.
+    let transposed = term("nfun n => fun (x : n.n.f32) => transpose (mapSeq (fun r => mapSeq (fun y => mul y 2.0) r) x)");
+    let written = remarks(&transposed, &[1024]);
+    assert_eq!(
+        written.len(),
+        usize::from(shares(4096, 1024)),
+        "{written:?}"
+    );
+    assert!(
+        written
+            .iter()
+            .all(|r| r.contains("writes `out` 4096 bytes apart")),
+        "{written:?}"
+    );
+    assert_eq!(remarks(&transposed, &[1040]), Vec::<String>::new());
     let out = common::output(&[
         "codegen",
         "programs/mv-blocking.guide",

@@ -168,7 +168,7 @@ pub struct Generated {
     /// Arithmetic operations per run (the GFLOP/s figure's numerator).
     pub flops: f64,
     /// What the C will cost on this machine that the program does not show, in sentences:
-    /// reads whose cache lines evict each other from the level-1 data cache.
+    /// accesses whose cache lines evict each other from the level-1 data cache.
     pub remarks: Vec<String>,
 }
 

@@ -1,10 +1,10 @@
 //! Remarks on what the C will cost that the program does not show.
 //!
-//! A loop that reads one line of an array per iteration, each a multiple of the level-1
-//! data cache's way apart (4 KB on most cores: rows of 1024 or 4096 floats), fills one of
-//! the cache's sets. With more iterations than the set has lines, and a loop around it that
-//! reads the same lines again (the next floats of each row), every read misses: the lines
-//! evict each other before they are used again. Which loops do that is the program's
+//! A loop that reads (or writes) one line of an array per iteration, each a multiple of the
+//! level-1 data cache's way apart (4 KB on most cores: rows of 1024 or 4096 floats), fills
+//! one of the cache's sets. With more iterations than the set has lines, and a loop around it
+//! that uses the same lines again (the next floats of each row), every access misses: the
+//! lines evict each other before they are used again. Which loops do that is the program's
 //! decision (a block of rows reduced column by column) and the sizes', not the generator's,
 //! so it says so rather than changing the loops.
 
@@ -12,16 +12,17 @@ use super::reduction::Access;
 use super::Emitter;
 
 impl Emitter {
-    /// Remarks on each read of `access` from memory whose lines, one per iteration of an
-    /// enclosing loop, fall into one set of the level-1 data cache, more of them than it
-    /// holds, while a loop around that one reads within the same lines.
+    /// Remarks on each write and read of `access` in memory whose lines, one per iteration
+    /// of an enclosing loop, fall into one set of the level-1 data cache, more of them than
+    /// it holds, while a loop around that one uses the same lines.
     pub(super) fn remark_on_sets(&mut self, access: &Access) {
         let l1 = self.l1;
         let loops: Vec<(&str, i64)> = (self.loop_vars.iter().zip(&self.trips))
             .filter_map(|(v, trips)| Some((v.as_deref()?, *trips)))
             .collect();
         let mut found = vec![];
-        for (array, ix) in &access.reads {
+        let writes = access.target.iter().map(|w| ("writes", w));
+        for (verb, (array, ix)) in writes.chain(access.reads.iter().map(|r| ("reads", r))) {
             if self.registers.contains_key(&**array) {
                 continue;
             }
@@ -29,15 +30,15 @@ impl Emitter {
             for (k, &(v, trips)) in loops.iter().enumerate() {
                 let stride = bytes(v);
                 let one_set = stride >= l1.line && stride % l1.way_bytes() == 0;
-                let reread = loops[..k]
+                let reused = loops[..k]
                     .iter()
                     .any(|(u, _)| (1..l1.line).contains(&bytes(u)));
-                if one_set && trips > l1.ways && reread {
+                if one_set && trips > l1.ways && reused {
                     found.push(format!(
-                        "the loop over `{v}` reads `{array}` {stride} bytes apart, one line per \
+                        "the loop over `{v}` {verb} `{array}` {stride} bytes apart, one line per \
                          iteration: its {trips} lines fall into one set of this machine's level-1 \
                          data cache, which holds {} lines a set ({} bytes apart share a set), so \
-                         they evict each other before the loop around it reads them again; a \
+                         they evict each other before the loop around it {verb} them again; a \
                          stride that is not a multiple of {} bytes, or at most {} iterations, \
                          keeps them",
                         l1.ways,
