@@ -343,49 +343,33 @@ fn matrix_vector_guides_compile_to_vector_code_and_validate() {
 #[test]
 fn accesses_whose_lines_share_a_cache_set_are_remarked_on() {
     let l1 = sketchlog::codegen::cache::Cache::l1_data();
-    let shares = |stride: i64, lines: i64| stride % l1.way_bytes() == 0 && lines > l1.ways;
-    let blocked = found("mv-blocking");
     let remarks = |p: &Rc<Term>, sizes: &[i64]| program_c("p", p, sizes).unwrap().remarks;
+    // Accesses `stride` bytes apart by a loop of `lines` iterations: one remark saying `what`
+    // where this machine's cache puts their lines in one set, none elsewhere.
+    let expect = |found: &[String], (stride, lines): (i64, i64), what: &str| {
+        let shares = stride % l1.way_bytes() == 0 && lines > l1.ways;
+        assert_eq!(found.len(), usize::from(shares), "{found:?}");
+        assert!(found.iter().all(|r| r.contains(what)), "{found:?}");
+    };
+    let blocked = found("mv-blocking");
     let at_4096 = remarks(&blocked, &[4096, 4096]);
-    assert_eq!(at_4096.len(), usize::from(shares(16384, 32)), "{at_4096:?}");
-    if let Some(remark) = at_4096.first() {
-        assert!(remark.contains("reads `x0` 16384 bytes apart"), "{remark}");
-        assert!(
-            remark.contains("its 32 lines fall into one set"),
-            "{remark}"
-        );
-    }
-    assert_eq!(remarks(&blocked, &[4000, 4000]), Vec::<String>::new());
-    assert_eq!(
-        remarks(&found("mv-parallel"), &[4096, 4096]),
-        Vec::<String>::new()
+    expect(
+        &at_4096,
+        (16384, 32),
+        "reads `x0` 16384 bytes apart, one line per iteration: its 32 lines fall into one set",
     );
+    assert_eq!(remarks(&blocked, &[4000, 4000]), Vec::<String>::new());
+    let parallel = remarks(&found("mv-parallel"), &[4096, 4096]);
+    assert_eq!(parallel, Vec::<String>::new());
     let naive = common::lowered("programs/baseline.guide");
     let at_1024 = remarks(&naive, &[1024, 1024, 1024]);
-    assert_eq!(
-        at_1024.len(),
-        usize::from(shares(4096, 1024)),
-        "{at_1024:?}"
-    );
-    assert!(
-        at_1024
-            .iter()
-            .all(|r| r.contains("reads `x1` 4096 bytes apart")),
-        "{at_1024:?}"
-    );
+    expect(&at_1024, (4096, 1024), "reads `x1` 4096 bytes apart");
     // A result written column by column: its lines, rows of 1024 floats apart.
     let transposed = term("nfun n => fun (x : n.n.f32) => transpose (mapSeq (fun r => mapSeq (fun y => mul y 2.0) r) x)");
-    let written = remarks(&transposed, &[1024]);
-    assert_eq!(
-        written.len(),
-        usize::from(shares(4096, 1024)),
-        "{written:?}"
-    );
-    assert!(
-        written
-            .iter()
-            .all(|r| r.contains("writes `out` 4096 bytes apart")),
-        "{written:?}"
+    expect(
+        &remarks(&transposed, &[1024]),
+        (4096, 1024),
+        "writes `out` 4096 bytes apart",
     );
     assert_eq!(remarks(&transposed, &[1040]), Vec::<String>::new());
     let out = common::output(&[
