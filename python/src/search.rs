@@ -32,8 +32,9 @@ fn params_of(params: Option<&Bound<'_, PyDict>>) -> PyResult<sketchlog::rules::P
 ///
 /// `Rules.load("rules/mm.rules:split")`; `Rules.parse(text, set=None)`. A rule with sizes
 /// is named with them, `Rules.load("rules/kernel.rules:split-join<lanes>")`; `params` sets
-/// named sizes (`{"lanes": 8}`; `lanes` is otherwise the machine's vector width, and
-/// `registers` its number of vector registers).
+/// named sizes (`{"lanes": 8}`; `lanes` is otherwise the machine's vector width,
+/// `registers` its number of vector registers, and `line` the floats in a line of its
+/// level-1 data cache).
 #[pyclass(unsendable, module = "sketchlog")]
 #[derive(Clone)]
 pub struct Rules {

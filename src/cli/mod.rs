@@ -509,9 +509,11 @@ struct ParamArgs {
     /// instantiated as `split-join<lanes>`), over a guide's `param` lines. `lanes` is the
     /// target's vector width in 32-bit lanes unless set (16 with AVX-512, 8 with AVX, 4
     /// otherwise), `registers` its number of vector registers (32 with AVX-512, 16
-    /// otherwise); `lanes=native` and `registers=native` are the target's. Given here, the
-    /// two are also the machine `codegen` and `bench-c` write C for (AVX2 on any x86-64:
-    /// `--param lanes=8 --param registers=16 --cflags -march=x86-64-v3`).
+    /// otherwise), `line` the floats in a line of its level-1 data cache (16 in 64 bytes);
+    /// `lanes=native`, `registers=native` and `line=native` are the target's. Given here,
+    /// `lanes` and `registers` are also the machine `codegen` and `bench-c` write C for
+    /// (AVX2 on any x86-64: `--param lanes=8 --param registers=16 --cflags
+    /// -march=x86-64-v3`).
     #[arg(long = "param", value_name = "NAME=VALUE", value_parser = param_assignment)]
     param: Vec<String>,
 }

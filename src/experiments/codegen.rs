@@ -55,7 +55,12 @@ fn versions(size: i64) -> Vec<(String, String, Vec<i64>)> {
         ));
     }
     let big = 4 * size;
-    for g in ["mv-blocking", "mv-parallel", "mv-kernel"] {
+    for g in [
+        "mv-blocking",
+        "mv-blocking-columns",
+        "mv-parallel",
+        "mv-kernel",
+    ] {
         v.push((g.into(), input(format!("programs/{g}.guide")), vec![big; 2]));
     }
     for g in ["start", "goal"] {

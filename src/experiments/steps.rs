@@ -15,7 +15,7 @@ use std::path::PathBuf;
 /// Every guide whose steps are programs over arrays, and the two sizes each of its
 /// program's sizes takes (small, large). Matrix products at 128 and 512; matrix-vector
 /// products, stencils and images at 256^2 and 2048^2 (Harris's width a multiple of 16).
-pub const GUIDES: [(&str, [i64; 2]); 28] = [
+pub const GUIDES: [(&str, [i64; 2]); 29] = [
     ("array-packing", [128, 512]),
     ("baseline", [128, 512]),
     ("blocking", [128, 512]),
@@ -26,6 +26,7 @@ pub const GUIDES: [(&str, [i64; 2]); 28] = [
     ("parallel-packed", [128, 512]),
     ("vectorization", [128, 512]),
     ("mv-blocking", [256, 2048]),
+    ("mv-blocking-columns", [256, 2048]),
     ("mv-kernel", [256, 2048]),
     ("mv-parallel", [256, 2048]),
     ("harris-parallel", [256, 2048]),

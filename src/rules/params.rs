@@ -7,7 +7,8 @@
 //! A rule with parameters is a template: it runs only as an instance, named with a size for
 //! each parameter, in a ruleset or in a reference `FILE.rules:split-join<8>`. A size is a
 //! number or a name of [`Params`]: `lanes`, the target's vector width in 32-bit lanes,
-//! `registers`, how many vector registers it has, or a name the rules file gives a default
+//! `registers`, how many vector registers it has, `line`, how many 32-bit floats a line of
+//! its level-1 data cache holds, or a name the rules file gives a default
 //! (`param rows = 16`). The command line
 //! (`--param lanes=8`) sets a name over a guide (`param lanes = 8`), and a guide over the
 //! target and the rules file.
@@ -28,11 +29,13 @@ pub struct Params {
 }
 
 impl Default for Params {
-    /// `lanes` set to [`native_lanes`], `registers` to [`native_registers`].
+    /// `lanes` set to [`native_lanes`], `registers` to [`native_registers`], `line` to
+    /// [`native_line`].
     fn default() -> Params {
         let mut values = BTreeMap::new();
         values.insert(LANES.to_string(), native_lanes());
         values.insert(REGISTERS.to_string(), native_registers());
+        values.insert(LINE.to_string(), native_line());
         Params {
             values,
             given: BTreeSet::new(),
@@ -45,6 +48,15 @@ pub const LANES: &str = "lanes";
 
 /// The name of the number of the target's vector registers.
 pub const REGISTERS: &str = "registers";
+
+/// The name of the number of 32-bit floats in a line of the target's level-1 data cache.
+pub const LINE: &str = "line";
+
+/// The number of 32-bit floats in a line of this machine's level-1 data cache (16 in a line
+/// of 64 bytes).
+pub fn native_line() -> i64 {
+    (crate::codegen::cache::Cache::l1_data().line / 4).max(1)
+}
 
 /// The number of 32-bit lanes in this machine's widest vector registers: 16 with AVX-512,
 /// 8 with AVX, otherwise 4 (SSE, NEON).
@@ -81,14 +93,15 @@ impl Params {
     }
 
     /// Sets `name` to `value` unless it was [given](Params::given); `value` `native` is the
-    /// target's choice (only for `lanes` and `registers`).
+    /// target's choice (only for `lanes`, `registers` and `line`).
     pub fn set(&mut self, name: &str, value: &str) -> std::result::Result<(), String> {
         let v = match value {
             "native" if name == LANES => native_lanes(),
             "native" if name == REGISTERS => native_registers(),
+            "native" if name == LINE => native_line(),
             "native" => {
                 return Err(format!(
-                    "only `{LANES}` and `{REGISTERS}` have a native value"
+                    "only `{LANES}`, `{REGISTERS}` and `{LINE}` have a native value"
                 ))
             }
             _ => match value.parse::<i64>() {

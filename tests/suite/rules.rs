@@ -92,6 +92,20 @@ fn rules_with_sizes_are_instantiated_where_they_are_named() {
         sized(Some("split-join<lanes * 2>"), &["lanes=4"]).unwrap(),
         ["split-join<8>"]
     );
+    // A cache line's floats: the machine's, or as given.
+    let line = sketchlog::rules::params::native_line();
+    assert_eq!(
+        sized(Some("split-join<line>"), &[]).unwrap(),
+        [format!("split-join<{line}>")]
+    );
+    assert_eq!(
+        sized(Some("split-join<line>"), &["line=32"]).unwrap(),
+        ["split-join<32>"]
+    );
+    assert_eq!(
+        sized(Some("split-join<line>"), &["line=native"]).unwrap(),
+        [format!("split-join<{line}>")]
+    );
     // The rules file's default for a size, and the command line's over it.
     assert_eq!(sized(Some("strips"), &[]).unwrap(), ["strips<16,2>"]);
     assert_eq!(
@@ -132,9 +146,8 @@ fn a_size_that_does_not_fit_is_refused_with_the_reason() {
     assert!(err("split-join<4", &[]).contains("expected `>`"));
     assert!(err("split", &["lanes=0"]).contains("not a size"));
     assert!(err("split", &["lanes"]).contains("expected NAME=VALUE"));
-    assert!(
-        err("split", &["rows=native"]).contains("only `lanes` and `registers` have a native value")
-    );
+    assert!(err("split", &["rows=native"])
+        .contains("only `lanes`, `registers` and `line` have a native value"));
     let parse = |src: &str| {
         parse_rule_file(&Source::new("bad.rules", src))
             .unwrap_err()
