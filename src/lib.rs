@@ -8,7 +8,7 @@
 //! dataflow, kept and reused) -> [`runner`] (`sketchlog run`: egglog's command line with
 //! sketchlog's commands) -> [`cli`]. Around them: [`source`] (named sources and locations),
 //! [`error`] (located errors), [`files`] (reading and writing files, no output over an input),
-//! [`limits`] (input limits), [`fuzz`].
+//! [`limits`] (input limits), [`machine`] (the CPU's vectors and cache), [`fuzz`].
 //!
 //! # A search, from program to C
 //!
@@ -87,6 +87,7 @@ pub mod files;
 pub mod fuzz;
 pub mod guide;
 pub mod limits;
+pub mod machine;
 pub mod rise;
 pub mod rules;
 pub mod runner;

@@ -2,9 +2,9 @@
 //! evaluation in [`emit::value`], with [`index`] arithmetic as affine forms, after the C [`preamble`] of vector
 //! types, buffers and streaming stores), compiling, running and validating the generated C against the
 //! interpreter ([`run`]), and the reference GEMM it is timed beside ([`mod@reference`]), for
-//! a [`target`] machine, whose level-1 data [`cache`] the generator's remarks describe.
+//! a [`target`] machine, whose level-1 data cache ([`crate::machine::cache`]) the
+//! generator's remarks describe.
 
-pub mod cache;
 pub mod emit;
 pub mod index;
 pub mod kernel;

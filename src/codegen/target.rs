@@ -2,7 +2,8 @@
 //! has. The vector lowering writes whole-vector statements of its width and keeps a
 //! reduction's accumulator in its registers when it fits half of them.
 
-use crate::rules::params::{native_lanes, native_registers, Params, LANES, REGISTERS};
+use crate::machine::{native_lanes, native_registers};
+use crate::rules::params::{Params, LANES, REGISTERS};
 use serde::{Deserialize, Serialize};
 
 /// A code generation target.

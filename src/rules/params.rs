@@ -14,6 +14,7 @@
 //! target and the rules file.
 
 use crate::error::{Error, Result};
+use crate::machine::{native_lanes, native_line, native_registers};
 use crate::rise::nat::{Nat, NatAtom};
 use crate::rise::syntax::RuleDecl;
 use crate::source::Source;
@@ -29,8 +30,7 @@ pub struct Params {
 }
 
 impl Default for Params {
-    /// `lanes` set to [`native_lanes`], `registers` to [`native_registers`], `line` to
-    /// [`native_line`].
+    /// `lanes`, `registers` and `line` set to this machine's ([`crate::machine`]).
     fn default() -> Params {
         let mut values = BTreeMap::new();
         values.insert(LANES.to_string(), native_lanes());
@@ -51,40 +51,6 @@ pub const REGISTERS: &str = "registers";
 
 /// The name of the number of 32-bit floats in a line of the target's level-1 data cache.
 pub const LINE: &str = "line";
-
-/// The number of 32-bit floats in a line of this machine's level-1 data cache (16 in a line
-/// of 64 bytes).
-pub fn native_line() -> i64 {
-    (crate::codegen::cache::Cache::l1_data().line / 4).max(1)
-}
-
-/// The number of 32-bit lanes in this machine's widest vector registers: 16 with AVX-512,
-/// 8 with AVX, otherwise 4 (SSE, NEON).
-pub fn native_lanes() -> i64 {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            return 16;
-        }
-        if std::arch::is_x86_feature_detected!("avx") {
-            return 8;
-        }
-    }
-    4
-}
-
-/// The number of this machine's vector registers: 32 with AVX-512 (and on AArch64),
-/// otherwise 16 (AVX, SSE on x86-64).
-pub fn native_registers() -> i64 {
-    if cfg!(target_arch = "aarch64") {
-        return 32;
-    }
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512f") {
-        return 32;
-    }
-    16
-}
 
 impl Params {
     /// The size named `name`, if set.

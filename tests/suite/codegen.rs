@@ -114,10 +114,10 @@ fn reproduce_codegen_writes_every_version_validated_beside_the_reference() {
         .skip(1)
         .map(|l| l.split(',').collect())
         .collect();
-    // 7 matrix products, the register-blocked kernel and parallel-packed, 3 matrix-vector
+    // 7 matrix products, the register-blocked kernel and parallel-packed, 4 matrix-vector
     // products, 2 binomial filters, 4 separable convolutions, on 1 and 2 threads, and the
     // reference GEMM on each.
-    assert_eq!(rows.len(), 38, "{csv}");
+    assert_eq!(rows.len(), 40, "{csv}");
     for r in rows.iter().filter(|r| !r[0].starts_with("reference")) {
         let err: f64 = r[col("max_rel_error")].parse().unwrap();
         assert!(err < 1e-3, "{r:?}");
@@ -311,7 +311,7 @@ fn matrix_vector_guides_compile_to_vector_code_and_validate() {
         // loop of `line` iterations); mv-blocking-columns one float of each row at a time;
         // mv-parallel loads contiguous floats of a row, mv-kernel contiguous floats of four
         // rows into one accumulator of 4 x 16 floats held in vector variables.
-        let line = sketchlog::rules::params::native_line();
+        let line = sketchlog::machine::native_line();
         let line_loop = format!(" < {line}; ");
         match goal {
             "mv-blocking" => {
@@ -358,7 +358,7 @@ fn matrix_vector_guides_compile_to_vector_code_and_validate() {
 /// as a note on standard error.
 #[test]
 fn accesses_whose_lines_share_a_cache_set_are_remarked_on() {
-    let l1 = sketchlog::codegen::cache::Cache::l1_data();
+    let l1 = sketchlog::machine::cache::Cache::l1_data();
     let remarks = |p: &Rc<Term>, sizes: &[i64]| program_c("p", p, sizes).unwrap().remarks;
     // Accesses `stride` bytes apart by a loop of `lines` iterations: one remark saying `what`
     // where this machine's cache puts their lines in one set, none elsewhere.
@@ -1323,7 +1323,7 @@ fn sizes_the_program_does_not_divide_shift_the_last_block_or_are_refused() {
     let kernel = common::lowered("programs/kernel.guide");
     let c = program_c("kernel", &kernel, &[97, 71, 101]).unwrap().c;
     let parallel = c.split("#pragma omp parallel for\n").nth(2).unwrap();
-    let whole = 97 / (sketchlog::rules::params::native_registers() / 4);
+    let whole = 97 / (sketchlog::machine::native_registers() / 4);
     let first = parallel.lines().next().unwrap();
     assert!(first.contains(&format!(" < {whole}; ")), "{c}");
     let out = common::output(&[

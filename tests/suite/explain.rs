@@ -20,7 +20,7 @@ fn mv(a: &[f32], v: &[f32], m: usize, k: usize) -> Vec<f32> {
 /// `program` computes `mv` at sizes its blocks divide: rows in blocks of 32, each row's sum
 /// in chunks of a cache line.
 fn assert_computes_mv(program: &Term, rng: &mut Rng) {
-    let line = sketchlog::rules::params::native_line() as usize;
+    let line = sketchlog::machine::native_line() as usize;
     for (m, k) in [(64, line), (96, 5 * line)] {
         let (a, v) = (rng.f32s(m * k), rng.f32s(k));
         let args = [Value::matrix(m, k, &a), Value::f32s(&v)];

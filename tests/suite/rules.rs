@@ -73,7 +73,7 @@ fn sized(set: Option<&str>, given: &[&str]) -> Result<Vec<String>, String> {
 
 #[test]
 fn rules_with_sizes_are_instantiated_where_they_are_named() {
-    let lanes = sketchlog::rules::params::native_lanes();
+    let lanes = sketchlog::machine::native_lanes();
     let native = format!("split-join<{lanes}>");
     assert!([4, 8, 16].contains(&lanes));
     assert_eq!(
@@ -93,7 +93,7 @@ fn rules_with_sizes_are_instantiated_where_they_are_named() {
         ["split-join<8>"]
     );
     // A cache line's floats: the machine's, or as given.
-    let line = sketchlog::rules::params::native_line();
+    let line = sketchlog::machine::native_line();
     assert_eq!(
         sized(Some("split-join<line>"), &[]).unwrap(),
         [format!("split-join<{line}>")]

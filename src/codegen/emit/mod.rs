@@ -140,7 +140,7 @@ pub struct Emitter {
     /// What the generator remarks on the code emitted ([`Generated::remarks`]), and the
     /// cache it describes.
     remarks: Vec<String>,
-    l1: super::cache::Cache,
+    l1: crate::machine::cache::Cache,
     lowering: Lowering,
     /// The values each loop variable takes (first and last), for [`Emitter::clamp`].
     ranges: std::collections::HashMap<String, (i64, i64)>,
@@ -1020,7 +1020,7 @@ fn signature(
         math: Default::default(),
         accesses: vec![],
         remarks: vec![],
-        l1: super::cache::Cache::l1_data(),
+        l1: crate::machine::cache::Cache::l1_data(),
         lowering,
         ranges: Default::default(),
     };
