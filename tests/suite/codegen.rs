@@ -374,6 +374,10 @@ fn accesses_whose_lines_share_a_cache_set_are_remarked_on() {
         (16384, 32),
         "reads `x0` 16384 bytes apart, one line per iteration: its 32 lines fall into one set",
     );
+    // It names the schedule that avoids it: the reduction over k in chunks of a line.
+    assert!(at_4096
+        .iter()
+        .all(|r| r.contains("in chunks of a line inside this one")));
     assert_eq!(remarks(&blocked, &[4000, 4000]), Vec::<String>::new());
     let by_lines = remarks(&found("mv-blocking"), &[4096, 4096]);
     assert_eq!(by_lines, Vec::<String>::new());

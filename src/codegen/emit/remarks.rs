@@ -6,7 +6,8 @@
 //! that uses the same lines again (the next floats of each row), every access misses: the
 //! lines evict each other before they are used again. Which loops do that is the program's
 //! decision (a block of rows reduced column by column) and the sizes', not the generator's,
-//! so it says so rather than changing the loops.
+//! so it says so, and names the schedule that avoids it (each line used whole before the
+//! next), rather than changing the loops.
 
 use super::reduction::Access;
 use super::Emitter;
@@ -30,17 +31,19 @@ impl Emitter {
             for (k, &(v, trips)) in loops.iter().enumerate() {
                 let stride = bytes(v);
                 let one_set = stride >= l1.line && stride % l1.way_bytes() == 0;
-                let reused = loops[..k]
+                let reuser = loops[..k]
                     .iter()
-                    .any(|(u, _)| (1..l1.line).contains(&bytes(u)));
-                if one_set && trips > l1.ways && reused {
+                    .find(|(u, _)| (1..l1.line).contains(&bytes(u)));
+                if let Some((u, _)) = reuser.filter(|_| one_set && trips > l1.ways) {
                     found.push(format!(
                         "the loop over `{v}` {verb} `{array}` {stride} bytes apart, one line per \
                          iteration: its {trips} lines fall into one set of this machine's level-1 \
                          data cache, which holds {} lines a set ({} bytes apart share a set), so \
                          they evict each other before the loop around it {verb} them again; a \
                          stride that is not a multiple of {} bytes, or at most {} iterations, \
-                         keeps them",
+                         keeps them, and so does using each line whole before the next: the loop \
+                         over `{u}` in chunks of a line inside this one (a reduction's, as \
+                         rules/mv.rules' `reduce-seq-chunks<line>` makes it)",
                         l1.ways,
                         l1.way_bytes(),
                         l1.way_bytes(),
