@@ -49,7 +49,38 @@ pub(super) struct BenchCArgs {
     #[arg(long, conflicts_with = "validate")]
     peer: Option<String>,
     #[command(flatten)]
+    remarks: RemarkArgs,
+    #[command(flatten)]
     params: super::ParamArgs,
+}
+
+/// What to do with the code generator's remarks on a program's cost.
+#[derive(Args, Debug, Clone, Copy, Default)]
+pub(super) struct RemarkArgs {
+    /// Refuse a program the code generator remarks on (accesses that evict each other from
+    /// the cache), as `-Werror` refuses warnings: the remarks printed, no C written or run,
+    /// exit 1.
+    #[arg(long)]
+    deny_remarks: bool,
+}
+
+impl RemarkArgs {
+    /// Prints the code generator's remarks on a program's C, each a note on standard error;
+    /// an error if there are any and they are denied.
+    fn report(self, remarks: &[String]) -> Result<()> {
+        for remark in remarks {
+            eprintln!("note: {remark}");
+        }
+        if self.deny_remarks && !remarks.is_empty() {
+            let n = remarks.len();
+            return Err(crate::error::Error::check_failed(format!(
+                "the code generator remarked on the program's cost {n} time{} \
+                 (--deny-remarks refuses it)",
+                if n == 1 { "" } else { "s" }
+            )));
+        }
+        Ok(())
+    }
 }
 
 impl BenchCArgs {
@@ -69,7 +100,7 @@ impl BenchCArgs {
             (self.size, self.sizes),
             &self.threads,
             (!self.validate).then_some(self.rounds),
-            (opts, self.peer.as_deref()),
+            (opts, self.peer.as_deref(), self.remarks),
         )
     }
 }
@@ -81,7 +112,7 @@ pub(super) fn codegen(
         crate::codegen::emit::Lowering,
         crate::codegen::target::Target,
     ),
-    out: Option<&Path>,
+    (out, remarks): (Option<&Path>, RemarkArgs),
 ) -> Result<()> {
     let (named, reads) =
         crate::files::recording(|| crate::guide::program::read_program(program, params));
@@ -99,7 +130,7 @@ pub(super) fn codegen(
     };
     at_argument("--sizes", crate::codegen::check_sizes(&p, &sizes, &names))?;
     let generated = crate::codegen::emit::lowered_c("rise_program", &p, &sizes, lowering, target)?;
-    print_remarks(&generated.remarks);
+    remarks.report(&generated.remarks)?;
     let c = generated.c;
     match out {
         Some(path) => crate::files::write_atomically(path, c.as_bytes()),
@@ -116,7 +147,7 @@ fn bench_c(
     (size, sizes): (i64, Vec<limits::SizeArg>),
     threads: &[usize],
     rounds: Option<usize>,
-    (opts, peer): (crate::codegen::run::COptions, Option<&str>),
+    (opts, peer, remarks): (crate::codegen::run::COptions, Option<&str>, RemarkArgs),
 ) -> Result<()> {
     use crate::codegen::run::COptions;
     let named = at_argument(
@@ -151,7 +182,7 @@ fn bench_c(
         exe.flops,
         4.0 * floats as f64 / 1e6
     );
-    print_remarks(&exe.remarks);
+    remarks.report(&exe.remarks)?;
     for &t in threads {
         let opts = COptions {
             threads: t,
@@ -176,13 +207,6 @@ fn bench_c(
         report_measured(&m, &exe, t, rounds, peer);
     }
     Ok(())
-}
-
-/// Prints the code generator's remarks on a program's C, each a note on standard error.
-fn print_remarks(remarks: &[String]) {
-    for remark in remarks {
-        eprintln!("note: {remark}");
-    }
 }
 
 /// Prints what `bench-c` measured at `t` threads.

@@ -114,6 +114,8 @@ enum Command {
         #[arg(short, long)]
         out: Option<PathBuf>,
         #[command(flatten)]
+        remarks: c_code::RemarkArgs,
+        #[command(flatten)]
         params: ParamArgs,
     },
     /// Compile a program's C, check it against the interpreter (a guide's: against the
@@ -402,12 +404,13 @@ fn dispatch(cli: Cli) -> Result<()> {
             sizes,
             lowering,
             out,
+            remarks,
             params,
         } => c_code::codegen(
             (&program, params.params()?),
             sizes,
             (lowering, params.target()?),
-            out.as_deref(),
+            (out.as_deref(), remarks),
         ),
         Command::BenchC(args) => args.run(),
         Command::Rules {

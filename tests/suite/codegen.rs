@@ -407,6 +407,35 @@ fn accesses_whose_lines_share_a_cache_set_are_remarked_on() {
         at_4096.len(),
         "{err}"
     );
+    // `--deny-remarks` refuses the remarked program (exit 1, no C written) and passes the
+    // program that reads a line of each row at a time.
+    let dir = tempfile::tempdir().unwrap();
+    let denied = |guide: &str| {
+        let c = dir.path().join("mv.c");
+        let out = common::output(&[
+            "codegen",
+            guide,
+            "--sizes",
+            "4096,4096",
+            "--deny-remarks",
+            "-o",
+            c.to_str().unwrap(),
+        ]);
+        (
+            out.status.code(),
+            c.exists(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, written, err) = denied("programs/mv-blocking-columns.guide");
+    if at_4096.is_empty() {
+        assert_eq!((code, written), (Some(0), true), "{err}");
+    } else {
+        assert_eq!((code, written), (Some(1), false), "{err}");
+        assert!(err.contains("--deny-remarks refuses it"), "{err}");
+    }
+    let (code, written, err) = denied("programs/mv-blocking.guide");
+    assert_eq!((code, written), (Some(0), true), "{err}");
 }
 
 /// The accumulators a reduction keeps in vector variables, one per machine vector of its
