@@ -99,6 +99,37 @@ fn the_readme_is_a_front_door_with_the_two_commands_ci_runs() {
     assert!(ci.lines().any(|l| l.trim() == commands[1]), "{ci}");
 }
 
+/// A file of `programs/` the README and the book show with `$ cat FILE` is shown as it is,
+/// its `//` comment lines left out.
+#[test]
+fn files_shown_with_cat_are_shown_as_they_are() {
+    let mut pages = vec![root().join("README.md")];
+    pages.extend(chapters());
+    let mut shown = 0;
+    for page in pages {
+        let text = read(&page);
+        for block in text.split("$ cat ").skip(1) {
+            let mut lines = block.lines();
+            let file = lines.next().unwrap().trim();
+            if !file.starts_with("programs/") {
+                continue;
+            }
+            let listed: Vec<&str> = lines
+                .take_while(|l| !l.starts_with("$ ") && !l.starts_with("```"))
+                .collect();
+            let actual = read(
+                root()
+                    .join("programs")
+                    .join(file.trim_start_matches("programs/")),
+            );
+            let code: Vec<&str> = actual.lines().filter(|l| !l.starts_with("//")).collect();
+            assert_eq!(listed, code, "{}: `cat {file}`", page.display());
+            shown += 1;
+        }
+    }
+    assert!(shown > 0);
+}
+
 #[test]
 fn nothing_speaks_of_how_the_project_was_made() {
     // Written in two halves so that this file does not match itself.
