@@ -1,6 +1,6 @@
 //! The level-1 data cache of the machine the C runs on, as far as the generator's remarks
-//! and the named size `line` need it: lines whose addresses are a multiple of [`Cache::way_bytes`] apart fall into one
-//! set, and a set holds [`Cache::ways`] lines.
+//! and the named size `line` need it: lines whose addresses are a multiple of
+//! [`Cache::way_bytes`] apart fall into one set, and a set holds [`Cache::ways`] lines.
 
 use std::path::Path;
 use std::sync::OnceLock;

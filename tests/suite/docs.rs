@@ -117,11 +117,7 @@ fn files_shown_with_cat_are_shown_as_they_are() {
             let listed: Vec<&str> = lines
                 .take_while(|l| !l.starts_with("$ ") && !l.starts_with("```"))
                 .collect();
-            let actual = read(
-                root()
-                    .join("programs")
-                    .join(file.trim_start_matches("programs/")),
-            );
+            let actual = read(root().join(file));
             let code: Vec<&str> = actual.lines().filter(|l| !l.starts_with("//")).collect();
             assert_eq!(listed, code, "{}: `cat {file}`", page.display());
             shown += 1;

@@ -36,9 +36,9 @@ fn rewrites(e: &Explanation) -> &[Rewrite] {
     }
 }
 
-/// The matrix-vector blocking guide (split, in chunks, then reorder) explained step by step: each
-/// rewrite names a rule of its step, the program after it still computes the product, and
-/// the last one is the step's extracted term.
+/// The matrix-vector blocking guide (split, in chunks, then reorder) explained step by step:
+/// each rewrite names a rule of its step, the program after it still computes the product,
+/// and the last one is the step's extracted term.
 #[test]
 fn every_rewrite_of_the_blocking_path_keeps_the_meaning() {
     let mut g = guide::parse::load_guide(Path::new("programs/mv-blocking.guide")).unwrap();
