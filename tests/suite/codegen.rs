@@ -502,6 +502,39 @@ fn the_register_blocked_kernel_accumulates_its_tile_in_registers() {
     );
 }
 
+/// `blocking` reduces k in blocks of 4, each block's reduction starting from the 32 x 32
+/// accumulator (in memory) and written back into it: the block accumulates in the
+/// accumulator itself, with no copy in and out and no second accumulator to swap.
+#[test]
+fn a_reduction_chained_onto_its_destination_accumulates_in_it() {
+    let c = found_c("blocking");
+    let arrays: Vec<&str> = c
+        .lines()
+        .filter(|l| l.trim_start().starts_with("float acc"))
+        .collect();
+    assert_eq!(arrays.len(), 1, "{c}");
+    assert!(!c.contains("_next"), "{c}");
+    found_program_computes_the_product("blocking");
+}
+
+/// A reduction that starts from its destination but whose input reads the destination too
+/// (each step adds the accumulator's value before the block) is not run in the destination:
+/// the block's steps would read what they had written. 8 steps of 5x: 5^8 times the input.
+#[test]
+fn a_reduction_whose_input_reads_its_destination_keeps_its_own_accumulator() {
+    let p = sequential(&term(
+        "fun (x : 8.4.f32) (init : 1024.f32) => reduceSeq (fun acc row => reduceSeq (fun a y => map (fun p => add (fst p) (snd p)) (zip a y)) acc (map (fun z => acc) row)) init x",
+    ));
+    let c = program_c("p", &p, &[]).unwrap().c;
+    assert!(c.contains("_next"), "{c}");
+    let opts = COptions::default();
+    let exe = compile(&p, &[], &opts).unwrap();
+    let init: Vec<f32> = (0..1024).map(|i| (i % 3) as f32 * 0.5).collect();
+    let (out, _) = exe.run(&[vec![1.0; 32], init.clone()], &opts).unwrap();
+    let expected: Vec<f32> = init.iter().map(|v| v * 390_625.0).collect();
+    assert_close(&out, &expected, 1e-6);
+}
+
 #[test]
 fn tiles_are_written_through_the_output_layout_not_copied() {
     // Both found programs end in `map join (transpose (map tile ..))`: each tile is written

@@ -118,7 +118,10 @@ impl Emitter {
 
     /// What `look` finds at a value, when looking emitted no code (it evaluates elements at
     /// index variables no C code names); whatever it emitted is taken back either way.
-    fn probe<T>(&mut self, look: impl FnOnce(&mut Self) -> Result<Option<T>>) -> Option<T> {
+    pub(super) fn probe<T>(
+        &mut self,
+        look: impl FnOnce(&mut Self) -> Result<Option<T>>,
+    ) -> Option<T> {
         let mark = self.mark();
         let found = look(self).ok().flatten();
         let found = found.filter(|_| self.body.len() == mark.body);

@@ -1,6 +1,7 @@
-//! Reductions: where the accumulator lives (a scalar, vector variables, one vector, or an
-//! array in memory), the loop that updates it, and whether it can be updated in place,
-//! decided on the recorded reads and writes of the emitted assignments ([`Access`]).
+//! Reductions: where the accumulator lives (a scalar, vector variables, one vector, an
+//! array in memory, or the destination itself when the reduction starts from it), the loop
+//! that updates it, and whether it can be updated in place, decided on the recorded reads
+//! and writes of the emitted assignments ([`Access`]).
 
 use super::*;
 
@@ -32,6 +33,11 @@ impl Emitter {
             false if floats > self.register_floats || floats.count_ones() != 1 => Storage::Memory,
             false => Storage::Registers,
         };
+        if storage == Storage::Memory
+            && self.reduce_in_destination(prim, &args, xs, &shape, &dest)?
+        {
+            return Ok(());
+        }
         let mark = self.mark();
         let acc = self.reduce_into(storage, prim, &args, xs, &shape, dest.clone())?;
         if storage != Storage::Registers {
@@ -121,20 +127,8 @@ impl Emitter {
             ),
         };
         self.write(args[1].clone(), cur.clone())?;
-        // A parallel reduction is OpenMP's for a sum into a scalar; otherwise sequential. A
-        // short one into a scalar (a stencil's window, a small dot product) is unrolled, so
-        // that the C compiler vectorises the loop around it instead of running it per element.
         let len = array_len(xs)?;
-        let pragma = match prim {
-            Prim::ReduceSeqUnroll => Some("GCC unroll 64".to_string()),
-            Prim::ReduceSeq if storage == Storage::Scalar && len <= SHORT_REDUCTION => {
-                Some(format!("GCC unroll {SHORT_REDUCTION}"))
-            }
-            Prim::ReducePar if storage == Storage::Scalar && self.adds(&args[0]) => {
-                Some(format!("omp parallel for reduction(+:{acc})"))
-            }
-            _ => None,
-        };
+        let pragma = self.reduction_pragma(prim, storage, len, &args[0], &acc);
         // One step; `false` if it is not in place (it wrote `next` and swapped).
         let step = |em: &mut Self, i: &Ix| -> Result<bool> {
             let x = em.get(xs, i)?;
@@ -179,6 +173,101 @@ impl Emitter {
 }
 
 impl Emitter {
+    /// A reduction that starts from its destination's own value (`reduceSeq f acc xs`
+    /// written back into `acc`: a reduction chained onto an enclosing one's accumulator, a
+    /// block of a reduction's steps) accumulates in the destination itself, with no copy in
+    /// and out, when its steps read the destination only where they update it, element by
+    /// element, and their input and function do not read it at all (probed with the
+    /// accumulator elsewhere). `false`, with nothing emitted, where it does not.
+    fn reduce_in_destination(
+        &mut self,
+        prim: Prim,
+        args: &[Val],
+        xs: &Val,
+        shape: &[i64],
+        dest: &Val,
+    ) -> Result<bool> {
+        let Some(array) = self.same_elements(&args[1], dest, shape) else {
+            return Ok(false);
+        };
+        let len = array_len(xs)?;
+        let pragma = self.reduction_pragma(prim, Storage::Memory, len, &args[0], &array);
+        let mark = self.mark();
+        // One step updating `acc`: whether it reads or writes `array` in place only, and
+        // whether it reads it at all.
+        let step = |em: &mut Self, acc: &Val| -> Result<(bool, bool)> {
+            let i = em.open_loop(len, pragma.as_deref());
+            let x = em.get(xs, &i)?;
+            let f = em.apply(args[0].clone(), acc.clone())?;
+            let y = em.apply(f, x)?;
+            let at = em.mark();
+            em.write(y, acc.clone())?;
+            let steps = &em.accesses[at.accesses..];
+            let reads = steps.iter().any(|a| {
+                let mut elements = a.target.iter().chain(&a.reads);
+                elements.any(|(name, _)| **name == *array)
+            });
+            let in_place = in_place(steps, &array) && em.unnamed.len() == mark.unnamed;
+            em.close_loop();
+            Ok((in_place, reads))
+        };
+        let (_, elsewhere) = step(self, &buffer_view("@acc", shape, false))?;
+        self.rewind(&mark);
+        if elsewhere {
+            return Ok(false);
+        }
+        let (in_place, _) = step(self, dest)?;
+        if !in_place {
+            self.rewind(&mark);
+        }
+        Ok(in_place)
+    }
+
+    /// The array whose elements `a` and `b` both are, element for element, over `shape`.
+    fn same_elements(&mut self, a: &Val, b: &Val, shape: &[i64]) -> Option<Rc<str>> {
+        self.probe(|em| {
+            let (mut a, mut b) = (a.clone(), b.clone());
+            for d in 0..shape.len() {
+                let i = Ix::var(&format!("@element{d}"));
+                (a, b) = (em.get(&a, &i)?, em.get(&b, &i)?);
+            }
+            Ok(match (a, b) {
+                (
+                    Val::Scalar(Scalar::Load { array, ix }),
+                    Val::Scalar(Scalar::Load {
+                        array: other,
+                        ix: at,
+                    }),
+                ) if array == other && ix == at => Some(array),
+                _ => None,
+            })
+        })
+    }
+
+    /// The pragma of a reduction's loop over `len` elements with operator `op` into `acc`:
+    /// OpenMP's for a parallel sum into a scalar, an unrolling one for a short sequential
+    /// reduction into a scalar (a stencil's window, a small dot product: the C compiler then
+    /// vectorises the loop around it instead of running it per element) or where asked for.
+    fn reduction_pragma(
+        &mut self,
+        prim: Prim,
+        storage: Storage,
+        len: i64,
+        op: &Val,
+        acc: &str,
+    ) -> Option<String> {
+        match prim {
+            Prim::ReduceSeqUnroll => Some("GCC unroll 64".to_string()),
+            Prim::ReduceSeq if storage == Storage::Scalar && len <= SHORT_REDUCTION => {
+                Some(format!("GCC unroll {SHORT_REDUCTION}"))
+            }
+            Prim::ReducePar if storage == Storage::Scalar && self.adds(op) => {
+                Some(format!("omp parallel for reduction(+:{acc})"))
+            }
+            _ => None,
+        }
+    }
+
     /// Is the reduction's operator `fun a x => a + x` (or `x + a`) on scalars?
     fn adds(&mut self, op: &Val) -> bool {
         let mark = self.mark();
