@@ -249,6 +249,10 @@ pub fn low_level(rng: &mut Rng, dir: &Path, number: u64) -> (Vec<String>, String
         "mapPar (mapSeq (fun y => add y 1.0)) (transpose x)",
         "join (mapSeq (mapSeq (reduceSeq add 0.0)) (split<{A}> (mapSeq (slide<3, 1>) x)))",
         "mapSeq (mapSeq (fun y => y)) (slide<{A}, {B}> x)",
+        // Reductions chained onto an enclosing one's accumulator (run in it), and one whose
+        // input reads that accumulator too (not run in it).
+        "reduceSeq (fun acc b => reduceSeq (fun a r => mapSeq (fun p => add (fst p) (snd p)) (zip a r)) acc b) (generate (fun i => 0.0)) (split<{A}> x)",
+        "reduceSeq (fun acc b => reduceSeq (fun a r => mapSeq (fun p => add (fst p) (snd p)) (zip a r)) acc (mapSeq (fun z => acc) b)) (generate (fun i => 1.0) : n.f32) (split<{A}> x)",
     ];
     let matrix = rng.below(4) == 0;
     let body = if matrix {
