@@ -309,10 +309,10 @@ pub fn whole_seconds(text: &str) -> std::result::Result<u64, String> {
         .map_err(|_| format!("`{text}` is not a whole number of seconds"))
 }
 
-/// The brackets of a `.egg` program outside strings and comments (skipped as egglog's lexer
-/// skips them), as (byte offset, bracket); the opening quote of a string left open at the
-/// end comes as `"`.
-fn egg_brackets(text: &str) -> impl Iterator<Item = (usize, u8)> + '_ {
+/// The brackets and backslashes of a `.egg` program outside strings and comments (skipped as
+/// egglog's lexer skips them), as (byte offset, byte); the opening quote of a string left
+/// open at the end comes as `"`.
+fn egg_marks(text: &str) -> impl Iterator<Item = (usize, u8)> + '_ {
     let bytes = text.as_bytes();
     let mut i = 0;
     std::iter::from_fn(move || {
@@ -334,7 +334,7 @@ fn egg_brackets(text: &str) -> impl Iterator<Item = (usize, u8)> + '_ {
                         i += 1;
                     }
                 }
-                b @ (b'(' | b'[' | b')' | b']') => return Some((at, b)),
+                b @ (b'(' | b'[' | b')' | b']' | b'\\') => return Some((at, b)),
                 _ => {}
             }
         }
@@ -347,7 +347,7 @@ fn egg_brackets(text: &str) -> impl Iterator<Item = (usize, u8)> + '_ {
 /// under egglog's term encoding).
 pub fn check_egg_nesting(src: &std::sync::Arc<crate::source::Source>, max: usize) -> Result<()> {
     let mut depth = 0usize;
-    for (i, b) in egg_brackets(&src.text) {
+    for (i, b) in egg_marks(&src.text) {
         match b {
             b'(' | b'[' => {
                 depth += 1;
@@ -371,14 +371,22 @@ pub fn check_egg_nesting(src: &std::sync::Arc<crate::source::Source>, max: usize
 /// left unclosed (a surplus closing bracket counts as whole, for egglog to report).
 pub fn egg_input_complete(text: &str) -> bool {
     let mut depth = 0i64;
-    for (_, b) in egg_brackets(text) {
+    for (_, b) in egg_marks(text) {
         match b {
             b'(' | b'[' => depth += 1,
             b')' | b']' => depth -= 1,
-            _ => return false,
+            b'"' => return false,
+            _ => {}
         }
     }
     depth <= 0
+}
+
+/// The byte offset of the first backslash of a `.egg` program outside its strings and
+/// comments (in a name: egglog reads `p\` as a name, but cannot read such a name back from the
+/// text its term encoding prints).
+pub fn egg_backslash(text: &str) -> Option<usize> {
+    egg_marks(text).find(|&(_, b)| b == b'\\').map(|(i, _)| i)
 }
 
 #[cfg(test)]

@@ -304,12 +304,23 @@ fn write_serialized(eg: &EGraph, program: &Path, flags: &EggFlags) -> Result<()>
 }
 
 /// The checks every input passes before egglog sees it, from a file or typed into the REPL:
-/// its nesting, and under the term encoding, no sketchlog command.
+/// its nesting, and under the term encoding, no backslash in a name and no sketchlog
+/// command.
 fn check_input(eg: &mut EGraph, src: &Arc<Source>, flags: &EggFlags) -> Result<()> {
     match flags.term_encoding() {
         None => crate::limits::check_egg_nesting(src, crate::limits::MAX_EGG_NESTING),
         Some(flag) => {
             crate::limits::check_egg_nesting(src, crate::limits::MAX_TERM_ENCODING_NESTING)?;
+            if let Some(at) = crate::limits::egg_backslash(&src.text) {
+                return Err(Error::at(
+                    &crate::source::Span::new(src, at, at + 1),
+                    format!(
+                        "a name with a backslash cannot run with {flag}: egglog's term encoding \
+                         prints the program it encodes and reads it back, and cannot read such a \
+                         name; rename it or run without {flag}"
+                    ),
+                ));
+            }
             refuse_sketchlog_commands(eg, src, flag)
         }
     }

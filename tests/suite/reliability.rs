@@ -816,6 +816,32 @@ fn run_time_errors_point_at_the_primitive() {
     assert!(error.message.contains("slide<3, 1>"), "{error}");
 }
 
+/// Under egglog's term encoding, a name with a backslash (which egglog reads, but cannot read
+/// back from the program its encoding prints, and panics) is a located error, from a file
+/// and from standard input; a backslash in a string or a comment is not.
+#[test]
+fn the_term_encoding_refuses_a_name_it_cannot_read_back() {
+    let d = scratch("term-encoding-names");
+    let text = "(datatype M (C i64) (A M M))\n(ruleset p)\n(rule ((= e (A x y))) ((subsume (A x y))) :ruleset p\\ )\n";
+    let f = write(&d, "names.egg", text);
+    for flag in ["--term-encoding", "--proofs"] {
+        expect_error(&["run", flag, &f], &format!("{f}:3:53"), "backslash");
+        let (_, stderr) = with_stdin(&["run", flag], text.as_bytes());
+        assert!(stderr.starts_with("<stdin>:3:53: error: "), "{stderr}");
+    }
+    let fine = write(
+        &d,
+        "strings.egg",
+        "; a comment with a \\ backslash\n(datatype M (C String))\n(let $c (C \"a\\\\b\"))\n",
+    );
+    let out = common::output(&["run", "--term-encoding", &fine]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Under egglog's term encoding, whose check of each command is quadratic in its nesting,
 /// deep programs are refused at a lower depth, from a file and from standard input alike;
 /// sketchlog's commands are refused in the REPL as in a file.
