@@ -89,13 +89,23 @@ pub fn resident_mb(peak: bool) -> f64 {
 /// at least [`TRIM_FROM`] e-nodes: a small one's leftovers are small, and walking the heap
 /// would cost a small search much of its time.
 fn release_free_memory(enodes: usize) {
-    if enodes < TRIM_FROM {
-        return;
+    if enodes >= TRIM_FROM {
+        trim_heap();
     }
+}
+
+/// Hands the free pages of the allocator in use back to the system: glibc's, and with the
+/// command line, mimalloc's (which otherwise keeps them for a while for reuse).
+pub(crate) fn trim_heap() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only reads and updates the allocator's own state.
     unsafe {
         libc::malloc_trim(0);
+    }
+    #[cfg(feature = "cli")]
+    // SAFETY: mi_collect only reads and updates the allocator's own state.
+    unsafe {
+        libmimalloc_sys::mi_collect(true);
     }
 }
 

@@ -644,6 +644,10 @@ pub fn run(
     let mut term = guide.start.clone();
     let mut reports = vec![];
     for i in 0..guide.steps.len() {
+        if i > 0 {
+            // The last step's e-graph is freed: its pages are not kept for this one's.
+            crate::egraph::saturate::trim_heap();
+        }
         let found = run_step(guide, i, &term, |s| on_iteration(i, s))?;
         for report in found {
             on_step(i, &report);
