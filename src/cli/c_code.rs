@@ -31,7 +31,7 @@ pub(super) struct BenchCArgs {
     /// medians over all runs (at most 100,000).
     #[arg(long, default_value_t = 3, value_parser = limits::runs)]
     rounds: usize,
-    /// C compiler flags after `-O3`, `CFLAGS` and OpenMP's (default `-march=native`).
+    /// C compiler flags after `-O3`, `CFLAGS` and OpenMP's (default: `--isa`'s `-march`).
     #[arg(long, allow_hyphen_values = true)]
     cflags: Option<String>,
     /// The largest max relative error against the program's meaning; above it, exit 1.
@@ -92,9 +92,13 @@ impl BenchCArgs {
             target: self.params.target()?,
             ..Default::default()
         };
-        if let Some(f) = &self.cflags {
-            opts.flags = f.split_whitespace().map(String::from).collect();
-        }
+        let isa = self.params.isa;
+        isa.check_runs_here()
+            .map_err(|e| crate::error::Error::bad_input(format!("--isa: {e}")))?;
+        opts.flags = match &self.cflags {
+            Some(f) => f.split_whitespace().map(String::from).collect(),
+            None => vec![isa.cflags().into()],
+        };
         bench_c(
             (&self.program, self.params.params()?),
             (self.size, self.sizes),

@@ -9,6 +9,7 @@ mod guides;
 mod jobs;
 mod rewrite;
 
+use crate::codegen::target::Isa;
 use crate::egraph::encoding::{Binding, Encoding, Substitution};
 use crate::egraph::serialize::Dump;
 use crate::egraph::{self, encode, extract};
@@ -505,7 +506,7 @@ impl DumpArgs {
     }
 }
 
-/// `--param`: sizes that rules' parameters name.
+/// `--param` and `--isa`: sizes that rules' parameters name, and the target they describe.
 #[derive(clap::Args, Debug, Clone, Default)]
 struct ParamArgs {
     /// `NAME=VALUE`, repeatable: a size that rules' parameters name (`rule split-join<k>`
@@ -514,11 +515,15 @@ struct ParamArgs {
     /// otherwise), `registers` its number of vector registers (32 with AVX-512, 16
     /// otherwise), `line` the floats in a line of its level-1 data cache (16 in 64 bytes);
     /// `lanes=native`, `registers=native` and `line=native` are the target's. Given here,
-    /// `lanes` and `registers` are also the machine `codegen` and `bench-c` write C for
-    /// (AVX2 on any x86-64: `--param lanes=8 --param registers=16 --cflags
-    /// -march=x86-64-v3`).
+    /// `lanes` and `registers` are also the machine `codegen` and `bench-c` write C for.
     #[arg(long = "param", value_name = "NAME=VALUE", value_parser = param_assignment)]
     param: Vec<String>,
+    /// The instruction set to search and write C for: this machine's, or one of x86-64's,
+    /// which sets `lanes` and `registers` (a `--param` of either wins) and `bench-c`'s
+    /// `-march` (unless `--cflags`). `--isa avx2` on any x86-64 reaches and times the
+    /// schedule an AVX2 machine gets.
+    #[arg(long, value_enum, default_value_t = Isa::Native)]
+    isa: Isa,
 }
 
 /// A `--param` value: `NAME=VALUE`.
@@ -527,8 +532,11 @@ fn param_assignment(text: &str) -> std::result::Result<String, String> {
 }
 
 impl ParamArgs {
+    /// The sizes given: `--param`'s, and the instruction set's others (the first given of a
+    /// name is kept).
     fn params(&self) -> Result<Params> {
-        Params::given(&self.param).map_err(crate::error::Error::bad_input)
+        let given = [self.param.clone(), self.isa.params()].concat();
+        Params::given(&given).map_err(crate::error::Error::bad_input)
     }
 
     /// The machine the C is generated for: this one, or the `lanes` and `registers` given.

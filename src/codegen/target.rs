@@ -26,9 +26,9 @@ impl Target {
     }
 
     /// The target that named sizes describe: `lanes` and `registers` (the machine's unless
-    /// set, as by `--param lanes=8 --param registers=16` for AVX2, which the C compiler is
-    /// then asked for with `-march=x86-64-v3`). An error names a width that is not a power of
-    /// two, or too few registers.
+    /// set, as [`Isa::Avx2`] sets them for AVX2, which the C compiler is then asked for with
+    /// `-march=x86-64-v3`). An error names a width that is not a power of two, or too few
+    /// registers.
     pub fn of(params: &Params) -> Result<Target, String> {
         let native = Target::native();
         let lanes = params.get(LANES).unwrap_or(native.lanes);

@@ -767,9 +767,10 @@ fn a_program_and_its_scalar_lowering_run_in_turn_in_one_process() {
     assert!(alone.time_beside(&scalar, &expected, &opts).is_err());
 }
 
-/// The C is written for the target the command line names: AVX2's 8-float vectors and 16
-/// registers give the register-blocked kernel a 4 x 16 tile of eight `f32x8` accumulators,
-/// and where this machine runs AVX2 code, the C compiled for it means the product.
+/// The C is written for the target the command line names (`--isa avx2`, or its sizes one by
+/// one): AVX2's 8-float vectors and 16 registers give the register-blocked kernel a 4 x 16
+/// tile of eight `f32x8` accumulators, and where this machine runs AVX2 code, the C compiled
+/// for it means the product.
 #[test]
 fn the_command_line_names_the_target() {
     let avx2 = ["--param", "lanes=8", "--param", "registers=16"];
@@ -801,6 +802,23 @@ fn the_command_line_names_the_target() {
         "{declaration}"
     );
     assert!(!c.contains("f32x16"), "{c}");
+    // `--isa avx2` names the same target; a `--param` of its own wins over it.
+    let isa = |extra: &[&str]| {
+        let args = [
+            &["codegen", "programs/kernel.guide", "--sizes", "64,64,64"][..],
+            &["--isa", "avx2"],
+            extra,
+        ];
+        let out = common::output(&args.concat());
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert_eq!(isa(&[]), c);
+    assert!(isa(&["--param", "lanes=16"]).contains("f32x16 "));
     let odd = common::output(&["codegen", "programs/kernel.guide", "--param", "lanes=12"]);
     assert_eq!(odd.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&odd.stderr).contains("--param: `lanes` = 12"));
@@ -815,22 +833,28 @@ fn the_command_line_names_the_target() {
         "1,2",
     ];
     let sizes = ["--sizes", "37,64,29"];
-    let out = common::output(
-        &[
-            &["bench-c", "programs/kernel.guide"][..],
-            &avx2,
-            &flags,
-            &sizes,
-        ]
-        .concat(),
-    );
-    let said = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        said.matches(": valid, ").count(),
-        2,
-        "{said}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    // The sizes and flags given one by one, and `--isa avx2`, which sets them all.
+    for target in [
+        &[&avx2[..], &flags[..2]].concat(),
+        &["--isa", "avx2"][..].to_vec(),
+    ] {
+        let out = common::output(
+            &[
+                &["bench-c", "programs/kernel.guide"][..],
+                target,
+                &flags[2..],
+                &sizes,
+            ]
+            .concat(),
+        );
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            said.matches(": valid, ").count(),
+            2,
+            "{said}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }
 
 #[test]
