@@ -3,16 +3,18 @@
 //!
 //! Each sub-sketch gets a table from e-classes to (cost, how to build the term), computed
 //! bottom-up over the sketch: `?` is plain extraction, `F(s..)` joins a class's `F` nodes with
-//! its children's tables, `contains(s)` starts from `s`'s table and spreads to parents
-//! cheapest first (Dijkstra's algorithm over the parent relation: cycles are fine, and each
-//! class is settled once, so an e-graph of millions of e-nodes takes one pass, not one per
-//! level of nesting), `or` keeps the cheaper side and `s :: t` keeps the classes of a
-//! matching type. Node costs are at least 1, so following choices always terminates.
+//! its children's tables (from the parents of the smallest child table's classes),
+//! `contains(s)` starts from `s`'s table and spreads to parents cheapest first (Dijkstra's
+//! algorithm over the parent relation: cycles are fine, and each class is settled once, so an
+//! e-graph of millions of e-nodes takes one pass, not one per level of nesting), `or` keeps the
+//! cheaper side and `s :: t` keeps the classes of a matching type. Node costs are at least 1,
+//! so following choices always terminates.
 
-use super::{type_matches, Sketch};
-use crate::egraph::extract::{CostModel, ExprGraph, Extractor};
+use super::{type_matches, Op, Sketch};
+use crate::egraph::extract::{CostModel, ENode, ExprGraph, Extractor};
 use crate::error::{Error, Result};
-use crate::rise::term::Term;
+use crate::rise::primitives::Prim;
+use crate::rise::term::{Node, Term};
 use egglog::Value;
 use rustc_hash::FxHashMap as HashMap;
 use std::rc::Rc;
@@ -58,11 +60,74 @@ impl Parents {
         Parents(all)
     }
 
-    /// The occurrences of `class` as a child.
+    /// The occurrences of `class` as a child: the first found by bisection, the others read
+    /// on from it (a class has few, where bisecting the rest of the vector for their end
+    /// would touch a new cache line at each step).
     fn of_class(&self, class: Value) -> &[(Value, Value, u32, u32)] {
         let start = self.0.partition_point(|o| o.0 < class);
-        let end = start + self.0[start..].partition_point(|o| o.0 == class);
-        &self.0[start..end]
+        let count = self.0[start..].iter().take_while(|o| o.0 == class).count();
+        &self.0[start..start + count]
+    }
+}
+
+/// A node's operator as a node sketch's [`Op`] names it, without payload but a primitive's.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Head {
+    App,
+    Lam,
+    NatLam,
+    NatApp,
+    Var,
+    Prim(Prim),
+    F32,
+    Int,
+    Comp,
+}
+
+impl Head {
+    fn of_node(node: &ENode) -> Head {
+        match node {
+            Node::App(..) => Head::App,
+            Node::Lam(_) => Head::Lam,
+            Node::NatLam(_) => Head::NatLam,
+            Node::NatApp(..) => Head::NatApp,
+            Node::Var(_) => Head::Var,
+            Node::Prim(p) => Head::Prim(*p),
+            Node::F32(_) => Head::F32,
+            Node::Int(_) => Head::Int,
+            Node::Comp(..) => Head::Comp,
+        }
+    }
+
+    fn of_op(op: &Op) -> Head {
+        match op {
+            Op::App => Head::App,
+            Op::Lam => Head::Lam,
+            Op::NatLam => Head::NatLam,
+            Op::NatApp(_) => Head::NatApp,
+            Op::Var(_) => Head::Var,
+            Op::Prim(p) => Head::Prim(*p),
+            Op::F32(_) => Head::F32,
+            Op::Int(_) => Head::Int,
+        }
+    }
+}
+
+/// Every node by its head: (class, node index).
+struct Heads(HashMap<Head, Vec<(Value, u32)>>);
+
+impl Heads {
+    fn of(graph: &ExprGraph) -> Heads {
+        let mut heads: HashMap<Head, Vec<(Value, u32)>> = HashMap::default();
+        for (class, nodes) in &graph.classes {
+            for (i, node) in nodes.iter().enumerate() {
+                heads
+                    .entry(Head::of_node(node))
+                    .or_default()
+                    .push((*class, i as u32));
+            }
+        }
+        Heads(heads)
     }
 }
 
@@ -75,8 +140,10 @@ pub struct SketchExtractor<'g> {
     tables: Vec<Table>,
     /// The table of each sub-sketch computed so far.
     memo: HashMap<Sketch, Option<usize>>,
-    /// Built on the first `contains`.
+    /// Built on the first `contains`, or the first node sketch with a child's table.
     parents: Option<Parents>,
+    /// Built on the first node sketch none of whose children has a table.
+    heads: Option<Heads>,
 }
 
 impl<'g> SketchExtractor<'g> {
@@ -93,6 +160,7 @@ impl<'g> SketchExtractor<'g> {
             tables: vec![],
             memo: HashMap::default(),
             parents: None,
+            heads: None,
         }
     }
 
@@ -152,26 +220,7 @@ impl<'g> SketchExtractor<'g> {
             Sketch::Any => None,
             Sketch::Node(op, kids) => {
                 let kids: Vec<Option<usize>> = kids.iter().map(|k| self.table(k)).collect();
-                let mut entries = Entries::default();
-                for (class, nodes) in &self.graph.classes {
-                    for (i, node) in nodes.iter().enumerate() {
-                        if !op.matches(node) || node.children().len() != kids.len() {
-                            continue;
-                        }
-                        let cost = node
-                            .children()
-                            .iter()
-                            .zip(&kids)
-                            .try_fold(self.node_costs[class][i], |acc, (child, t)| {
-                                Some(acc.saturating_add(self.cost_in(*t, **child)?))
-                            });
-                        if let Some(c) = cost {
-                            if entries.get(class).is_none_or(|(b, _)| c < *b) {
-                                entries.insert(*class, (c, Choice::Node(i as u32)));
-                            }
-                        }
-                    }
-                }
+                let entries = self.join(op, &kids);
                 self.push(entries, kids)
             }
             Sketch::Contains(inner) => {
@@ -203,6 +252,49 @@ impl<'g> SketchExtractor<'g> {
                 self.push(entries, vec![])
             }
         }
+    }
+
+    /// The entries of `op(kids..)`: each class's cheapest node of `op` whose children have
+    /// terms in the kids' tables. The candidates are the parents of the smallest kid table's
+    /// classes (in that child's place), or with no kid table, every node of `op`'s head. Among
+    /// a class's nodes of one cost the first is kept, as a scan of the class would keep it.
+    fn join(&mut self, op: &Op, kids: &[Option<usize>]) -> Entries {
+        let smallest = (kids.iter().enumerate())
+            .filter_map(|(j, t)| Some((j, (*t)?)))
+            .min_by_key(|(_, t)| self.tables[*t].entries.len());
+        let candidates: Vec<(Value, u32)> = match smallest {
+            Some((j, t)) => {
+                let parents = self.parents.get_or_insert_with(|| Parents::of(self.graph));
+                (self.tables[t].entries.keys())
+                    .flat_map(|class| parents.of_class(*class))
+                    .filter(|o| o.3 == j as u32)
+                    .map(|o| (o.1, o.2))
+                    .collect()
+            }
+            None => {
+                let heads = self.heads.get_or_insert_with(|| Heads::of(self.graph));
+                heads.0.get(&Head::of_op(op)).cloned().unwrap_or_default()
+            }
+        };
+        let mut entries = Entries::default();
+        for (class, i) in candidates {
+            let node = &self.graph.classes[&class][i as usize];
+            if !op.matches(node) || node.children().len() != kids.len() {
+                continue;
+            }
+            let cost = (node.children().iter().zip(kids))
+                .try_fold(self.node_costs[&class][i as usize], |acc, (child, t)| {
+                    Some(acc.saturating_add(self.cost_in(*t, **child)?))
+                });
+            let Some(c) = cost else { continue };
+            let better = entries.get(&class).is_none_or(|&(best, choice)| {
+                c < best || (c == best && matches!(choice, Choice::Node(k) if i < k))
+            });
+            if better {
+                entries.insert(class, (c, Choice::Node(i)));
+            }
+        }
+        entries
     }
 
     /// The table of `contains(s)` from `s`'s table `base`: a class's term contains one
