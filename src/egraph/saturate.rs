@@ -83,15 +83,26 @@ pub fn resident_mb(peak: bool) -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
-/// Hands the allocator's free pages back to the system (glibc keeps freed memory between
-/// live allocations resident): called once the large per-iteration structures are freed, so
-/// that the next part's peak does not stack on the last one's leftovers. Only for e-graphs of
-/// at least [`TRIM_FROM`] e-nodes: a small one's leftovers are small, and walking the heap
+/// Frees what the last part of an iteration left idle, once the e-graph has [`LARGE_FROM`]
+/// e-nodes, so that the next part's peak does not stack on the last one's leftovers: egglog's
+/// buffers kept for reuse ([`release_egglog_pools`]) and, without mimalloc (which hands freed
+/// pages back at once in such iterations: [`purge_at_once`]), the C library's free pages. A
+/// small e-graph's leftovers are small, and allocating the buffers afresh or walking the heap
 /// would cost a small search much of its time.
 fn release_free_memory(enodes: usize) {
-    if enodes >= TRIM_FROM {
+    if enodes >= LARGE_FROM {
+        release_egglog_pools();
+        #[cfg(not(feature = "cli"))]
         trim_heap();
     }
+}
+
+/// Empties this thread's pools of egglog buffers: egglog keeps the buffers its joins and
+/// rebuilds free (up to 32 MB of each kind a thread), for the next ones to reuse, and empties
+/// them when a database is dropped, which is what this does. The buffers in use are not in a
+/// pool; the next iteration allocates what it needs afresh.
+fn release_egglog_pools() {
+    drop(egglog_core_relations::Database::new());
 }
 
 /// Hands the free pages of the allocator in use back to the system: glibc's, and with the
@@ -109,8 +120,30 @@ pub(crate) fn trim_heap() {
     }
 }
 
-/// The e-graph size from which [`release_free_memory`] trims the heap (some 10 MB of e-graph).
-const TRIM_FROM: usize = 20_000;
+/// With the command line's allocator, mimalloc: whether it hands freed pages back to the
+/// system at once (`on`: its purge delay at 0) or a while later, for reuse (its setting at
+/// the first call: 10 ms unless `MIMALLOC_PURGE_DELAY` says otherwise). Searches turn it on
+/// for the iterations of e-graphs of at least [`LARGE_FROM`] e-nodes.
+fn purge_at_once(on: bool) {
+    #[cfg(feature = "cli")]
+    {
+        use libmimalloc_sys::{mi_option_get, mi_option_set, mi_option_t};
+        /// `mi_option_purge_delay` in mimalloc.h (v2), which the bindings do not name.
+        const PURGE_DELAY: mi_option_t = 15;
+        static DEFAULT: std::sync::OnceLock<std::ffi::c_long> = std::sync::OnceLock::new();
+        // SAFETY: reading and setting an option only changes when the allocator purges.
+        unsafe {
+            let default = *DEFAULT.get_or_init(|| mi_option_get(PURGE_DELAY));
+            mi_option_set(PURGE_DELAY, if on { 0 } else { default });
+        }
+    }
+    #[cfg(not(feature = "cli"))]
+    let _ = on;
+}
+
+/// The e-graph size from which a search frees memory as it goes, at some cost in time
+/// ([`release_free_memory`], [`purge_at_once`]): some 2.5 MB of e-graph.
+const LARGE_FROM: usize = 5_000;
 
 /// Why a search, or the child process that ran it, stopped: the one vocabulary of the
 /// search's outcome, the child processes' reports and the tables' `stop_reason` columns.
@@ -423,6 +456,7 @@ fn saturate_loop(
             break StopReason::Interrupted;
         }
         let mut clock = Clock::default();
+        purge_at_once(iterations.last().is_some_and(|s| s.enodes >= LARGE_FROM));
         // Bring the free-variable relations up to date (De Bruijn Rise alone: the snapshot
         // computes free variables itself), then snapshot representatives.
         if !rise_only {
@@ -535,6 +569,7 @@ fn saturate_loop(
             break StopReason::NodeLimit;
         }
     };
+    purge_at_once(false);
     Ok(Outcome {
         stop,
         iterations,
