@@ -83,16 +83,18 @@ pub fn resident_mb(peak: bool) -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
-/// Frees what the last part of an iteration left idle, once the e-graph has [`LARGE_FROM`]
-/// e-nodes, so that the next part's peak does not stack on the last one's leftovers: egglog's
-/// buffers kept for reuse ([`release_egglog_pools`]) and, without mimalloc (which hands freed
-/// pages back at once in such iterations: [`purge_at_once`]), the C library's free pages. A
+/// Frees what the last part of an iteration left idle, so that the next part's peak does not
+/// stack on the last one's leftovers: from [`LARGE_FROM`] e-nodes egglog's buffers kept for
+/// reuse ([`release_egglog_pools`]), and without mimalloc (which hands freed pages back at once
+/// in such iterations: [`purge_at_once`]) from `TRIM_FROM` e-nodes the C library's free pages. A
 /// small e-graph's leftovers are small, and allocating the buffers afresh or walking the heap
 /// would cost a small search much of its time.
 fn release_free_memory(enodes: usize) {
     if enodes >= LARGE_FROM {
         release_egglog_pools();
-        #[cfg(not(feature = "cli"))]
+    }
+    #[cfg(not(feature = "cli"))]
+    if enodes >= TRIM_FROM {
         trim_heap();
     }
 }
@@ -144,6 +146,11 @@ fn purge_at_once(on: bool) {
 /// The e-graph size from which a search frees memory as it goes, at some cost in time
 /// ([`release_free_memory`], [`purge_at_once`]): some 2.5 MB of e-graph.
 const LARGE_FROM: usize = 5_000;
+
+/// The e-graph size from which [`release_free_memory`] trims the C library's heap (some 10 MB
+/// of e-graph).
+#[cfg(not(feature = "cli"))]
+const TRIM_FROM: usize = 20_000;
 
 /// Why a search, or the child process that ran it, stopped: the one vocabulary of the
 /// search's outcome, the child processes' reports and the tables' `stop_reason` columns.
