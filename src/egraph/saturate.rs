@@ -70,17 +70,35 @@ impl Default for Limits {
     }
 }
 
-/// Resident set size of this process in MB: current (`VmRSS`) or peak (`VmHWM`), Linux only.
+/// Resident set size of this process in MB: current (`/proc/self/statm`) or peak (`VmHWM` in
+/// `/proc/self/status`), Linux only (0 elsewhere).
 pub fn resident_mb(peak: bool) -> f64 {
-    let key = if peak { "VmHWM:" } else { "VmRSS:" };
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
+    if !peak {
+        // SAFETY: sysconf only reads a system setting.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(0) as f64;
+        let pages = proc_file("/proc/self/statm")
+            .and_then(|s| s.split_whitespace().nth(1)?.parse::<f64>().ok());
+        return pages.map_or(0.0, |p| p * page / 1048576.0);
+    }
+    proc_file("/proc/self/status")
         .and_then(|s| {
             s.lines()
-                .find(|l| l.starts_with(key))
+                .find(|l| l.starts_with("VmHWM:"))
                 .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
         })
         .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// A small file of `/proc`, read in one go (its size is not known beforehand: reading it to
+/// the end in growing pieces takes several calls).
+fn proc_file(path: &str) -> Option<String> {
+    use std::io::Read;
+    let mut text = String::with_capacity(4096);
+    std::fs::File::open(path)
+        .ok()?
+        .read_to_string(&mut text)
+        .ok()?;
+    Some(text)
 }
 
 /// Frees what the last part of an iteration left idle, so that the next part's peak does not
@@ -107,9 +125,11 @@ fn release_egglog_pools() {
     drop(egglog_core_relations::Database::new());
 }
 
-/// Hands the free pages of the allocator in use back to the system: glibc's, and with the
-/// command line, mimalloc's (which otherwise keeps them for a while for reuse).
+/// Empties egglog's pools of buffers ([`release_egglog_pools`]), then hands the free pages of
+/// the allocator in use back to the system: glibc's, and with the command line, mimalloc's
+/// (which otherwise keeps them for a while for reuse).
 pub(crate) fn trim_heap() {
+    release_egglog_pools();
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only reads and updates the allocator's own state.
     unsafe {
@@ -595,7 +615,7 @@ mod tests {
     /// must not end the watch over the outer one (its time and memory limits).
     #[test]
     fn a_search_inside_a_check_leaves_the_outer_search_watched() {
-        let t = crate::rise::typed_term("fun (x: f32) => x");
+        let t = crate::rise::typed_term("fun (y: f32) => (fun (x: f32) => x) y");
         let mut eg = super::super::rise_egraph().unwrap();
         let limits = Limits::default();
         let mut watched_after_inner = None;

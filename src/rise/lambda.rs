@@ -117,6 +117,24 @@ pub fn eta_reduce(t: &Rc<Term>) -> Option<Rc<Term>> {
     shift(f, -1, 0, 0)
 }
 
+/// Is `t` in beta-eta normal form: no composition `f >> g`, no beta-redex `(fun x => b) a`
+/// and no eta-redex `fun x => f x` with `x` not free in `f`? (A size function applied to sizes
+/// is normal, as in [`beta`].)
+pub fn is_beta_eta_normal(t: &Term) -> bool {
+    deep(|| {
+        let redex = match &t.node {
+            Node::Comp(..) => true,
+            Node::App(f, _) => matches!(f.node, Node::Lam(_)),
+            Node::Lam(body) => match &body.node {
+                Node::App(f, x) => x.node == Node::Var(0) && !has_free(f, 0),
+                _ => false,
+            },
+            _ => false,
+        };
+        !redex && t.node.children().into_iter().all(|c| is_beta_eta_normal(c))
+    })
+}
+
 /// Eta abstraction at the root: a function `f` becomes `fun x => f x`.
 pub fn eta_abstract(t: &Rc<Term>) -> Option<Rc<Term>> {
     let Type::Fun(param, result) = &t.ty else {
