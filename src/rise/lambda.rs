@@ -105,16 +105,18 @@ pub fn beta(t: &Rc<Term>) -> Option<Rc<Term>> {
 
 /// Eta reduction at the root: `fun x => f x` becomes `f` when `x` is not free in `f`.
 pub fn eta_reduce(t: &Rc<Term>) -> Option<Rc<Term>> {
+    shift(eta_redex(t)?, -1, 0, 0)
+}
+
+/// The `f` of an eta-redex `fun x => f x` at the root (`x` not free in `f`).
+fn eta_redex(t: &Term) -> Option<&Rc<Term>> {
     let Node::Lam(body) = &t.node else {
         return None;
     };
     let Node::App(f, x) = &body.node else {
         return None;
     };
-    if x.node != Node::Var(0) || has_free(f, 0) {
-        return None;
-    }
-    shift(f, -1, 0, 0)
+    (x.node == Node::Var(0) && !has_free(f, 0)).then_some(f)
 }
 
 /// Is `t` in beta-eta normal form: no composition `f >> g`, no beta-redex `(fun x => b) a`
@@ -125,11 +127,7 @@ pub fn is_beta_eta_normal(t: &Term) -> bool {
         let redex = match &t.node {
             Node::Comp(..) => true,
             Node::App(f, _) => matches!(f.node, Node::Lam(_)),
-            Node::Lam(body) => match &body.node {
-                Node::App(f, x) => x.node == Node::Var(0) && !has_free(f, 0),
-                _ => false,
-            },
-            _ => false,
+            _ => eta_redex(t).is_some(),
         };
         !redex && t.node.children().into_iter().all(|c| is_beta_eta_normal(c))
     })
