@@ -78,7 +78,7 @@ def main():
         for goal in GOALS:
             for b in binaries:
                 figures[(b, goal)].append(run(b, goal))
-    median = lambda xs: statistics.median(xs)
+    median = statistics.median
     if against:
         print(f"| goal | s ({binary}) | s ({against}) | time ratio | MB | MB | RSS ratio |")
         print("|---|---|---|---|---|---|---|")

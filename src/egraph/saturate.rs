@@ -108,12 +108,13 @@ fn proc_file(path: &str) -> Option<String> {
 /// small e-graph's leftovers are small, and allocating the buffers afresh or walking the heap
 /// would cost a small search much of its time.
 fn release_free_memory(enodes: usize) {
-    if enodes >= LARGE_FROM {
-        release_egglog_pools();
-    }
+    // Trimming empties egglog's pools too.
     #[cfg(not(feature = "cli"))]
     if enodes >= TRIM_FROM {
-        trim_heap();
+        return trim_heap();
+    }
+    if enodes >= LARGE_FROM {
+        release_egglog_pools();
     }
 }
 
