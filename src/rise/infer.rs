@@ -79,6 +79,10 @@ impl Solver {
 
     /// The solution of metavariable `i` with its own metavariables resolved.
     fn resolved(&self, i: u32, v: &Type) -> Type {
+        if self.concrete_right {
+            // Bound to a matched type as it is: there is nothing in it to resolve.
+            return v.clone();
+        }
         if let Some(t) = self.resolved.borrow().as_ref().and_then(|m| m.get(&i)) {
             return t.clone();
         }
@@ -913,19 +917,100 @@ pub fn type_rule(
     })
 }
 
+/// A metavariable of a pattern type: of a type or of a size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Meta {
+    Type(u32),
+    Nat(u32),
+}
+
+/// The metavariables of `t`, each once.
+pub fn metas_of(t: &Type) -> Vec<Meta> {
+    let mut out = vec![];
+    t.for_each_type(&mut |s| {
+        if let Type::Meta(i) = s {
+            out.push(Meta::Type(*i));
+        }
+    });
+    t.for_each_nat(&mut |n| out.extend(n.metas().map(Meta::Nat)));
+    out.sort_by_key(|m| match m {
+        Meta::Type(i) => (0, *i),
+        Meta::Nat(i) => (1, *i),
+    });
+    out.dedup();
+    out
+}
+
+/// How many type and size metavariables some patterns number (one more than the largest of
+/// each): what a [`Matcher`] for them makes room for.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MetaRoom {
+    types: usize,
+    sizes: usize,
+}
+
+impl MetaRoom {
+    /// The room for the metavariables of `types` and `sizes`.
+    pub fn of<'t>(
+        types: impl IntoIterator<Item = &'t Type>,
+        sizes: impl IntoIterator<Item = &'t Nat>,
+    ) -> MetaRoom {
+        let mut room = MetaRoom::default();
+        let mut size = |n: &Nat| {
+            for i in n.metas() {
+                room.sizes = room.sizes.max(i as usize + 1);
+            }
+        };
+        let mut types_room = 0;
+        for t in types {
+            t.for_each_nat(&mut size);
+            t.for_each_type(&mut |s| {
+                if let Type::Meta(i) = s {
+                    types_room = types_room.max(*i as usize + 1);
+                }
+            });
+        }
+        sizes.into_iter().for_each(&mut size);
+        room.types = types_room;
+        room
+    }
+}
+
 /// Unification for matching a rule's types against the types of matched e-classes.
-#[derive(Default, Clone)]
+#[derive(Clone)]
 pub struct Matcher {
     solver: Solver,
 }
 
 impl Matcher {
+    /// A matcher for patterns whose metavariables are numbered below `room`'s counts.
+    pub fn with_room(room: MetaRoom) -> Matcher {
+        let solver = Solver {
+            metas: vec![None; room.types],
+            meta_is_data: vec![false; room.types],
+            nat_metas: vec![None; room.sizes],
+            concrete_right: true,
+            ..Solver::default()
+        };
+        Matcher { solver }
+    }
+
     /// Unifies a pattern type (with metavariables) with a concrete type.
+    ///
+    /// # Panics
+    /// If `pattern` has a metavariable that the patterns this matcher was made for have not.
     pub fn unify(&mut self, pattern: &Type, actual: &Type) -> bool {
-        self.solver.concrete_right = true;
         let span = Span::new(&crate::source::Source::new("<match>", ""), 0, 0);
-        self.ensure(pattern);
         self.solver.unify(pattern, actual, &span).is_ok()
+    }
+
+    /// Is `meta` solved (after [`Matcher::solve`]): a type metavariable bound, a size
+    /// metavariable resolved to a size without metavariables?
+    pub fn resolves(&self, meta: Meta) -> bool {
+        match meta {
+            Meta::Type(i) => self.solver.metas[i as usize].is_some(),
+            Meta::Nat(i) => !self.solver.zonk_nat(&Nat::meta(i)).has_metas(),
+        }
     }
 
     /// Solves what is left; false if some size equation has no solution. The bindings are
@@ -947,22 +1032,4 @@ impl Matcher {
         self.solver.zonk_nat(n)
     }
 
-    /// Makes room for every metavariable of `t`.
-    fn ensure(&mut self, t: &Type) {
-        t.for_each_type(&mut |s| {
-            if let Type::Meta(i) = s {
-                while self.solver.metas.len() <= *i as usize {
-                    self.solver.metas.push(None);
-                    self.solver.meta_is_data.push(false);
-                }
-            }
-        });
-        t.for_each_nat(&mut |n| {
-            for i in n.metas() {
-                while self.solver.nat_metas.len() <= i as usize {
-                    self.solver.nat_metas.push(None);
-                }
-            }
-        });
-    }
 }

@@ -22,7 +22,7 @@ use crate::egraph::filter::Filter;
 use crate::egraph::schema::{Arg, Con};
 use crate::egraph::views::View;
 use crate::error::{Error, Result};
-use crate::rise::infer::type_rule;
+use crate::rise::infer::{metas_of, type_rule, Meta, MetaRoom};
 use crate::rise::nat::{Nat, NatAtom};
 use crate::rise::primitives::Prim;
 use crate::rise::syntax::{Expr, ExprKind, RuleDecl};
@@ -53,6 +53,8 @@ pub(super) enum Tmpl {
 #[derive(Debug, Clone)]
 pub(super) struct Slot {
     pub ty: Type,
+    /// The metavariables of `ty`: the slot's type is known when all are resolved.
+    pub metas: Vec<Meta>,
     pub nat: Option<Nat>,
     pub binder: Option<String>,
 }
@@ -88,6 +90,8 @@ pub struct CompiledRule {
     pub(super) rhs: Tmpl,
     /// What each RHS node needs besides its children, by slot.
     pub(super) slots: Vec<Slot>,
+    /// How many metavariables the rule's types number: a typing's matcher makes room for them.
+    pub(super) meta_room: MetaRoom,
     /// Matched types (root, pattern variables) and sizes -> the RHS slots' type values, or
     /// `None` when the rule's types do not fit. Types are hash-consed, so this is exact.
     pub(super) typings: std::sync::Mutex<HashMap<Vec<Value>, Option<Arc<Typing>>>>,
@@ -325,6 +329,7 @@ fn rhs_template(
     let mut slot = |ty: &Type| {
         slots.push(Slot {
             ty: ty.clone(),
+            metas: metas_of(ty),
             nat: None,
             binder: None,
         });
@@ -531,6 +536,13 @@ pub(super) fn compile_typed(
             ));
         }
     }
+    let root_type = typing.lhs.ty.clone();
+    let meta_room = MetaRoom::of(
+        (typing.var_types.iter())
+            .chain([&root_type])
+            .chain(slots.iter().map(|s| &s.ty)),
+        slots.iter().filter_map(|s| s.nat.as_ref()),
+    );
     let compiled = CompiledRule {
         name: rule.name.clone(),
         backend: backend::for_encoding(encoding),
@@ -538,7 +550,7 @@ pub(super) fn compile_typed(
         query,
         vars: cb_vars,
         var_types: typing.var_types,
-        root_type: typing.lhs.ty.clone(),
+        root_type,
         lhs_ctx,
         not_free,
         stencils,
@@ -546,6 +558,7 @@ pub(super) fn compile_typed(
         nat_vars,
         rhs,
         slots,
+        meta_room,
         typings: Default::default(),
         filter: Filter::default(),
         views,

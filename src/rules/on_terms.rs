@@ -68,7 +68,7 @@ impl CompiledRule {
         for &var in &self.stencils {
             crate::rise::rows::row_stencil(&vars[var])?;
         }
-        let mut m = Matcher::default();
+        let mut m = Matcher::with_room(self.meta_room);
         for (k, ty) in self.var_types.iter().enumerate() {
             if !m.unify(&self.with_nats(ty, &nats), &vars[k].ty) {
                 return None;
@@ -132,8 +132,8 @@ impl CompiledRule {
     }
 
     fn slot_type(&self, slot: usize, nats: &[Nat], m: &Matcher) -> Option<Type> {
-        let t = m.resolve(&self.with_nats(&self.slots[slot].ty, nats));
-        (!t.has_metas()).then_some(t)
+        let slot = &self.slots[slot];
+        (slot.metas.iter().all(|v| m.resolves(*v))).then(|| m.resolve(&self.with_nats(&slot.ty, nats)))
     }
 
     fn build_term(

@@ -69,7 +69,7 @@ impl CompiledRule {
         values: &[Value],
         nats: &[Nat],
     ) -> Option<Arc<Typing>> {
-        let mut m = Matcher::default();
+        let mut m = Matcher::with_room(self.meta_room);
         for (k, t) in self.var_types.iter().enumerate() {
             let actual = snap.class_type(values[1 + k])?;
             if !m.unify(&self.with_nats(t, nats), actual) {
@@ -82,8 +82,11 @@ impl CompiledRule {
         }
         let slots = (self.slots.iter())
             .map(|slot| {
+                if !slot.metas.iter().all(|v| m.resolves(*v)) {
+                    return None;
+                }
                 let t = m.resolve(&self.with_nats(&slot.ty, nats));
-                if t.has_metas() || !self.filter.admits(&t) {
+                if !self.filter.admits(&t) {
                     return None;
                 }
                 let nat = match &slot.nat {
