@@ -9,8 +9,9 @@ Runs each of Table 4's goals and Table 2's efficient-encoding rows as `reproduce
 (`sketchlog job`, one process each) under `valgrind --tool=callgrind`, adds up the
 instructions each function of the binary ran, and lists the functions by that count, by their
 symbol names (mangled, as the linker knows them). Symbol names carry a hash of the crate's
-build settings (its dependencies' versions and features, the compiler's version): rerun this
-after changing any of them and rebuild. Names the build no longer has are skipped by the
+build settings (its dependencies' versions and features, the compiler's version), and a change
+to the code the searches run adds, renames or inlines some of them (a closure's name is its
+number in its function): rerun this after changing either, and rebuild. Names the build no longer has are skipped by the
 linker, so a stale file costs only the layout, never the build.
 
 Why: the kernel maps a program's code 64 KB at a time around each page it touches, and the
