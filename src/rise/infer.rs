@@ -1009,7 +1009,10 @@ impl Matcher {
     pub fn resolves(&self, meta: Meta) -> bool {
         match meta {
             Meta::Type(i) => self.solver.metas[i as usize].is_some(),
-            Meta::Nat(i) => !self.solver.zonk_nat(&Nat::meta(i)).has_metas(),
+            Meta::Nat(i) => match &self.solver.nat_metas[i as usize] {
+                None => false,
+                Some(n) => !n.has_metas() || !self.solver.zonk_nat(n).has_metas(),
+            },
         }
     }
 
@@ -1031,5 +1034,4 @@ impl Matcher {
     pub fn resolve_nat(&self, n: &Nat) -> Nat {
         self.solver.zonk_nat(n)
     }
-
 }

@@ -89,12 +89,86 @@ impl Ratio {
 /// A monomial: a sorted multiset of atoms (repetition is a power). Empty = the constant 1.
 pub type Monomial = Vec<NatAtom>;
 
+/// Adds `r * m` to the polynomial `map` (`m` sorted), keeping its coefficients non-zero.
+fn add_term(map: &mut BTreeMap<Monomial, Ratio>, m: Monomial, r: Ratio) {
+    let entry = map.entry(m).or_insert(Ratio::int(0));
+    *entry = entry.add(r);
+    if entry.is_zero() {
+        map.retain(|_, c| !c.is_zero());
+    }
+}
+
 /// A size expression in canonical form: monomials with non-zero coefficients.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[derive(Clone, Debug)]
 pub struct Nat {
     /// Shared: a decoded type's sizes and an e-graph's `NatApp` e-nodes hold the same
     /// polynomial many times over, and a clone is a reference count.
-    terms: Arc<BTreeMap<Monomial, Ratio>>,
+    terms: Arc<Terms>,
+}
+
+/// A polynomial's terms with their hash, computed once: types are hashed whole (as keys of
+/// the typings' memos), each of their sizes with them.
+struct Terms {
+    map: BTreeMap<Monomial, Ratio>,
+    hash: u64,
+}
+
+impl Terms {
+    fn new(map: BTreeMap<Monomial, Ratio>) -> Arc<Terms> {
+        use std::hash::{BuildHasher, Hash, Hasher};
+        let mut h = rustc_hash::FxBuildHasher.build_hasher();
+        map.hash(&mut h);
+        Arc::new(Terms {
+            hash: h.finish(),
+            map,
+        })
+    }
+}
+
+impl std::ops::Deref for Terms {
+    type Target = BTreeMap<Monomial, Ratio>;
+    fn deref(&self) -> &Self::Target {
+        &self.map
+    }
+}
+
+impl fmt::Debug for Terms {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        self.map.fmt(f)
+    }
+}
+
+/// Zero.
+impl Default for Nat {
+    fn default() -> Nat {
+        Nat::cst(0)
+    }
+}
+
+impl PartialEq for Nat {
+    fn eq(&self, other: &Nat) -> bool {
+        self.same(other) || self.terms.hash == other.terms.hash && self.terms.map == other.terms.map
+    }
+}
+
+impl Eq for Nat {}
+
+impl std::hash::Hash for Nat {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write_u64(self.terms.hash);
+    }
+}
+
+impl PartialOrd for Nat {
+    fn partial_cmp(&self, other: &Nat) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Nat {
+    fn cmp(&self, other: &Nat) -> std::cmp::Ordering {
+        self.terms.map.cmp(&other.terms.map)
+    }
 }
 
 impl Nat {
@@ -113,7 +187,7 @@ impl Nat {
             terms.insert(vec![], r);
         }
         Nat {
-            terms: Arc::new(terms),
+            terms: Terms::new(terms),
         }
     }
     pub fn atom(a: NatAtom) -> Nat {
@@ -122,7 +196,7 @@ impl Nat {
     /// The monomial `m` (sorted) with coefficient 1.
     fn monomial(m: Monomial) -> Nat {
         Nat {
-            terms: Arc::new(BTreeMap::from([(m, Ratio::int(1))])),
+            terms: Terms::new(BTreeMap::from([(m, Ratio::int(1))])),
         }
     }
     pub fn var(name: &str) -> Nat {
@@ -142,29 +216,27 @@ impl Nat {
 
     /// Builds a polynomial from (monomial, coefficient) pairs, normalising each monomial.
     pub fn from_terms(terms: impl IntoIterator<Item = (Monomial, Ratio)>) -> Nat {
-        let mut out = Nat::default();
+        let mut map = BTreeMap::new();
         for (mut m, r) in terms {
             m.sort();
-            out.add_term(m, r);
+            add_term(&mut map, m, r);
         }
-        out
-    }
-
-    fn add_term(&mut self, m: Monomial, r: Ratio) {
-        let terms = Arc::make_mut(&mut self.terms);
-        let entry = terms.entry(m).or_insert(Ratio::int(0));
-        *entry = entry.add(r);
-        if entry.is_zero() {
-            terms.retain(|_, c| !c.is_zero());
+        Nat {
+            terms: Terms::new(map),
         }
     }
 
     pub fn add(&self, o: &Nat) -> Nat {
-        let mut out = self.clone();
-        for (m, r) in o.terms.iter() {
-            out.add_term(m.clone(), *r);
+        if o.is_zero() {
+            return self.clone();
         }
-        out
+        let mut map = self.terms.map.clone();
+        for (m, r) in o.terms.iter() {
+            add_term(&mut map, m.clone(), *r);
+        }
+        Nat {
+            terms: Terms::new(map),
+        }
     }
     pub fn neg(&self) -> Nat {
         self.scale(Ratio::int(-1))
@@ -176,15 +248,11 @@ impl Nat {
         Nat::from_terms(self.terms.iter().map(|(m, c)| (m.clone(), c.mul(r))))
     }
     pub fn mul(&self, o: &Nat) -> Nat {
-        let mut out = Nat::default();
-        for (m1, c1) in self.terms.iter() {
-            for (m2, c2) in o.terms.iter() {
-                let mut m: Monomial = m1.iter().chain(m2).cloned().collect();
-                m.sort();
-                out.add_term(m, c1.mul(*c2));
-            }
-        }
-        out
+        let products = (self.terms.iter()).flat_map(|(m1, c1)| {
+            (o.terms.iter())
+                .map(move |(m2, c2)| (m1.iter().chain(m2).cloned().collect(), c1.mul(*c2)))
+        });
+        Nat::from_terms(products)
     }
     /// The highest degree of its monomials (0 for a constant).
     pub fn degree(&self) -> usize {

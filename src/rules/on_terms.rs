@@ -133,7 +133,8 @@ impl CompiledRule {
 
     fn slot_type(&self, slot: usize, nats: &[Nat], m: &Matcher) -> Option<Type> {
         let slot = &self.slots[slot];
-        (slot.metas.iter().all(|v| m.resolves(*v))).then(|| m.resolve(&self.with_nats(&slot.ty, nats)))
+        (slot.metas.iter().all(|v| m.resolves(*v)))
+            .then(|| m.resolve(&self.with_nats(&slot.ty, nats)))
     }
 
     fn build_term(

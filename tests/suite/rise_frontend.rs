@@ -90,6 +90,22 @@ proptest! {
     }
 
     #[test]
+    fn sizes_equal_by_arithmetic_are_equal_values_with_equal_hashes(a in arb_nat(), b in arb_nat()) {
+        let hash = |n: &Nat| {
+            use std::hash::{BuildHasher, BuildHasherDefault};
+            BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(n)
+        };
+        let back = a.add(&b).sub(&b);
+        prop_assert_eq!(&back, &a);
+        prop_assert_eq!(hash(&back), hash(&a));
+        let product = a.mul(&b);
+        prop_assert_eq!(hash(&product), hash(&b.mul(&a)));
+        prop_assert_eq!(a.sub(&a), Nat::default());
+        prop_assert_eq!(hash(&a.sub(&a)), hash(&Nat::cst(0)));
+        prop_assert_eq!(a == b, a.sub(&b) == Nat::default());
+    }
+
+    #[test]
     fn printing_then_parsing_types_round_trips(t in arb_type()) {
         let text = print::print_type(&t);
         let back = parse::parse_type(&Source::new("<prop>", text.clone())).unwrap();
