@@ -115,11 +115,9 @@ struct Terms {
 
 impl Terms {
     fn new(map: BTreeMap<Monomial, Ratio>) -> Arc<Terms> {
-        use std::hash::{BuildHasher, Hash, Hasher};
-        let mut h = rustc_hash::FxBuildHasher.build_hasher();
-        map.hash(&mut h);
+        use std::hash::BuildHasher;
         Arc::new(Terms {
-            hash: h.finish(),
+            hash: rustc_hash::FxBuildHasher.hash_one(&map),
             map,
         })
     }
