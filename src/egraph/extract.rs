@@ -249,7 +249,8 @@ impl<'g> Extractor<'g> {
         let mut position = vec![];
         for (class, nodes) in &graph.classes {
             for (i, n) in nodes.iter().enumerate() {
-                let kids: Vec<Value> = n.children().into_iter().copied().collect();
+                let kids: smallvec::SmallVec<[Value; 2]> =
+                    n.children().into_iter().copied().collect();
                 flat.push(*class, &kids, cost.node_cost(n));
                 position.push(i);
             }

@@ -35,7 +35,10 @@ struct Scanned {
 #[derive(Default)]
 struct Scan {
     classes: Dense,
+    /// Grouped by kind, in [`Con::ALL`]'s order (as [`scan_nodes`] visits them).
     nodes: Vec<Scanned>,
+    /// Each kind's nodes: where they end in `nodes`, by the kind's place in [`Con::ALL`].
+    kind_ends: Vec<usize>,
     /// Each class's type value.
     class_ty: Vec<Value>,
 }
@@ -83,6 +86,29 @@ pub(super) fn scan_nodes(eg: &EGraph, mut visit: impl FnMut(RawNode)) -> Result<
     Ok(())
 }
 
+/// A kind's place in [`Con::ALL`].
+fn position(kind: Con) -> usize {
+    Con::ALL
+        .iter()
+        .position(|k| *k == kind)
+        .expect("every kind is in Con::ALL")
+}
+
+/// The kind of e-node that can have operator `op` ([`Evaluator::has_op`] is false for the
+/// others).
+fn kind_of(op: &Op) -> Con {
+    match op {
+        Op::App => Con::App,
+        Op::Lam => Con::Lam,
+        Op::NatLam => Con::NatLam,
+        Op::NatApp(_) => Con::NatApp,
+        Op::Var(_) => Con::Var,
+        Op::Prim(_) => Con::Prim,
+        Op::F32(_) => Con::F32,
+        Op::Int(_) => Con::Int,
+    }
+}
+
 impl Scan {
     fn read(eg: &EGraph) -> Result<Scan> {
         let mut scan = Scan::default();
@@ -102,11 +128,25 @@ impl Scan {
             });
             types.push((class, n.ty));
         })?;
+        debug_assert!(scan.nodes.is_sorted_by_key(|n| position(n.kind)));
+        scan.kind_ends = (Con::ALL.iter())
+            .map(|kind| {
+                scan.nodes
+                    .partition_point(|n| position(n.kind) <= position(*kind))
+            })
+            .collect();
         scan.class_ty = vec![Value::new_const(u32::MAX); scan.classes.len()];
         for (class, ty) in types {
             scan.class_ty[class as usize] = ty;
         }
         Ok(scan)
+    }
+
+    /// The nodes of one kind.
+    fn of_kind(&self, kind: Con) -> &[Scanned] {
+        let at = position(kind);
+        let start = if at == 0 { 0 } else { self.kind_ends[at - 1] };
+        &self.nodes[start..self.kind_ends[at]]
     }
 
     /// Parent classes of each class, as a compressed adjacency list.
@@ -167,7 +207,7 @@ impl Evaluator {
             let mut holds = vec![false; classes];
             match def {
                 Def::Node { op, kids } => {
-                    for n in &scan.nodes {
+                    for n in scan.of_kind(kind_of(op)) {
                         if self.has_op(eg, op, n.kind, n.payload)
                             && kids
                                 .iter()
