@@ -11,8 +11,8 @@ instructions each function of the binary ran, and lists the functions by that co
 symbol names (mangled, as the linker knows them). Symbol names carry a hash of the crate's
 build settings (its dependencies' versions and features, the compiler's version), and a change
 to the code the searches run adds, renames or inlines some of them (a closure's name is its
-number in its function): rerun this after changing either, and rebuild. Names the build no longer has are skipped by the
-linker, so a stale file costs only the layout, never the build.
+number in its function): rerun this after changing either, and rebuild. Names the build no
+longer has are skipped by the linker, so a stale file costs only the layout, never the build.
 
 Why: the kernel maps a program's code 64 KB at a time around each page it touches, and the
 code a search runs is scattered over the binary's 13 MB; laid out together, the pages mapped

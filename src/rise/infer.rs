@@ -955,23 +955,15 @@ impl MetaRoom {
         types: impl IntoIterator<Item = &'t Type>,
         sizes: impl IntoIterator<Item = &'t Nat>,
     ) -> MetaRoom {
+        let size_metas = sizes.into_iter().flat_map(|n| n.metas().map(Meta::Nat));
+        let metas = types.into_iter().flat_map(metas_of).chain(size_metas);
         let mut room = MetaRoom::default();
-        let mut size = |n: &Nat| {
-            for i in n.metas() {
-                room.sizes = room.sizes.max(i as usize + 1);
+        for meta in metas {
+            match meta {
+                Meta::Type(i) => room.types = room.types.max(i as usize + 1),
+                Meta::Nat(i) => room.sizes = room.sizes.max(i as usize + 1),
             }
-        };
-        let mut types_room = 0;
-        for t in types {
-            t.for_each_nat(&mut size);
-            t.for_each_type(&mut |s| {
-                if let Type::Meta(i) = s {
-                    types_room = types_room.max(*i as usize + 1);
-                }
-            });
         }
-        sizes.into_iter().for_each(&mut size);
-        room.types = types_room;
         room
     }
 }
