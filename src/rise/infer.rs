@@ -918,7 +918,7 @@ pub fn type_rule(
 }
 
 /// A metavariable of a pattern type: of a type or of a size.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Meta {
     Type(u32),
     Nat(u32),
@@ -933,10 +933,7 @@ pub fn metas_of(t: &Type) -> Vec<Meta> {
         }
     });
     t.for_each_nat(&mut |n| out.extend(n.metas().map(Meta::Nat)));
-    out.sort_by_key(|m| match m {
-        Meta::Type(i) => (0, *i),
-        Meta::Nat(i) => (1, *i),
-    });
+    out.sort();
     out.dedup();
     out
 }
@@ -1009,12 +1006,10 @@ impl Matcher {
     }
 
     /// Solves what is left; false if some size equation has no solution. The bindings are
-    /// final from here on (no more `unify`): [`Matcher::resolve`] resolves each metavariable's
-    /// solution once.
+    /// final from here on (no more `unify`); a type metavariable's solution, a matched type, is
+    /// taken as it is.
     pub fn solve(&mut self) -> bool {
-        let solved = self.solver.solve_deferred().is_ok();
-        self.solver.freeze();
-        solved
+        self.solver.solve_deferred().is_ok()
     }
 
     /// The pattern type with the bindings applied.
