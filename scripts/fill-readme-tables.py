@@ -24,8 +24,8 @@ PAPER5 = {
     "array-packing": "7-12, 121", "cache-blocks": "7-12, 121", "parallel": "7-12, 121",
 }
 
-def rows(name):
-    path = pathlib.Path("results") / name
+def rows(name, run=pathlib.Path("results")):
+    path = run / name
     return list(csv.DictReader(path.open())) if path.exists() else []
 
 def table4():
@@ -122,31 +122,97 @@ def harris():
         f"| {r['median_ms']} | {r['scalar_ms']} | {peer(r, 'halide')} | {peer(r, 'opencv')} "
         f"| {r['max_rel_error']} |" for r in rows("harris.csv"))
 
-def harris_cpus():
-    """results/harris.csv and results/cpus/*/harris.csv: each version's ratio to Halide's
-    schedule on every CPU measured, with the machine named by each run's machine.txt (and
-    the instruction set, when a run chose one with `--isa`)."""
-    runs = [pathlib.Path("results")] + sorted(pathlib.Path("results/cpus").glob("*"))
+HARRIS_VERSIONS = ["separated-rotated", "rotated", "separated", "line-buffered", "fused"]
+HARRIS_SETTINGS = [("1536", "1"), ("1536", "2"), ("4096", "1"), ("4096", "2")]
+
+def runs():
+    """results/ and results/cpus/*: each run's directory with the CPU it names (its
+    machine.txt), and the instruction set when a run chose one with `--isa`."""
     out = []
-    for run in runs:
-        path = run / "harris.csv"
-        if not path.exists():
+    for run in [pathlib.Path("results")] + sorted(pathlib.Path("results/cpus").glob("*")):
+        if not (run / "machine.txt").exists():
             continue
         made = dict(line.split(": ", 1) for line in (run / "machine.txt").read_text().splitlines())
-        cpu = made["harris"].split(", 2 cores")[0].split("; build")[0]
-        isa = {"avx2": "AVX2", "avx512": "AVX-512"}.get(made["harris"].split("; ")[-1].removesuffix(" code"))
+        first = made.get("harris", next(iter(made.values())))
+        cpu = first.split(", 2 cores")[0].split("; build")[0]
+        isa = {"avx2": "AVX2", "avx512": "AVX-512"}.get(first.split("; ")[-1].removesuffix(" code"))
         if isa:  # `reproduce harris --isa`: another instruction set than the CPU's own
             cpu += f", {isa} code"
-        by = {}
-        for r in csv.DictReader(path.open()):
-            if r["ratio_vs_halide"]:
-                by.setdefault(r["version"], {})[(r["width"], r["threads"])] = r["ratio_vs_halide"]
-        for version in ["separated-rotated", "rotated", "separated", "line-buffered", "fused"]:
-            cells = [by.get(version, {}).get(k, "-") for k in
-                     [("1536", "1"), ("1536", "2"), ("4096", "1"), ("4096", "2")]]
-            if all(c == "-" for c in cells):
+        out.append((run, cpu))
+    return out
+
+def harris_ratios(run):
+    """A run's harris.csv: each version's ratio to Halide's schedule per (width, threads)."""
+    by = {}
+    for r in rows("harris.csv", run):
+        if r["ratio_vs_halide"]:
+            by.setdefault(r["version"], {})[(r["width"], r["threads"])] = float(r["ratio_vs_halide"])
+    return by
+
+def harris_cpus():
+    """results/harris.csv and results/cpus/*/harris.csv: each version's ratio to Halide's
+    schedule on every CPU measured."""
+    out = []
+    for run, cpu in runs():
+        by = harris_ratios(run)
+        for version in HARRIS_VERSIONS:
+            cells = [by.get(version, {}).get(k) for k in HARRIS_SETTINGS]
+            if all(c is None for c in cells):
                 continue
-            out.append(f"| {cpu} | {version} | " + " | ".join(f"{c}x" if c != "-" else c for c in cells) + " |")
+            out.append(f"| {cpu} | {version} | "
+                       + " | ".join("-" if c is None else f"{c:.2f}x" for c in cells) + " |")
+    return "\n".join(out)
+
+def spread(values, unit, digits=2):
+    """`lo-hi unit` of values (ratios: `lox-hix`), or one value when they round alike."""
+    lo, hi = (f"{v:.{digits}f}" for v in (min(values), max(values)))
+    if lo == hi:
+        return lo + unit
+    return f"{lo}x-{hi}x" if unit == "x" else f"{lo}-{hi}{unit}"
+
+def cpus():
+    """The headline measures of every run in results/ and results/cpus/*, a column per CPU."""
+    cols = runs()
+    def timed_guides(run):  # versions timed in all four settings (a strategy's C is a guide's)
+        return {v: r for v, r in harris_ratios(run).items() if len(r) == len(HARRIS_SETTINGS)
+                and not v.endswith(("-strategy", "-mixed"))}
+    def harris_best(run):
+        by = timed_guides(run)
+        if not by:
+            return "-"
+        best = max(by, key=lambda v: min(by[v].values()))
+        return f"{best} {spread(by[best].values(), 'x')}"
+    def harris_count(run):
+        by = timed_guides(run)
+        return f"{sum(min(r.values()) >= 1.2 for r in by.values())} of {len(by)}" if by else "-"
+    def steps_cell(run):
+        rs = rows("steps.csv", run)
+        if not rs:
+            return "-"
+        worst, median, failed = ratio_spread(rs)
+        return f"{worst['ratio_vs_scalar']}x, {median}x ({len(rs)} rows{f', {failed} failed' if failed else ''})"
+    def gemm(run):
+        by = {r["threads"]: r["ratio_vs_reference"] for r in rows("codegen.csv", run) if r["version"] == "kernel"}
+        return f"{by['1']}x / {by['2']}x" if "1" in by and "2" in by else "-"
+    def table4_cell(run):
+        rs = [r for r in rows("table4.csv", run) if r["goal"] != "baseline"]
+        return (f"{spread([float(r['runtime_s']) for r in rs], ' s')}, "
+                f"{spread([float(r['peak_rss_mb']) for r in rs], ' MB', 1)}") if rs else "-"
+    def processes(run):
+        rs = [r for r in rows("table4-processes.csv", run) if r["goal"] != "baseline"]
+        return (f"{spread([float(r['wall_s_median']) for r in rs], ' s', 3)}, "
+                f"{spread([float(r['peak_rss_mb_max']) for r in rs], ' MB', 1)}") if rs else "-"
+    measures = [
+        ("Harris: the version fastest in its slowest setting, against Halide", harris_best),
+        ("Harris: versions at 1.2x Halide or more in all four settings", harris_count),
+        ("Every guide step against its scalar lowering: slowest, median", steps_cell),
+        ("GEMM `kernel` against the gemm crate, 1 / 2 threads", gemm),
+        ("Table 4's six searches in process: time, peak memory", table4_cell),
+        ("Table 4's six searches as whole processes: median time, peak memory", processes),
+    ]
+    out = ["| measure | " + " | ".join(cpu for _, cpu in cols) + " |",
+           "|---|" + "---|" * len(cols)]
+    out += [f"| {name} | " + " | ".join(cell(run) for run, _ in cols) + " |" for name, cell in measures]
     return "\n".join(out)
 
 def ratio_spread(rs):
@@ -274,7 +340,7 @@ def studio_stop():
     return body + f"\n\nMeasured on {', '.join(machines)}, release build." if rs else body
 
 FILLS = [("table2", table2), ("table2-exact", table2_exact), ("table4", table4), ("table3", table3), ("table5", table5),
-         ("codegen", codegen), ("harris", harris), ("harris-cpus", harris_cpus), ("steps", steps), ("sweep", sweep), ("shine", shine),
+         ("codegen", codegen), ("harris", harris), ("harris-cpus", harris_cpus), ("cpus", cpus), ("steps", steps), ("sweep", sweep), ("shine", shine),
          ("egglog-peer", egglog_peer), ("auto", auto), ("elevate", elevate), ("fuzz", fuzz), ("studio-stop", studio_stop),
          ("machine", machine)]
 

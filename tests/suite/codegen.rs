@@ -537,7 +537,8 @@ fn a_reduction_whose_input_reads_its_destination_keeps_its_own_accumulator() {
 
 #[test]
 fn tiles_are_written_through_the_output_layout_not_copied() {
-    // Both found programs end in `map join (transpose (map tile ..))`: each tile is written
+    // Both found programs end in layout primitives over their map of tiles (`map join
+    // (transpose (map tile ..))`, the kernel's with one transpose more): each tile is written
     // where it lands in the output (a layout view of the destination), not into a stack
     // buffer of rows that is copied out after the loop.
     for goal in ["parallel", "kernel"] {
@@ -1395,15 +1396,23 @@ fn sizes_the_program_does_not_divide_shift_the_last_block_or_are_refused() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(said.matches(": valid, ").count(), 2, "{said}");
-    // The register-blocked product's blocks of rows (a quarter of the target's vector
-    // registers) are on threads and accumulate in place: the last, shifted up to overlap the
-    // one before, runs after the parallel loop.
+    // The register-blocked product's blocks of columns (two of the target's vectors) are on
+    // threads, each over every block of rows, and accumulate in place: the last, shifted up
+    // to overlap the one before, runs after the parallel loop.
     let kernel = common::lowered("programs/kernel.guide");
     let c = program_c("kernel", &kernel, &[97, 71, 101]).unwrap().c;
     let parallel = c.split("#pragma omp parallel for\n").nth(2).unwrap();
-    let whole = 97 / (sketchlog::machine::native_registers() / 4);
-    let first = parallel.lines().next().unwrap();
-    assert!(first.contains(&format!(" < {whole}; ")), "{c}");
+    let mut loops = parallel.lines().take(2);
+    let columns = 71 / (2 * sketchlog::machine::native_lanes());
+    let rows = 97 / (sketchlog::machine::native_registers() / 4);
+    assert!(
+        loops.next().unwrap().contains(&format!(" < {columns}; ")),
+        "{c}"
+    );
+    assert!(
+        loops.next().unwrap().contains(&format!(" < {rows}; ")),
+        "{c}"
+    );
     let out = common::output(&[
         "bench-c",
         "programs/kernel.guide",
