@@ -2,10 +2,14 @@
 """The Harris corner detector's peers, timed on sketchlog's input.
 
 Usage: scripts/harris-peer.py INPUT H W --threads T --runs N [--check OUTPUT]
+       scripts/harris-peer.py INPUT H W --threads T --serve
 
 INPUT holds an RGB image as three float32 planes (3 x H x W, little-endian, row-major), as
 `sketchlog reproduce harris` writes it. Prints one line per peer, `NAME MS MS ...`: the
-milliseconds of each of N timed runs after one warm-up run, on T threads.
+milliseconds of each of N timed runs after one warm-up run, on T threads. With --serve, the
+peers are set up once (Halide's pipeline compiled once) and each line `run N` on standard
+input is a round: the same lines for N runs, then `done`; `reproduce harris` keeps one such
+process for all the rounds of an image size and thread count.
 
 - halide: Halide's apps/harris algorithm (grayscale, Sobel Ix and Iy divided by 12, their
   products summed over 3 x 3, det - 0.04 trace^2) with BoundaryConditions::repeat_edge on the
@@ -100,6 +104,32 @@ def opencv_harris(planes, threads):
     return run
 
 
+def peers(planes, threads):
+    """Each peer's timed run, or why it cannot run."""
+    out = {}
+    try:
+        out["halide"] = halide_harris(planes, threads)
+    except Exception as e:  # a missing or failing peer leaves its columns empty
+        out["halide"] = e
+    try:
+        out["opencv"] = (opencv_harris(planes, threads), None)
+    except Exception as e:
+        out["opencv"] = e
+    return out
+
+
+def round_of(ready, runs):
+    """One round: each peer's warm-up and timed runs, a line each."""
+    for name, peer in ready.items():
+        if isinstance(peer, Exception):
+            print(f"{name} unavailable: {type(peer).__name__}: {peer}".replace("\n", " "), flush=True)
+            continue
+        try:
+            print(name, *(f"{t:.4f}" for t in timed(peer[0], runs)), flush=True)
+        except Exception as e:
+            print(f"{name} unavailable: {type(e).__name__}: {e}".replace("\n", " "), flush=True)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("input")
@@ -108,23 +138,24 @@ def main():
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--check")
+    p.add_argument("--serve", action="store_true")
     a = p.parse_args()
     planes = np.fromfile(a.input, dtype="<f4").reshape(3, a.h, a.w)
-    try:
-        run, output = halide_harris(planes, a.threads)
-        print("halide", *(f"{t:.4f}" for t in timed(run, a.runs)), flush=True)
-        if a.check:
-            ours = np.fromfile(a.check, dtype="<f4").reshape(a.h, a.w)
-            theirs = output()
-            err = np.max(np.abs(theirs - ours) / np.maximum(np.abs(ours), 1.0))
-            print(f"halide-max-rel-error {err:.3e}", flush=True)
-    except Exception as e:  # a missing or failing peer leaves its columns empty
-        print(f"halide unavailable: {type(e).__name__}: {e}".replace("\n", " "), flush=True)
-    try:
-        run = opencv_harris(planes, a.threads)
-        print("opencv", *(f"{t:.4f}" for t in timed(run, a.runs)), flush=True)
-    except Exception as e:
-        print(f"opencv unavailable: {type(e).__name__}: {e}".replace("\n", " "), flush=True)
+    ready = peers(planes, a.threads)
+    if a.serve:
+        for line in sys.stdin:
+            words = line.split()
+            if words[:1] == ["run"] and len(words) == 2:
+                round_of(ready, int(words[1]))
+            print("done", flush=True)
+        return
+    round_of(ready, a.runs)
+    halide = ready["halide"]
+    if a.check and not isinstance(halide, Exception):
+        ours = np.fromfile(a.check, dtype="<f4").reshape(a.h, a.w)
+        theirs = halide[1]()
+        err = np.max(np.abs(theirs - ours) / np.maximum(np.abs(ours), 1.0))
+        print(f"halide-max-rel-error {err:.3e}", flush=True)
 
 
 if __name__ == "__main__":

@@ -282,6 +282,22 @@ struct Peers {
     halide: Vec<f64>,
     opencv: Vec<f64>,
     unavailable: Option<String>,
+    /// The script serving this image size and thread count's rounds (`--serve`): Halide's
+    /// pipeline compiled once, not once a round.
+    server: Option<PeerServer>,
+}
+
+struct PeerServer {
+    child: std::process::Child,
+    input: std::process::ChildStdin,
+    output: std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+}
+
+impl Drop for PeerServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 impl Peers {
@@ -289,33 +305,31 @@ impl Peers {
     /// kept from wider kernels. A peer that cannot run (Python or its package missing)
     /// leaves its times empty and says why.
     fn run(&mut self, path: &Path, (h, w): (i64, i64), threads: usize, runs: usize, isa: Isa) {
-        let mut command = std::process::Command::new(python());
-        if let Some(target) = isa.halide_target() {
-            command.env("HL_JIT_TARGET", target);
-        }
-        if let Some(features) = isa.opencv_disabled() {
-            command.env("OPENCV_CPU_DISABLE", features);
-        }
-        let out = command
-            .arg(super::input("scripts/harris-peer.py"))
-            .arg(path)
-            .args([h.to_string(), w.to_string()])
-            .args([
-                "--threads",
-                &threads.to_string(),
-                "--runs",
-                &runs.to_string(),
-            ])
-            .env("HL_NUM_THREADS", threads.to_string())
-            .output();
-        let out = match out {
-            Ok(o) => o,
-            Err(e) => {
-                self.unavailable = Some(format!("no Python to run the peers ({e})"));
-                return;
+        use std::io::Write;
+        if self.server.is_none() && self.unavailable.is_none() {
+            match serve(path, (h, w), threads, isa) {
+                Ok(server) => self.server = Some(server),
+                Err(e) => self.unavailable = Some(format!("no Python to run the peers ({e})")),
             }
+        }
+        let Some(server) = self.server.as_mut() else {
+            return;
         };
-        for line in String::from_utf8_lossy(&out.stdout).lines() {
+        if let Err(e) = writeln!(server.input, "run {runs}") {
+            self.unavailable = Some(format!("the peers stopped ({e})"));
+            self.server = None;
+            return;
+        }
+        loop {
+            let line = match server.output.next() {
+                Some(Ok(line)) if line != "done" => line,
+                Some(Ok(_)) => return,
+                _ => {
+                    self.unavailable = Some("the peers stopped before the round's end".into());
+                    self.server = None;
+                    return;
+                }
+            };
             let mut words = line.split_whitespace();
             let times = match words.next() {
                 Some("halide") => &mut self.halide,
@@ -328,6 +342,39 @@ impl Peers {
             }
         }
     }
+}
+
+/// `scripts/harris-peer.py --serve` on the image in `path`, its rounds asked for on its
+/// standard input.
+fn serve(path: &Path, (h, w): (i64, i64), threads: usize, isa: Isa) -> std::io::Result<PeerServer> {
+    use std::process::{Command, Stdio};
+    let mut command = Command::new(python());
+    if let Some(target) = isa.halide_target() {
+        command.env("HL_JIT_TARGET", target);
+    }
+    if let Some(features) = isa.opencv_disabled() {
+        command.env("OPENCV_CPU_DISABLE", features);
+    }
+    let mut child = command
+        .arg(super::input("scripts/harris-peer.py"))
+        .arg(path)
+        .args([h.to_string(), w.to_string()])
+        .args(["--threads", &threads.to_string(), "--serve"])
+        .env("HL_NUM_THREADS", threads.to_string())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let (input, output) = (child.stdin.take(), child.stdout.take());
+    let (Some(input), Some(output)) = (input, output) else {
+        return Err(std::io::Error::other("no pipes to the peers"));
+    };
+    let output = std::io::BufRead::lines(std::io::BufReader::new(output));
+    Ok(PeerServer {
+        child,
+        input,
+        output,
+    })
 }
 
 /// Installs the peers if they are missing (`scripts/peers.sh`: Halide and OpenCV from PyPI
