@@ -101,30 +101,26 @@ def opencv_harris(planes, threads):
         gray = cv2.addWeighted(gray, 1.0, b, 0.114, 0.0)
         return cv2.cornerHarris(gray, 3, 3, 0.04)
 
-    return run
+    return run, None  # its output is not compared (its Sobel is scaled differently)
 
 
 def peers(planes, threads):
-    """Each peer's timed run, or why it cannot run."""
+    """Each peer's timed run and output, or why it cannot run."""
     out = {}
-    try:
-        out["halide"] = halide_harris(planes, threads)
-    except Exception as e:  # a missing or failing peer leaves its columns empty
-        out["halide"] = e
-    try:
-        out["opencv"] = (opencv_harris(planes, threads), None)
-    except Exception as e:
-        out["opencv"] = e
+    for name, setup in (("halide", halide_harris), ("opencv", opencv_harris)):
+        try:
+            out[name] = setup(planes, threads)
+        except Exception as e:  # a missing or failing peer leaves its columns empty
+            out[name] = e
     return out
 
 
 def round_of(ready, runs):
     """One round: each peer's warm-up and timed runs, a line each."""
     for name, peer in ready.items():
-        if isinstance(peer, Exception):
-            print(f"{name} unavailable: {type(peer).__name__}: {peer}".replace("\n", " "), flush=True)
-            continue
         try:
+            if isinstance(peer, Exception):
+                raise peer
             print(name, *(f"{t:.4f}" for t in timed(peer[0], runs)), flush=True)
         except Exception as e:
             print(f"{name} unavailable: {type(e).__name__}: {e}".replace("\n", " "), flush=True)

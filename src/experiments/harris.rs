@@ -316,19 +316,13 @@ impl Peers {
             return;
         };
         if let Err(e) = writeln!(server.input, "run {runs}") {
-            self.unavailable = Some(format!("the peers stopped ({e})"));
-            self.server = None;
-            return;
+            return self.stopped(format!("the peers stopped ({e})"));
         }
         loop {
             let line = match server.output.next() {
                 Some(Ok(line)) if line != "done" => line,
                 Some(Ok(_)) => return,
-                _ => {
-                    self.unavailable = Some("the peers stopped before the round's end".into());
-                    self.server = None;
-                    return;
-                }
+                _ => return self.stopped("the peers stopped before the round's end".into()),
             };
             let mut words = line.split_whitespace();
             let times = match words.next() {
@@ -341,6 +335,12 @@ impl Peers {
                 false => times.extend(words.filter_map(|w| w.parse::<f64>().ok())),
             }
         }
+    }
+
+    /// The serving process is gone: the rounds left run without peers, saying why.
+    fn stopped(&mut self, why: String) {
+        self.unavailable = Some(why);
+        self.server = None;
     }
 }
 
