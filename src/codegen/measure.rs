@@ -4,7 +4,9 @@
 //! program and scalar, ...; medians). What `bench-c` and the reproduction's tables time with.
 
 use super::reference;
-use super::run::{check, compile_with_scalar, COptions, Compiled, Expected, Validation};
+use super::run::{
+    check, compile_with_scalar, COptions, Compiled, Expected, RoundLength, Validation,
+};
 use crate::error::Result;
 use crate::rise::term::Term;
 use std::rc::Rc;
@@ -128,8 +130,8 @@ pub fn compile_both(
     Ok((exe, scalar, expected))
 }
 
-/// Checks `exe` (and its scalar lowering `scalar`, if given) against its program's meaning
-/// (`expected`), one run each: the program's check.
+/// Checks `exe` (and its scalar lowering `scalar`, if given, in the same process) against its
+/// program's meaning (`expected`), one run each: the program's check.
 pub fn check_once(
     exe: &Compiled,
     scalar: Option<&Compiled>,
@@ -138,24 +140,21 @@ pub fn check_once(
 ) -> Result<Validation> {
     let once = COptions {
         runs: 1,
+        round: None,
         ..opts.clone()
     };
-    let checked = check(exe, expected, &once)?;
-    if let Some(scalar) = scalar {
-        check(scalar, expected, &once).map_err(|mut e| {
-            e.message = format!("the scalar lowering: {}", e.message);
-            e
-        })?;
+    match scalar {
+        Some(scalar) => Ok(exe.check_beside(scalar, expected, &once)?.0),
+        None => check(exe, expected, &once),
     }
-    Ok(checked)
 }
 
-/// Checks `exe` (and its scalar lowering `scalar`, if given) against its program's meaning
-/// (`expected`) in one run ([`check_once`]), then times it, the scalar lowering and the
-/// reference in interleaved `rounds` of `opts.runs` runs each, or fewer for a slow program: a
-/// round of its runs takes about `ROUND_MS`, and at least one run. The program and its
-/// scalar lowering (one executable, [`compile_with_scalar`]) run in turn, run by run, in one
-/// process ([`Compiled::time_beside`]).
+/// Times `exe`, its scalar lowering `scalar` and the reference in interleaved `rounds` of
+/// `opts.runs` runs each, or fewer for a slow program (a round of its runs lasts about
+/// [`ROUND`]'s time, one run at least) and more for a fast one, having checked each against
+/// its program's meaning (`expected`) in the first round (the outputs of its warm-up runs).
+/// The program and its scalar lowering (one executable, [`compile_with_scalar`]) run in
+/// turn, run by run, in one process ([`Compiled::time_beside`]).
 pub fn measure(
     exe: &Compiled,
     scalar: Option<&Compiled>,
@@ -179,55 +178,69 @@ pub fn measure_beside(
     rounds: Rounds,
     mut peer: Option<Peer>,
 ) -> Result<Measured> {
-    let checked = check_once(exe, scalar, expected, opts)?;
-    let product = as_product(exe, expected, &checked, opts.tolerance);
     let timed = COptions {
-        runs: runs_per_round(opts.runs, checked.median_ms),
+        round: Some(ROUND),
         ..opts.clone()
     };
+    let mut checked: Option<Validation> = None;
+    let mut product = None;
     let mut times_ms = vec![];
-    let mut reference_ms = product.map(|_| vec![]);
-    let mut scalar_ms = scalar.map(|_| vec![]);
+    let mut reference_ms = vec![];
+    let mut scalar_ms = vec![];
     let mut round_ratios = vec![];
-    let mut peer_ms = peer.as_ref().map(|_| vec![]);
+    let mut peer_ms = vec![];
     let mut peer_ratios = vec![];
     let mut scalar_ratios = vec![];
     let mut done = 0;
     while rounds.more(done, &[&scalar_ratios, &round_ratios, &peer_ratios]) {
         done += 1;
-        let round = match (scalar, scalar_ms.as_mut()) {
-            (Some(scalar), Some(times)) => {
+        let round = match (scalar, &checked) {
+            (Some(scalar), None) => {
+                let (ours, theirs) = exe.check_beside(scalar, expected, &timed)?;
+                scalar_ratios.push(theirs.median_ms / ours.median_ms);
+                scalar_ms.extend(theirs.times_ms);
+                checked.insert(ours).times_ms.clone()
+            }
+            (Some(scalar), Some(_)) => {
                 let (ours, theirs) = exe.time_beside(scalar, expected, &timed)?;
                 scalar_ratios.push(median(&theirs) / median(&ours));
-                times.extend(theirs);
+                scalar_ms.extend(theirs);
                 ours
             }
-            _ => exe.time(expected, &timed)?,
+            (None, None) => checked
+                .insert(check(exe, expected, &timed)?)
+                .times_ms
+                .clone(),
+            (None, Some(_)) => exe.time(expected, &timed)?,
         };
-        if let (Some(sizes), Some(times)) = (product, reference_ms.as_mut()) {
+        let checked = checked.as_ref().expect("checked in the first round");
+        let product =
+            *product.get_or_insert_with(|| as_product(exe, expected, checked, opts.tolerance));
+        if let Some(sizes) = product {
             let (a, b) = (&expected.inputs[0], &expected.inputs[1]);
             let reference = reference::time(a, b, sizes, opts.threads, opts.runs);
             round_ratios.push(median(&reference) / median(&round));
-            times.extend(reference);
+            reference_ms.extend(reference);
         }
-        if let (Some(peer), Some(times)) = (peer.as_mut(), peer_ms.as_mut()) {
+        if let Some(peer) = peer.as_mut() {
             let theirs = peer()?;
             peer_ratios.push(median(&theirs) / median(&round));
-            times.extend(theirs);
+            peer_ms.extend(theirs);
         }
         times_ms.extend(round);
     }
+    let checked = checked.expect("a first round");
     let ms = median(&times_ms);
     Ok(Measured {
         gflops: checked.gflops * checked.median_ms / ms,
         gbytes: checked.gbytes * checked.median_ms / ms,
         check: checked,
         times_ms,
-        reference_ms,
-        scalar_ms,
+        reference_ms: product.flatten().map(|_| reference_ms),
+        scalar_ms: scalar.map(|_| scalar_ms),
         scalar_ratios,
         round_ratios,
-        peer_ms,
+        peer_ms: peer.map(|_| peer_ms),
         peer_ratios,
     })
 }
@@ -259,20 +272,14 @@ fn as_product(
     agrees.then_some((m, n, k))
 }
 
-/// The time a round of a program's runs is given (one run at least).
-const ROUND_MS: f64 = 1000.0;
-/// The shortest round of a fast program's runs (at most [`MOST_RUNS`] runs): a round of a
-/// few runs of a tenth of a millisecond is as much the threads' wake-up as the program.
-const SHORTEST_ROUND_MS: f64 = 20.0;
-const MOST_RUNS: usize = 100;
-
-/// Runs per round of a program whose run takes `ms`: `runs`, fewer for a slow program (a
-/// round of about [`ROUND_MS`], one run at least), more for a fast one (a round of at least
-/// [`SHORTEST_ROUND_MS`], at most [`MOST_RUNS`] runs).
-fn runs_per_round(runs: usize, ms: f64) -> usize {
-    let fewest = ((SHORTEST_ROUND_MS / ms) as usize).min(MOST_RUNS);
-    ((ROUND_MS / ms) as usize).clamp(1, runs.max(1)).max(fewest)
-}
+/// A round of a program's timed runs: about a second, one run at least; a fast program's at
+/// least 20 ms (a round of a few runs of a tenth of a millisecond is as much the threads'
+/// wake-up as the program), in at most 100 runs unless more are asked for.
+pub const ROUND: RoundLength = RoundLength {
+    ms: 1000.0,
+    shortest_ms: 20.0,
+    most: 100,
+};
 
 #[cfg(test)]
 mod tests {
@@ -292,23 +299,5 @@ mod tests {
         );
         assert!(!Rounds::exactly(4).more(4, &[&drifting]));
         assert_eq!(Rounds::up_to(2), Rounds { min: 2, max: 2 });
-    }
-
-    #[test]
-    fn a_round_lasts_long_enough_and_not_too_long() {
-        assert_eq!(runs_per_round(5, 10.0), 5, "as asked");
-        assert_eq!(
-            runs_per_round(5, 0.1),
-            100,
-            "a fast program's round lasts 20 ms at least, up to 100 runs"
-        );
-        assert_eq!(runs_per_round(5, 1.0), 20, "20 ms");
-        assert_eq!(
-            runs_per_round(5, 400.0),
-            2,
-            "a slow program's round about a second"
-        );
-        assert_eq!(runs_per_round(5, 5000.0), 1, "one run at least");
-        assert_eq!(runs_per_round(200, 0.1), 200, "more when asked");
     }
 }

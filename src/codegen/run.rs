@@ -22,13 +22,25 @@ pub struct COptions {
     /// OpenMP threads (`OMP_NUM_THREADS`); with more than one, `OMP_WAIT_POLICY=active` and
     /// `OMP_PROC_BIND=spread` are set too.
     pub threads: usize,
-    /// Timed runs after one warm-up run.
+    /// Timed runs after one warm-up run: exactly these, or as many as `round` says.
     pub runs: usize,
+    /// A round of timed runs that lasts a time rather than exactly `runs` runs.
+    pub round: Option<RoundLength>,
     /// The largest max relative error [`validate`] accepts.
     pub tolerance: f64,
     pub lowering: Lowering,
     /// The machine the C is generated for (the flags must let the compiler target it).
     pub target: Target,
+}
+
+/// A round of timed runs that lasts about `ms` milliseconds of the program's runs (one run at
+/// least), and for a fast program at least [`COptions::runs`] runs and `shortest_ms`
+/// milliseconds, in at most `most` runs unless more runs are asked for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RoundLength {
+    pub ms: f64,
+    pub shortest_ms: f64,
+    pub most: usize,
 }
 
 impl Default for COptions {
@@ -37,6 +49,7 @@ impl Default for COptions {
             flags: vec!["-march=native".into()],
             threads: 1,
             runs: 1,
+            round: None,
             tolerance: 1e-3,
             lowering: Lowering::Vector,
             target: Target::native(),
@@ -69,22 +82,29 @@ pub struct Compiled {
 /// An executable built from generated C and a harness, in its temporary directory.
 struct Executable {
     path: PathBuf,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 /// The system C compiler as the `cc` crate finds it (honouring `CC` and `CFLAGS`), at `-O3`,
-/// with its family's OpenMP flag.
+/// with its family's OpenMP flag. Found once a process: finding it runs the compiler.
 fn compiler() -> Result<std::process::Command> {
-    let target = env!("SKETCHLOG_TARGET");
-    let tool = cc::Build::new()
-        .target(target)
-        .host(target)
-        .opt_level(3)
-        .debug(false)
-        .warnings(false)
-        .cargo_metadata(false)
-        .cargo_warnings(false)
-        .try_get_compiler()
+    static TOOL: std::sync::OnceLock<std::result::Result<cc::Tool, String>> =
+        std::sync::OnceLock::new();
+    let tool = TOOL.get_or_init(|| {
+        let target = env!("SKETCHLOG_TARGET");
+        cc::Build::new()
+            .target(target)
+            .host(target)
+            .opt_level(3)
+            .debug(false)
+            .warnings(false)
+            .cargo_metadata(false)
+            .cargo_warnings(false)
+            .try_get_compiler()
+            .map_err(|e| e.to_string())
+    });
+    let tool = tool
+        .as_ref()
         .map_err(|e| Error::bad_input(format!("no C compiler: {e}")))?;
     let mut cmd = tool.to_command();
     if tool.is_like_gnu() || tool.is_like_clang() {
@@ -140,10 +160,13 @@ fn libraries() -> &'static [&'static str] {
 const NUMPY_HUGE_PAGES: i64 = 4 << 20;
 
 /// The `main` that runs the functions `names` (one program, or a program and its scalar
-/// lowering) on the inputs in the file `argv[1]`: `argv[3]` timed runs after a warm-up run of
-/// each function `argv[4]` names by index (`0`, `1`, or `01`: the two alternating, run by
-/// run, on the same arrays), printing `INDEX MILLISECONDS` a run; the output of the last
-/// run is written to `argv[2]`.
+/// lowering) on the inputs in the file `argv[1]`: a warm-up run of each function `argv[4]`
+/// names by index (`0`, `1`, or `01`: the two alternating, run by run, on the same arrays),
+/// each from a zeroed output that it writes to `out{INDEX}.bin` in the directory `argv[2]`
+/// (none when that is `-`), then timed rounds of runs, printing `INDEX MILLISECONDS` a run.
+/// The timing stops ([`RoundLength`]) before a run when the first function's timed runs add up to
+/// `argv[5]` milliseconds, or when there have been `argv[3]` runs and they add up to `argv[6]`
+/// milliseconds or there have been `argv[7]` runs; after one run at least.
 fn harness(names: &[&str], inputs: &[usize], output: usize) -> String {
     let params = vec!["const float *"; inputs.len()];
     let args: Vec<String> = (0..inputs.len()).map(|i| format!("in[{i}], ")).collect();
@@ -178,27 +201,37 @@ static void call(int k) {{
 {calls}  }}
 }}
 int main(int argc, char **argv) {{
-  if (argc != 5) return 2;
+  if (argc != 8) return 2;
   FILE *f = fopen(argv[1], "rb");
   if (!f) return 2;
 {reads}  fclose(f);
   out = floats({output});
   if (!out) return 2;
-  int runs = atoi(argv[3]);
-  const char *which = argv[4];
-  for (const char *k = which; *k; k++) call(*k - '0');
-  for (int r = 0; r < runs; r++) {{
+  const char *dir = strcmp(argv[2], "-") ? argv[2] : NULL, *which = argv[4];
+  int runs = atoi(argv[3]), most = atoi(argv[7]);
+  double round_ms = atof(argv[5]), shortest_ms = atof(argv[6]), spent = 0;
+  for (const char *k = which; *k; k++) {{
+    if (dir) memset(out, 0, sizeof(float) * {output});
+    call(*k - '0');
+    if (!dir) continue;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/out%c.bin", dir, *k);
+    f = fopen(path, "wb");
+    if (!f || fwrite(out, sizeof(float), {output}, f) != {output}) return 2;
+    fclose(f);
+  }}
+  for (int r = 0; runs > 0; r++) {{
+    if (r > 0 && (spent >= round_ms || (r >= runs && (spent >= shortest_ms || r >= most)))) break;
     for (const char *k = which; *k; k++) {{
       struct timespec t0, t1;
       clock_gettime(CLOCK_MONOTONIC, &t0);
       call(*k - '0');
       clock_gettime(CLOCK_MONOTONIC, &t1);
-      printf("%c %.6f\n", *k, (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+      double ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+      if (k == which) spent += ms;
+      printf("%c %.6f\n", *k, ms);
     }}
   }}
-  f = fopen(argv[2], "wb");
-  if (!f || fwrite(out, sizeof(float), {output}, f) != {output}) return 2;
-  fclose(f);
   return 0;
 }}
 "#,
@@ -334,7 +367,7 @@ impl Layout {
 
 impl Executable {
     fn new(path: PathBuf, dir: tempfile::TempDir) -> Arc<Executable> {
-        Arc::new(Executable { path, _dir: dir })
+        Arc::new(Executable { path, dir })
     }
 }
 
@@ -363,20 +396,16 @@ impl Compiled {
     pub fn run(&self, inputs: &[Vec<f32>], opts: &COptions) -> Result<(Vec<f32>, Vec<f64>)> {
         let inp = self.exe.path.with_file_name("in.bin");
         write_inputs(&inp, inputs)?;
-        let times = self.alone(&inp, input_counts(inputs), opts)?;
-        Ok((self.output()?, times))
+        let mut times = self.run_file(&inp, input_counts(inputs), opts, &[self], true)?;
+        Ok((self.output()?, times.pop().unwrap_or_default()))
     }
 
     /// Runs on `expected`'s inputs, written to a file once for every program that runs on
-    /// them: each timed run's milliseconds (the output is not read).
+    /// them: each timed run's milliseconds (no output is written).
     pub fn time(&self, expected: &Expected, opts: &COptions) -> Result<Vec<f64>> {
-        self.alone(expected.input_file()?, input_counts(&expected.inputs), opts)
-    }
-
-    /// This program alone on the inputs in the file `inp`: each timed run's milliseconds.
-    fn alone(&self, inp: &Path, counts: Vec<usize>, opts: &COptions) -> Result<Vec<f64>> {
-        let times = self.run_file(inp, counts, opts, &[self])?;
-        Ok(times.into_iter().next().unwrap_or_default())
+        let counts = input_counts(&expected.inputs);
+        let mut times = self.run_file(expected.input_file()?, counts, opts, &[self], false)?;
+        Ok(times.pop().unwrap_or_default())
     }
 
     /// This program and `other`, the other function of its executable (its scalar lowering,
@@ -390,26 +419,60 @@ impl Compiled {
         expected: &Expected,
         opts: &COptions,
     ) -> Result<(Vec<f64>, Vec<f64>)> {
+        self.beside(other, expected, opts, false)
+    }
+
+    /// [`Compiled::time_beside`], with both programs' outputs (of their warm-up runs) checked
+    /// against `expected` ([`check`]): this program's validation and the other's.
+    pub fn check_beside(
+        &self,
+        other: &Compiled,
+        expected: &Expected,
+        opts: &COptions,
+    ) -> Result<(Validation, Validation)> {
+        let (ours, theirs) = self.beside(other, expected, opts, true)?;
+        let ours = self.validate(expected, ours, opts.tolerance)?;
+        let theirs = other
+            .validate(expected, theirs, opts.tolerance)
+            .map_err(|mut e| {
+                e.message = format!("the scalar lowering: {}", e.message);
+                e
+            })?;
+        Ok((ours, theirs))
+    }
+
+    /// This program and `other` in turn in one process ([`Compiled::time_beside`]), writing
+    /// their outputs if `outputs`: each one's timed runs' milliseconds.
+    fn beside(
+        &self,
+        other: &Compiled,
+        expected: &Expected,
+        opts: &COptions,
+        outputs: bool,
+    ) -> Result<(Vec<f64>, Vec<f64>)> {
         if !Arc::ptr_eq(&self.exe, &other.exe) {
             return Err(Error::internal(
                 "programs timed in turn are two functions of one executable",
             ));
         }
         let counts = input_counts(&expected.inputs);
-        let mut times = self.run_file(expected.input_file()?, counts, opts, &[self, other])?;
+        let inp = expected.input_file()?;
+        let mut times = self.run_file(inp, counts, opts, &[self, other], outputs)?;
         let theirs = times.pop().unwrap_or_default();
         Ok((times.pop().unwrap_or_default(), theirs))
     }
 
     /// Runs the functions of `programs` (of this executable) in turn on the inputs in the
-    /// file `inp` (`counts` floats each): each one's timed runs' milliseconds. The output of
-    /// the last run is left in the file [`Compiled::output`] of the last program reads.
+    /// file `inp` (`counts` floats each): each one's timed runs' milliseconds. With
+    /// `outputs`, each program's warm-up run leaves its output in its file
+    /// ([`Compiled::output`]).
     fn run_file(
         &self,
         inp: &Path,
         counts: Vec<usize>,
         opts: &COptions,
         programs: &[&Compiled],
+        outputs: bool,
     ) -> Result<Vec<Vec<f64>>> {
         if counts != self.layout.inputs {
             return Err(Error::bad_input(format!(
@@ -418,12 +481,23 @@ impl Compiled {
             )));
         }
         let which: String = programs.iter().map(|p| p.function.to_string()).collect();
-        let last = programs.last().unwrap_or(&self);
+        let dir = match outputs {
+            true => self.exe.dir.path().as_os_str(),
+            false => std::ffi::OsStr::new("-"),
+        };
+        let round = opts.round.unwrap_or(RoundLength {
+            ms: f64::INFINITY,
+            shortest_ms: 0.0,
+            most: opts.runs,
+        });
         let mut cmd = std::process::Command::new(&self.exe.path);
         cmd.arg(inp)
-            .arg(last.output_file())
+            .arg(dir)
             .arg(opts.runs.to_string())
-            .arg(&which);
+            .arg(&which)
+            .arg(round.ms.to_string())
+            .arg(round.shortest_ms.to_string())
+            .arg(round.most.to_string());
         cmd.env("OMP_NUM_THREADS", opts.threads.to_string());
         if opts.threads > 1 {
             cmd.env("OMP_WAIT_POLICY", "active")
@@ -454,14 +528,15 @@ impl Compiled {
         Ok(times)
     }
 
-    /// Where a run of this program writes its output.
+    /// Where a run of this program writes its output (the harness's `out{INDEX}.bin`).
     fn output_file(&self) -> PathBuf {
         self.exe
-            .path
-            .with_file_name(format!("out{}.bin", self.function))
+            .dir
+            .path()
+            .join(format!("out{}.bin", self.function))
     }
 
-    /// The output of this program's last run.
+    /// The output this program's last run that wrote one left.
     fn output(&self) -> Result<Vec<f32>> {
         let outp = self.output_file();
         let raw = std::fs::read(&outp).map_err(|e| Error::io(&outp, e))?;
@@ -475,6 +550,46 @@ impl Compiled {
             ));
         }
         Ok(result)
+    }
+
+    /// This program's output, left by a run that wrote it, compared with `expected`'s
+    /// values: an error naming the worst element when the max relative error is above
+    /// `tolerance`, else the validation of the run's timed runs `times`.
+    fn validate(
+        &self,
+        expected: &Expected,
+        mut times: Vec<f64>,
+        tolerance: f64,
+    ) -> Result<Validation> {
+        let output = self.output()?;
+        let (mut worst, mut max_rel_error) = (0, 0.0f64);
+        for (&p, &r) in expected.positions.iter().zip(&expected.values) {
+            let e = ((output[p] - r).abs() / r.abs().max(1.0)) as f64;
+            if e > max_rel_error || e.is_nan() {
+                (worst, max_rel_error) = (p, if e.is_nan() { f64::INFINITY } else { e });
+            }
+        }
+        if max_rel_error > tolerance {
+            let at = expected.positions.iter().position(|&p| p == worst);
+            let r = expected.values[at.unwrap_or(0)];
+            return Err(Error::check_failed(format!(
+                "the compiled program's output differs from the program's meaning: out{} is {} where the interpreter gives {r} (relative error {max_rel_error:.2e}, above the tolerance {tolerance:e})",
+                index_of(worst, &self.layout.output_shape),
+                output[worst],
+            )));
+        }
+        times.sort_by(f64::total_cmp);
+        let median_ms = times.get(times.len() / 2).copied().unwrap_or(f64::NAN);
+        let bytes = 4.0 * (self.layout.inputs.iter().sum::<usize>() + self.layout.output) as f64;
+        Ok(Validation {
+            median_ms,
+            gflops: self.flops / (median_ms * 1e6),
+            gbytes: bytes / (median_ms * 1e6),
+            times_ms: times,
+            max_rel_error,
+            compared: expected.positions.len(),
+            output,
+        })
     }
 }
 
@@ -620,37 +735,9 @@ pub fn validate(exe: &Compiled, program: &Rc<Term>, opts: &COptions) -> Result<V
 
 /// Runs `exe` on `expected`'s inputs and compares its output with `expected`'s values.
 pub fn check(exe: &Compiled, expected: &Expected, opts: &COptions) -> Result<Validation> {
-    let mut times = exe.time(expected, opts)?;
-    let output = exe.output()?;
-    let (mut worst, mut max_rel_error) = (0, 0.0f64);
-    for (&p, &r) in expected.positions.iter().zip(&expected.values) {
-        let e = ((output[p] - r).abs() / r.abs().max(1.0)) as f64;
-        if e > max_rel_error || e.is_nan() {
-            (worst, max_rel_error) = (p, if e.is_nan() { f64::INFINITY } else { e });
-        }
-    }
-    if max_rel_error > opts.tolerance {
-        let at = expected.positions.iter().position(|&p| p == worst);
-        let r = expected.values[at.unwrap_or(0)];
-        return Err(Error::check_failed(format!(
-            "the compiled program's output differs from the program's meaning: out{} is {} where the interpreter gives {r} (relative error {max_rel_error:.2e}, above the tolerance {:e})",
-            index_of(worst, &exe.layout.output_shape),
-            output[worst],
-            opts.tolerance
-        )));
-    }
-    times.sort_by(f64::total_cmp);
-    let median_ms = times.get(times.len() / 2).copied().unwrap_or(f64::NAN);
-    let bytes = 4.0 * (exe.layout.inputs.iter().sum::<usize>() + exe.layout.output) as f64;
-    Ok(Validation {
-        median_ms,
-        gflops: exe.flops / (median_ms * 1e6),
-        gbytes: bytes / (median_ms * 1e6),
-        times_ms: times,
-        max_rel_error,
-        compared: expected.positions.len(),
-        output,
-    })
+    let counts = input_counts(&expected.inputs);
+    let mut times = exe.run_file(expected.input_file()?, counts, opts, &[exe], true)?;
+    exe.validate(expected, times.pop().unwrap_or_default(), opts.tolerance)
 }
 
 /// `[i][j]..` of row-major position `flat` in an array of `shape`.

@@ -6,7 +6,7 @@
 //! input, in interleaved rounds (`results/harris.csv`).
 
 use crate::codegen::measure::Rounds;
-use crate::codegen::run::{check, compile_with_scalar, COptions, Compiled, Expected};
+use crate::codegen::run::{compile_with_scalar, COptions, Compiled, Expected};
 use crate::codegen::target::Isa;
 use crate::error::{Error, Result};
 use crate::guide::program::read_program;
@@ -184,8 +184,7 @@ pub fn rows(
                 expected = Some(Expected::of(&exe, &program)?);
             }
             let e = expected.as_ref().expect("the first version's meaning");
-            let max_rel_error = check(&exe, e, &base)?.max_rel_error;
-            check(&scalar, e, &base)?;
+            let max_rel_error = exe.check_beside(&scalar, e, &base)?.0.max_rel_error;
             versions.push((label, timed.len()));
             timed.push(Timed {
                 c,

@@ -4,7 +4,9 @@ use crate::common;
 
 use common::{assert_close, def, matmul, term, Rng};
 use sketchlog::codegen::emit::{lowered_c, program_c, Lowering};
-use sketchlog::codegen::run::{check, compile, compile_with_scalar, COptions, Expected};
+use sketchlog::codegen::run::{
+    check, compile, compile_with_scalar, COptions, Expected, RoundLength,
+};
 use sketchlog::codegen::sequential;
 use sketchlog::codegen::target::Target;
 use sketchlog::rise::term::Term;
@@ -747,7 +749,8 @@ fn the_scalar_lowering_has_no_vector_types() {
 }
 
 /// A program and its scalar lowering are one executable: each checks against the meaning
-/// alone, and timed in turn, run by run in one process, each gets every run it is asked for.
+/// alone or both in one process, and timed in turn, run by run in one process, each gets
+/// every run it is asked for, or as many as a round's length allows.
 #[test]
 fn a_program_and_its_scalar_lowering_run_in_turn_in_one_process() {
     let p = found("parallel");
@@ -761,9 +764,33 @@ fn a_program_and_its_scalar_lowering_run_in_turn_in_one_process() {
         let checked = check(exe, &expected, &opts).unwrap();
         assert!(checked.max_rel_error < 1e-4, "{}", checked.max_rel_error);
     }
+    let (a, b) = ours.check_beside(&scalar, &expected, &opts).unwrap();
+    assert!(a.max_rel_error.max(b.max_rel_error) < 1e-4);
+    assert_eq!((a.times_ms.len(), b.times_ms.len()), (3, 3));
     let (a, b) = ours.time_beside(&scalar, &expected, &opts).unwrap();
     assert_eq!((a.len(), b.len()), (3, 3));
     assert!(a.iter().chain(&b).all(|ms| *ms > 0.0), "{a:?} {b:?}");
+    let lasting = |ms, shortest_ms, most| COptions {
+        round: Some(RoundLength {
+            ms,
+            shortest_ms,
+            most,
+        }),
+        ..opts.clone()
+    };
+    let runs = |opts: &COptions| ours.time_beside(&scalar, &expected, opts).unwrap().0.len();
+    assert_eq!(
+        runs(&lasting(0.0, 0.0, 100)),
+        1,
+        "a round that is over after one run"
+    );
+    assert_eq!(
+        runs(&lasting(f64::INFINITY, 0.0, 100)),
+        3,
+        "the runs asked for"
+    );
+    let fast = lasting(f64::INFINITY, f64::INFINITY, 7);
+    assert_eq!(runs(&fast), 7, "a short round's runs, up to the most");
     let alone = compile(&p, &[64, 32, 96], &opts).unwrap();
     assert!(alone.time_beside(&scalar, &expected, &opts).is_err());
 }
