@@ -36,10 +36,11 @@ pub enum Work {
     /// The Harris table: every version compiled, validated and timed beside the peers, its
     /// C and Halide's for `isa`. Timed, so it runs alone.
     Harris { isa: Isa },
-    /// Every step of a guide (`programs/NAME.guide`) compiled, validated and timed beside its
-    /// scalar lowering. Timed, so it runs alone.
+    /// Every step of some guides (`programs/NAME.guide`) that start from the same program
+    /// ([`steps::groups`]) compiled, validated and timed beside its scalar lowering. Timed,
+    /// so it runs alone.
     Steps {
-        guide: String,
+        guides: Vec<String>,
         #[serde(default)]
         isa: Isa,
     },
@@ -88,7 +89,7 @@ pub fn child_main(json: &str) -> Result<()> {
         Work::Unguided { goals } => matmul::unguided_main(goals, caps),
         Work::Codegen { size } => codegen::row_main(*size),
         Work::Harris { isa } => harris::row_main(*isa),
-        Work::Steps { guide, isa } => steps::row_main(guide, *isa),
+        Work::Steps { guides, isa } => steps::row_main(guides, *isa),
         Work::Shine { test } => shine::row_main(test, caps.time),
         Work::Auto { target, written } => auto::row_main(target, *written),
         Work::Elevate { version, approach } => elevate::row_main(version, approach),
@@ -132,10 +133,12 @@ impl Task for Work {
             Work::Harris { isa: Isa::Native } => "harris".into(),
             Work::Harris { isa } => format!("harris, {} code", isa.name()),
             Work::Steps {
-                guide,
+                guides,
                 isa: Isa::Native,
-            } => format!("steps of {guide}"),
-            Work::Steps { guide, isa } => format!("steps of {guide}, {} code", isa.name()),
+            } => format!("steps of {}", guides.join(", ")),
+            Work::Steps { guides, isa } => {
+                format!("steps of {}, {} code", guides.join(", "), isa.name())
+            }
             Work::Shine { test } => format!("shine {test}"),
             Work::Auto { target, written } => match written {
                 true => format!("auto {target} written"),
@@ -163,18 +166,10 @@ impl Task for Work {
                 input("rules/table2.rules"),
             ],
             Work::Guided { goal } => matmul::guide_of(goal)?.inputs,
-            Work::Unguided { goals } => {
-                let mut files = vec![];
-                for goal in goals {
-                    files.extend(matmul::guide_of(goal)?.inputs);
-                }
-                files.sort();
-                files.dedup();
-                files
-            }
+            Work::Unguided { goals } => union(goals, |g| Ok(matmul::guide_of(g)?.inputs))?,
             Work::Codegen { .. } => codegen::inputs()?,
             Work::Harris { .. } => harris::inputs()?,
-            Work::Steps { guide, .. } => steps::inputs(guide)?,
+            Work::Steps { guides, .. } => union(guides, steps::inputs)?,
             Work::Shine { test } => shine::inputs(shine::test(test)?),
             Work::Auto { target, .. } => auto::target(target)?.inputs(),
             Work::Elevate { version, approach } => elevate::inputs(version, approach)?,
@@ -196,7 +191,7 @@ impl Task for Work {
             Work::Unguided { goals } => Outcome::Unguided(matmul::run_unguided(goals, caps)?),
             Work::Codegen { size } => Outcome::Codegen(codegen::run_child(*size, caps)?),
             Work::Harris { isa } => Outcome::Harris(harris::run_child(*isa, caps)?),
-            Work::Steps { guide, isa } => Outcome::Steps(steps::run_child(guide, *isa, caps)?),
+            Work::Steps { guides, isa } => Outcome::Steps(steps::run_child(guides, *isa, caps)?),
             Work::Shine { test } => Outcome::Shine(shine::run_child(test, caps)?),
             Work::Auto { target, written } => {
                 Outcome::Auto(auto::run_child(target, *written, caps)?)
@@ -260,4 +255,15 @@ impl Task for Work {
             },
         }
     }
+}
+
+/// The files that any of `names` depends on (`inputs` of each), each once.
+fn union(names: &[String], inputs: impl Fn(&str) -> Result<Vec<PathBuf>>) -> Result<Vec<PathBuf>> {
+    let mut files = vec![];
+    for name in names {
+        files.extend(inputs(name)?);
+    }
+    files.sort();
+    files.dedup();
+    Ok(files)
 }

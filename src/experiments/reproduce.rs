@@ -120,9 +120,14 @@ impl Settings {
                 Table::Codegen => add(Work::Codegen { size: self.size }, codegen::CAPS)?,
                 Table::Harris => add(Work::Harris { isa: self.isa }, codegen::CAPS)?,
                 Table::Steps => {
-                    for (guide, _) in steps::GUIDES {
-                        let (guide, isa) = (guide.to_string(), self.isa);
-                        add(Work::Steps { guide, isa }, codegen::CAPS)?;
+                    for guides in steps::groups()? {
+                        add(
+                            Work::Steps {
+                                guides,
+                                isa: self.isa,
+                            },
+                            codegen::CAPS,
+                        )?;
                     }
                 }
                 Table::Auto => {

@@ -10,7 +10,9 @@ use super::codegen::{join_sizes, report_rows, rows_child};
 use crate::codegen::run::{compile_with_scalar, COptions, Expected};
 use crate::codegen::target::Isa;
 use crate::error::{Error, Result};
+use crate::rise::term::Term;
 use std::path::PathBuf;
+use std::rc::Rc;
 
 /// Every guide whose steps are programs over arrays, and the two sizes each of its
 /// program's sizes takes (small, large). Matrix products at 128 and 512; matrix-vector
@@ -119,22 +121,69 @@ fn sizes_of(name: &str) -> Result<[i64; 2]> {
         .ok_or_else(|| Error::bad_input(format!("no guide `{name}` in the steps table")))
 }
 
-/// The child process of one guide's rows: the guide run once, every step at both its sizes
-/// ([`GUIDES`]), 3 to 5 interleaved rounds of 5 timed runs each (fewer for a slow step, more
-/// for a fast one: [`crate::codegen::measure::measure`]); reports the rows.
-pub fn row_main(name: &str, isa: Isa) -> Result<()> {
-    report_rows(rows(name, sizes_of(name)?, 5, 5, isa)?);
+/// The guides of [`GUIDES`] in groups that start from the same program at the same sizes,
+/// in the order of [`GUIDES`]: a job each, in which a step whose program an earlier guide of
+/// the group has reached is measured once ([`Measured`]).
+pub fn groups() -> Result<Vec<Vec<String>>> {
+    let (mut starts, mut groups): (Vec<_>, Vec<Vec<String>>) = (vec![], vec![]);
+    for (name, sizes) in GUIDES {
+        let start = (
+            crate::guide::parse::load_guide(&guide_file(name))?.start,
+            sizes,
+        );
+        match starts.iter().position(|s| *s == start) {
+            Some(k) => groups[k].push(name.to_string()),
+            None => {
+                starts.push(start);
+                groups.push(vec![name.to_string()]);
+            }
+        }
+    }
+    Ok(groups)
+}
+
+/// The child process of a group of guides' rows ([`groups`]): each guide run once, every
+/// step at both its sizes ([`GUIDES`]), 3 to 5 interleaved rounds of timed runs (a round about
+/// a second: [`crate::codegen::measure::measure`]); reports the rows. A guide that fails is
+/// a row that says why.
+pub fn row_main(guides: &[String], isa: Isa) -> Result<()> {
+    let mut measured = Measured::default();
+    let mut rows = vec![];
+    for name in guides {
+        match guide_rows(name, sizes_of(name)?, (5, 5), isa, &mut measured) {
+            Ok(found) => rows.extend(found),
+            Err(e) => rows.push(Row {
+                guide: name.clone(),
+                step: String::new(),
+                sizes: vec![],
+                median_ms: None,
+                scalar_ms: None,
+                ratio_vs_scalar: None,
+                max_rel_error: None,
+                error: Some(e.message.replace(['\n', ','], " ")),
+            }),
+        }
+    }
+    report_rows(rows);
     Ok(())
 }
 
 /// Runs [`row_main`] in a child process under `caps`; its rows.
 pub fn run_child(
-    name: &str,
+    guides: &[String],
     isa: Isa,
     caps: crate::cluster::child::ProcessLimits,
 ) -> Result<Vec<Row>> {
-    let guide = name.into();
-    rows_child(super::jobs::Work::Steps { guide, isa }, caps, "steps")
+    let guides = guides.to_vec();
+    rows_child(super::jobs::Work::Steps { guides, isa }, caps, "steps")
+}
+
+/// What the guides of a group ([`groups`]) have measured: each step's row by its program
+/// and sizes, and the meaning of their start at each size.
+#[derive(Default)]
+struct Measured {
+    rows: std::collections::HashMap<(Rc<Term>, Vec<i64>), Row>,
+    meanings: Vec<(Vec<i64>, Expected)>,
 }
 
 /// Every step of the guide `name` (in `programs/`), its rules and C for `isa`, with each of
@@ -142,18 +191,40 @@ pub fn run_child(
 /// scalar lowering, and the reference GEMM for a matrix product) of at most `runs` runs,
 /// fewer for a slow step (a round about a second).
 pub fn rows(name: &str, sizes: [i64; 2], rounds: usize, runs: usize, isa: Isa) -> Result<Vec<Row>> {
+    guide_rows(name, sizes, (rounds, runs), isa, &mut Measured::default())
+}
+
+/// [`rows`], taking the row of a program at a size from `measured` when an earlier guide
+/// has measured it, and adding those it measures.
+fn guide_rows(
+    name: &str,
+    sizes: [i64; 2],
+    (rounds, runs): (usize, usize),
+    isa: Isa,
+    measured: &mut Measured,
+) -> Result<Vec<Row>> {
     let (params, opts) = super::codegen::for_isa(isa)?;
     let guide = crate::guide::parse::load_guide_with(&guide_file(name), params)?;
     let reports = crate::guide::run(&guide, |_, _| {}, |_, _| {})?;
     crate::guide::check_found(&reports)?;
     let mut rows = vec![];
-    // Every step means what the guide's program means: its meaning at each size, on the
-    // checking inputs, is interpreted once and checks every step.
-    let mut meanings: Vec<(Vec<i64>, Expected)> = vec![];
     for report in &reports {
         let program = crate::codegen::sequential(report.term.as_ref().expect("found"));
         for size in sizes {
             let sizes = crate::codegen::sizes_of(&program, size);
+            let key = (program.clone(), sizes.clone());
+            if let Some(row) = measured.rows.get(&key) {
+                eprintln!(
+                    "{name} {} at {sizes:?}: measured in {}",
+                    report.sketch, row.guide
+                );
+                rows.push(Row {
+                    guide: name.to_string(),
+                    step: report.sketch.clone(),
+                    ..row.clone()
+                });
+                continue;
+            }
             eprintln!("{name} {} at {sizes:?} ...", report.sketch);
             let mut row = Row {
                 guide: name.to_string(),
@@ -169,10 +240,12 @@ pub fn rows(name: &str, sizes: [i64; 2], rounds: usize, runs: usize, isa: Isa) -
                 program: &program,
                 meaning: &guide.start,
             };
-            if let Err(e) = time_step(step, &mut meanings, &mut row, (rounds, runs), &opts) {
+            let meanings = &mut measured.meanings;
+            if let Err(e) = time_step(step, meanings, &mut row, (rounds, runs), &opts) {
                 row.error = Some(e.message.replace(['\n', ','], " "));
             }
             eprintln!("  {}", row.fields().join(","));
+            measured.rows.insert(key, row.clone());
             rows.push(row);
         }
     }
@@ -181,8 +254,8 @@ pub fn rows(name: &str, sizes: [i64; 2], rounds: usize, runs: usize, isa: Isa) -
 
 /// A step's program, lowered, and the program its guide starts from.
 struct Step<'a> {
-    program: &'a std::rc::Rc<crate::rise::term::Term>,
-    meaning: &'a std::rc::Rc<crate::rise::term::Term>,
+    program: &'a Rc<Term>,
+    meaning: &'a Rc<Term>,
 }
 
 /// Compiles, checks and times one step in both lowerings ([`crate::codegen::measure::measure`]),

@@ -1262,6 +1262,28 @@ fn the_steps_table_covers_every_guide() {
     assert_eq!(listed, found);
 }
 
+/// The steps table's jobs: one per program the guides start from (and sizes), each guide in
+/// one, in the table's order; so a step two guides reach is measured once.
+#[test]
+fn the_steps_table_groups_guides_by_their_program() {
+    use sketchlog::experiments::steps::{groups, GUIDES};
+    let groups = groups().unwrap();
+    let flat: Vec<&str> = groups.iter().flatten().map(String::as_str).collect();
+    let mut listed: Vec<&str> = GUIDES.iter().map(|(g, _)| *g).collect();
+    assert_eq!(flat.len(), listed.len());
+    listed.retain(|g| !flat.contains(g));
+    assert!(listed.is_empty(), "{listed:?}");
+    let group_of = |guide: &str| groups.iter().position(|g| g.iter().any(|n| n == guide));
+    assert_eq!(
+        group_of("harris-fused"),
+        group_of("harris-line-buffered-mixed")
+    );
+    assert_eq!(group_of("blocking"), group_of("parallel-packed"));
+    assert_ne!(group_of("blocking"), group_of("mv-kernel"));
+    assert_ne!(group_of("harris-fused"), group_of("shine/separable-lanes"));
+    assert_eq!(groups.len(), 4, "{groups:?}");
+}
+
 /// The steps table's rows of one guide: every step at both sizes, validated and timed in
 /// both lowerings, as AVX2 code (`--isa avx2`) where the machine runs it.
 #[test]
