@@ -163,10 +163,10 @@ const NUMPY_HUGE_PAGES: i64 = 4 << 20;
 /// lowering) on the inputs in the file `argv[1]`: a warm-up run of each function `argv[4]`
 /// names by index (`0`, `1`, or `01`: the two alternating, run by run, on the same arrays),
 /// each from a zeroed output that it writes to `out{INDEX}.bin` in the directory `argv[2]`
-/// (none when that is `-`), then timed rounds of runs, printing `INDEX MILLISECONDS` a run.
-/// The timing stops ([`RoundLength`]) before a run when the first function's timed runs add up to
-/// `argv[5]` milliseconds, or when there have been `argv[3]` runs and they add up to `argv[6]`
-/// milliseconds or there have been `argv[7]` runs; after one run at least.
+/// (none when that is `-`), then timed runs, printing `INDEX MILLISECONDS` a run. The timing
+/// stops ([`RoundLength`]) before a run when the first function's timed runs add up to
+/// `argv[5]` milliseconds, or when there have been `argv[3]` runs and they add up to
+/// `argv[6]` milliseconds or there have been `argv[7]` runs; after one run at least.
 fn harness(names: &[&str], inputs: &[usize], output: usize) -> String {
     let params = vec!["const float *"; inputs.len()];
     let args: Vec<String> = (0..inputs.len()).map(|i| format!("in[{i}], ")).collect();

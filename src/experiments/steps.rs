@@ -123,7 +123,7 @@ fn sizes_of(name: &str) -> Result<[i64; 2]> {
 
 /// The guides of [`GUIDES`] in groups that start from the same program at the same sizes,
 /// in the order of [`GUIDES`]: a job each, in which a step whose program an earlier guide of
-/// the group has reached is measured once ([`Measured`]).
+/// the group has reached is measured once.
 pub fn groups() -> Result<Vec<Vec<String>>> {
     let (mut starts, mut groups): (Vec<_>, Vec<Vec<String>>) = (vec![], vec![]);
     for (name, sizes) in GUIDES {
