@@ -92,33 +92,65 @@ fn plan<T: job::Task>(
     store: &Path,
     workers: usize,
 ) -> String {
-    let (mut shared, mut alone, mut unmeasured, mut to_run) = (vec![], 0.0, 0, 0);
-    for (job, (seconds, measured)) in jobs.iter().zip(estimates) {
-        if finished.contains(&job.key) {
-            continue;
-        }
-        to_run += 1;
-        unmeasured += usize::from(!measured);
-        match job.task.timed() {
-            true => alone += seconds,
-            false => shared.push(*seconds),
+    let mut to_run = vec![];
+    for (job, estimate) in jobs.iter().zip(estimates) {
+        if !finished.contains(&job.key) {
+            to_run.push((estimate.0, estimate.1, job.task.timed()));
         }
     }
-    let reused = jobs.len() - to_run;
+    let reused = jobs.len() - to_run.len();
     let mut line = format!(
-        "{} jobs: {reused} reused from {} (same build, same machine), {to_run} to run",
+        "{} jobs: {reused} reused from {} (same build, same machine), {} to run",
         jobs.len(),
-        store.display()
+        store.display(),
+        to_run.len()
     );
-    if to_run > 0 {
-        let secs = (spread(&shared, workers) + alone).round() as u64;
-        let (bound, from) = match unmeasured {
-            0 => ("about", "their last recorded times"),
-            _ => ("at most", "their time caps where no time is recorded"),
-        };
-        line += &format!(" on {workers} workers: {bound} {} by {from}", minutes(secs));
+    if !to_run.is_empty() {
+        line += &format!(" on {workers} workers: {}", time_left(&to_run, workers));
     }
     line
+}
+
+/// How long jobs of these estimates (seconds, whether recorded, whether timed) take on
+/// `workers`, timed jobs alone and the others spread: about so long by their last recorded
+/// times, and at most so much more by the time caps of those with none recorded.
+fn time_left(jobs: &[(f64, bool, bool)], workers: usize) -> String {
+    let Left {
+        recorded,
+        unrecorded,
+        caps,
+    } = Left::of(jobs, workers);
+    match (unrecorded, jobs.len() - unrecorded) {
+        (0, _) => format!("about {recorded} by their last recorded times"),
+        (_, 0) => format!("at most {caps} by their time caps (no time recorded)"),
+        (n, _) => format!(
+            "about {recorded} by their last recorded times, and at most {caps} more for the {n} with no time recorded (their caps)"
+        ),
+    }
+}
+
+/// The time jobs take ([`time_left`]): by the recorded times, and how many have none and
+/// what their caps add.
+struct Left {
+    recorded: String,
+    unrecorded: usize,
+    caps: String,
+}
+
+impl Left {
+    fn of(jobs: &[(f64, bool, bool)], workers: usize) -> Left {
+        let wall = |recorded: bool| {
+            let of = |timed: bool| jobs.iter().filter(move |j| j.1 == recorded && j.2 == timed);
+            let shared: Vec<f64> = of(false).map(|j| j.0).collect();
+            let secs = spread(&shared, workers) + of(true).map(|j| j.0).sum::<f64>();
+            minutes(secs.round() as u64)
+        };
+        Left {
+            recorded: wall(true),
+            unrecorded: jobs.iter().filter(|j| !j.1).count(),
+            caps: wall(false),
+        }
+    }
 }
 
 /// The wall time of jobs of `seconds` each spread over `workers`: their sum over the
@@ -226,4 +258,38 @@ pub fn default_workers(memory_mb: u64) -> usize {
         .map_or(u64::MAX, |kb| kb / 1024);
     let by_memory = (available_mb / memory_mb.max(1)).max(1);
     cores.min(by_memory as usize).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::time_left;
+
+    #[test]
+    fn the_time_left_says_what_the_recorded_times_give_and_what_the_caps_may_add() {
+        // (seconds, recorded, timed): two shared jobs over two workers, a timed one alone.
+        let recorded = [
+            (60.0, true, false),
+            (60.0, true, false),
+            (100.0, true, true),
+        ];
+        assert_eq!(
+            time_left(&recorded, 2),
+            "about 2m40s by their last recorded times"
+        );
+        let mut some = recorded.to_vec();
+        some.push((3600.0, false, true));
+        let said = time_left(&some, 2);
+        assert!(
+            said.starts_with("about 2m40s by their last recorded times, "),
+            "{said}"
+        );
+        assert!(
+            said.contains("at most 60m00s more for the 1 with no time"),
+            "{said}"
+        );
+        assert_eq!(
+            time_left(&some[3..], 2),
+            "at most 60m00s by their time caps (no time recorded)"
+        );
+    }
 }

@@ -95,23 +95,31 @@ impl<T: Task> Writer<T> {
         }
     }
 
-    /// The time left: the jobs left's estimates spread over the workers; an upper bound ("at
-    /// most") while some of them are only their time caps.
+    /// The time left: the jobs left's estimates, timed jobs alone and the others spread over
+    /// the workers, with what the time caps of jobs with no recorded time may add.
     fn eta(&self) -> String {
-        let left: Vec<(f64, bool)> = (0..self.jobs.len())
+        let left: Vec<(f64, bool, bool)> = (0..self.jobs.len())
             .filter(|i| self.left[*i])
-            .map(|i| self.estimates[i])
+            .map(|i| {
+                (
+                    self.estimates[i].0,
+                    self.estimates[i].1,
+                    self.jobs[i].task.timed(),
+                )
+            })
             .collect();
         if left.is_empty() {
             return String::new();
         }
-        let seconds: Vec<f64> = left.iter().map(|(s, _)| *s).collect();
-        let secs = super::spread(&seconds, self.workers).round() as u64;
-        let bound = if left.iter().all(|(_, measured)| *measured) {
-            ""
-        } else {
-            "at most "
-        };
-        format!("; ETA {bound}{}", super::minutes(secs))
+        let super::Left {
+            recorded,
+            unrecorded,
+            caps,
+        } = super::Left::of(&left, self.workers);
+        match (unrecorded, left.len() - unrecorded) {
+            (0, _) => format!("; ETA {recorded}"),
+            (_, 0) => format!("; ETA at most {caps}"),
+            (n, _) => format!("; ETA {recorded}, and at most {caps} for {n} never timed"),
+        }
     }
 }
