@@ -219,6 +219,8 @@ def ratio_spread(rs):
     """Rows of results/steps.csv: the slowest against its scalar lowering, the median ratio
     and how many failed (no ratio)."""
     timed = sorted((r for r in rs if r["ratio_vs_scalar"]), key=lambda r: float(r["ratio_vs_scalar"]))
+    if not timed:  # every row of a guide failed (its search, or each step's C)
+        return {"ratio_vs_scalar": "-", "step": "-", "sizes": "-"}, "-", len(rs)
     return timed[0], timed[len(timed) // 2]["ratio_vs_scalar"], len(rs) - len(timed)
 
 def steps():
