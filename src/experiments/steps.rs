@@ -85,6 +85,28 @@ pub struct Row {
 }
 
 impl Row {
+    /// A row of `guide`'s `step` at `sizes`, with no figures yet.
+    fn unmeasured(guide: &str, step: &str, sizes: Vec<i64>) -> Row {
+        Row {
+            guide: guide.to_string(),
+            step: step.to_string(),
+            sizes,
+            median_ms: None,
+            scalar_ms: None,
+            ratio_vs_scalar: None,
+            max_rel_error: None,
+            error: None,
+        }
+    }
+
+    /// This row, saying why it has no figures (on one line, without commas).
+    fn failed(self, e: &Error) -> Row {
+        Row {
+            error: Some(e.message.replace(['\n', ','], " ")),
+            ..self
+        }
+    }
+
     /// Its cells, in the order of [`COLUMNS`].
     pub fn fields(&self) -> Vec<String> {
         let ms = |x: Option<f64>| super::cell(x, |v| format!("{v:.3}"));
@@ -152,16 +174,7 @@ pub fn row_main(guides: &[String], isa: Isa) -> Result<()> {
     for name in guides {
         match guide_rows(name, sizes_of(name)?, (5, 5), isa, &mut measured) {
             Ok(found) => rows.extend(found),
-            Err(e) => rows.push(Row {
-                guide: name.clone(),
-                step: String::new(),
-                sizes: vec![],
-                median_ms: None,
-                scalar_ms: None,
-                ratio_vs_scalar: None,
-                max_rel_error: None,
-                error: Some(e.message.replace(['\n', ','], " ")),
-            }),
+            Err(e) => rows.push(Row::unmeasured(name, "", vec![]).failed(&e)),
         }
     }
     report_rows(rows);
@@ -226,23 +239,14 @@ fn guide_rows(
                 continue;
             }
             eprintln!("{name} {} at {sizes:?} ...", report.sketch);
-            let mut row = Row {
-                guide: name.to_string(),
-                step: report.sketch.clone(),
-                sizes,
-                median_ms: None,
-                scalar_ms: None,
-                ratio_vs_scalar: None,
-                max_rel_error: None,
-                error: None,
-            };
+            let mut row = Row::unmeasured(name, &report.sketch, sizes);
             let step = Step {
                 program: &program,
                 meaning: &guide.start,
             };
             let meanings = &mut measured.meanings;
             if let Err(e) = time_step(step, meanings, &mut row, (rounds, runs), &opts) {
-                row.error = Some(e.message.replace(['\n', ','], " "));
+                row = row.failed(&e);
             }
             eprintln!("  {}", row.fields().join(","));
             measured.rows.insert(key, row.clone());
