@@ -106,7 +106,11 @@ fn plan<T: job::Task>(
         to_run.len()
     );
     if !to_run.is_empty() {
-        line += &format!(" on {workers} workers: {}", time_left(&to_run, workers));
+        line += &format!(
+            " on {}: {}",
+            n_workers(workers),
+            time_left(&to_run, workers)
+        );
     }
     line
 }
@@ -115,26 +119,32 @@ fn plan<T: job::Task>(
 /// `workers`, timed jobs alone and the others spread: about so long by their last recorded
 /// times, and at most so much more by the time caps of those with none recorded.
 fn time_left(jobs: &[(f64, bool, bool)], workers: usize) -> String {
-    let Left {
-        recorded,
-        unrecorded,
-        caps,
-    } = Left::of(jobs, workers);
-    match (unrecorded, jobs.len() - unrecorded) {
-        (0, _) => format!("about {recorded} by their last recorded times"),
-        (_, 0) => format!("at most {caps} by their time caps (no time recorded)"),
-        (n, _) => format!(
-            "about {recorded} by their last recorded times, and at most {caps} more for the {n} with no time recorded (their caps)"
+    match Left::of(jobs, workers) {
+        Left::Recorded(about) => format!("about {about} by their last recorded times"),
+        Left::Capped(most) => format!("at most {most} by their time caps (no time recorded)"),
+        Left::Both {
+            about,
+            most,
+            unrecorded,
+        } => format!(
+            "about {about} by their last recorded times, and at most {most} more for the {unrecorded} with no time recorded (their caps)"
         ),
     }
 }
 
-/// The time jobs take ([`time_left`]): by the recorded times, and how many have none and
-/// what their caps add.
-struct Left {
-    recorded: String,
-    unrecorded: usize,
-    caps: String,
+/// The time jobs take ([`time_left`]), as minutes and seconds: by the recorded times of
+/// those with one, at most by the time caps of those without.
+enum Left {
+    /// Every job has a recorded time: about this long.
+    Recorded(String),
+    /// No job has one: at most this long.
+    Capped(String),
+    /// Some have: about `about`, and at most `most` more for the `unrecorded` without.
+    Both {
+        about: String,
+        most: String,
+        unrecorded: usize,
+    },
 }
 
 impl Left {
@@ -145,10 +155,14 @@ impl Left {
             let secs = spread(&shared, workers) + of(true).map(|j| j.0).sum::<f64>();
             minutes(secs.round() as u64)
         };
-        Left {
-            recorded: wall(true),
-            unrecorded: jobs.iter().filter(|j| !j.1).count(),
-            caps: wall(false),
+        match jobs.iter().filter(|j| !j.1).count() {
+            0 => Left::Recorded(wall(true)),
+            n if n == jobs.len() => Left::Capped(wall(false)),
+            unrecorded => Left::Both {
+                about: wall(true),
+                most: wall(false),
+                unrecorded,
+            },
         }
     }
 }
@@ -158,6 +172,14 @@ impl Left {
 fn spread(seconds: &[f64], workers: usize) -> f64 {
     let longest = seconds.iter().copied().fold(0.0, f64::max);
     (seconds.iter().sum::<f64>() / workers.max(1) as f64).max(longest)
+}
+
+/// `n` workers, in words: `1 worker`, `2 workers`.
+fn n_workers(n: usize) -> String {
+    match n {
+        1 => "1 worker".into(),
+        n => format!("{n} workers"),
+    }
 }
 
 /// `secs` as minutes and seconds: `3m05s`.
@@ -262,7 +284,13 @@ pub fn default_workers(memory_mb: u64) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::time_left;
+    use super::{n_workers, time_left};
+
+    #[test]
+    fn one_worker_is_said_in_the_singular() {
+        assert_eq!(n_workers(1), "1 worker");
+        assert_eq!(n_workers(2), "2 workers");
+    }
 
     #[test]
     fn the_time_left_says_what_the_recorded_times_give_and_what_the_caps_may_add() {

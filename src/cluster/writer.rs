@@ -53,7 +53,7 @@ impl<T: Task> Writer<T> {
                 self.pending += pending;
                 self.workers = workers;
                 if pending > 0 {
-                    eprintln!("{pending} jobs to run on {workers} workers");
+                    eprintln!("{pending} jobs to run on {}", super::n_workers(workers));
                 }
             }
             Event::Finished(f) => {
@@ -111,15 +111,14 @@ impl<T: Task> Writer<T> {
         if left.is_empty() {
             return String::new();
         }
-        let super::Left {
-            recorded,
-            unrecorded,
-            caps,
-        } = super::Left::of(&left, self.workers);
-        match (unrecorded, left.len() - unrecorded) {
-            (0, _) => format!("; ETA {recorded}"),
-            (_, 0) => format!("; ETA at most {caps}"),
-            (n, _) => format!("; ETA {recorded}, and at most {caps} for {n} never timed"),
+        match super::Left::of(&left, self.workers) {
+            super::Left::Recorded(about) => format!("; ETA {about}"),
+            super::Left::Capped(most) => format!("; ETA at most {most}"),
+            super::Left::Both {
+                about,
+                most,
+                unrecorded,
+            } => format!("; ETA {about}, and at most {most} for {unrecorded} never timed"),
         }
     }
 }
