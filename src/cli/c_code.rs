@@ -48,6 +48,11 @@ pub(super) struct BenchCArgs {
     /// one number a line; other lines are ignored.
     #[arg(long, conflicts_with = "validate")]
     peer: Option<String>,
+    /// Then, at each thread count, where the program's time goes: its C built again with a
+    /// clock around each stored stage (`codegen --stages`), run for a round, and each stage's
+    /// milliseconds a run (summed over threads) printed beside that build's own time.
+    #[arg(long, conflicts_with = "validate")]
+    stages: bool,
     #[command(flatten)]
     remarks: RemarkArgs,
     #[command(flatten)]
@@ -104,7 +109,7 @@ impl BenchCArgs {
             (self.size, self.sizes),
             &self.threads,
             (!self.validate).then_some(self.rounds),
-            (opts, self.peer.as_deref(), self.remarks),
+            (opts, self.peer.as_deref(), self.remarks, self.stages),
         )
     }
 }
@@ -112,9 +117,10 @@ impl BenchCArgs {
 pub(super) fn codegen(
     (program, params): (&str, crate::rules::Params),
     sizes: Vec<limits::SizeArg>,
-    (lowering, target): (
+    (lowering, target, stages): (
         crate::codegen::emit::Lowering,
         crate::codegen::target::Target,
+        bool,
     ),
     (out, remarks): (Option<&Path>, RemarkArgs),
 ) -> Result<()> {
@@ -133,7 +139,11 @@ pub(super) fn codegen(
         sizes
     };
     at_argument("--sizes", crate::codegen::check_sizes(&p, &sizes, &names))?;
-    let generated = crate::codegen::emit::lowered_c("rise_program", &p, &sizes, lowering, target)?;
+    let generate = match stages {
+        true => crate::codegen::emit::staged_c,
+        false => crate::codegen::emit::lowered_c,
+    };
+    let generated = generate("rise_program", &p, &sizes, lowering, target)?;
     remarks.report(&generated.remarks)?;
     let c = generated.c;
     match out {
@@ -151,7 +161,12 @@ fn bench_c(
     (size, sizes): (i64, Vec<limits::SizeArg>),
     threads: &[usize],
     rounds: Option<usize>,
-    (opts, peer, remarks): (crate::codegen::run::COptions, Option<&str>, RemarkArgs),
+    (opts, peer, remarks, stages): (
+        crate::codegen::run::COptions,
+        Option<&str>,
+        RemarkArgs,
+        bool,
+    ),
 ) -> Result<()> {
     use crate::codegen::run::COptions;
     let named = at_argument(
@@ -187,6 +202,15 @@ fn bench_c(
         4.0 * floats as f64 / 1e6
     );
     remarks.report(&exe.remarks)?;
+    let staged = stages
+        .then(|| {
+            let opts = COptions {
+                stages: true,
+                ..opts.clone()
+            };
+            crate::codegen::run::compile(&p, &sizes, &opts)
+        })
+        .transpose()?;
     for &t in threads {
         let opts = COptions {
             threads: t,
@@ -209,7 +233,58 @@ fn bench_c(
             beside,
         )?;
         report_measured(&m, &exe, t, rounds, peer);
+        if let Some(staged) = &staged {
+            report_stages(staged, &expected, &opts)?;
+        }
     }
+    Ok(())
+}
+
+/// Runs the build of the program that times its stages for a round ([`COptions::stages`]) and
+/// prints each stage's time a run beside that build's own.
+fn report_stages(
+    staged: &crate::codegen::run::Compiled,
+    expected: &crate::codegen::run::Expected,
+    opts: &crate::codegen::run::COptions,
+) -> Result<()> {
+    let opts = crate::codegen::run::COptions {
+        round: Some(crate::codegen::measure::ROUND),
+        ..opts.clone()
+    };
+    let times = staged.time(expected, &opts)?;
+    let median = crate::codegen::measure::median(&times);
+    let stages = staged.stage_times()?;
+    // The threads' time a run: each stage's share of it.
+    let threads_ms = median * opts.threads as f64;
+    println!(
+        "    stages (this C with a clock around each stored stage, {} runs: median {median:.3} ms a run; each stage's ms a run summed over the threads, and its share of {} x that median):",
+        times.len(),
+        opts.threads
+    );
+    let mut outside = threads_ms;
+    // A stage whose loops never ran (a branch for sizes other than these) is left out.
+    for s in stages.iter().filter(|s| s.runs_per_call > 0.0) {
+        if s.stage.depth == 0 {
+            outside -= s.ms_per_call;
+        }
+        println!(
+            "      {}{} ({}): {:.3} ms, {:.1}%, its loops run {} a run",
+            "  ".repeat(s.stage.depth),
+            s.stage.buffer,
+            s.stage.ty,
+            s.ms_per_call,
+            100.0 * s.ms_per_call / threads_ms,
+            match s.runs_per_call.round() as u64 {
+                1 => "once".to_string(),
+                n => format!("{n} times"),
+            }
+        );
+    }
+    println!(
+        "      outside the stages: {:.3} ms, {:.1}%",
+        outside.max(0.0),
+        100.0 * outside.max(0.0) / threads_ms
+    );
     Ok(())
 }
 

@@ -112,6 +112,11 @@ enum Command {
         /// times beside the program).
         #[arg(long, value_enum, default_value = "vector")]
         lowering: crate::codegen::emit::Lowering,
+        /// A clock around each stored stage (a buffer of 1024 floats or more), the times
+        /// written to the file `RISE_STAGES` names when the process exits (what `bench-c
+        /// --stages` reports).
+        #[arg(long)]
+        stages: bool,
         #[arg(short, long)]
         out: Option<PathBuf>,
         #[command(flatten)]
@@ -404,13 +409,14 @@ fn dispatch(cli: Cli) -> Result<()> {
             program,
             sizes,
             lowering,
+            stages,
             out,
             remarks,
             params,
         } => c_code::codegen(
             (&program, params.params()?),
             sizes,
-            (lowering, params.target()?),
+            (lowering, params.target()?, stages),
             (out.as_deref(), remarks),
         ),
         Command::BenchC(args) => args.run(),

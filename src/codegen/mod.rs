@@ -1,9 +1,10 @@
 //! OpenMP C code generation from low-level Rise ([`emit`], over the values of partial
-//! evaluation in [`emit::value`], with [`index`] arithmetic as affine forms, after the C [`preamble`] of vector
-//! types, buffers and streaming stores), compiling, running and validating the generated C against the
-//! interpreter ([`run`]), and the reference GEMM it is timed beside ([`mod@reference`]), for
-//! a [`target`] machine, whose level-1 data cache ([`crate::machine::cache`]) the
-//! generator's remarks describe.
+//! evaluation in [`emit::value`], with [`index`] arithmetic as affine forms, after the C
+//! [`preamble`] of vector types, buffers and streaming stores), compiling, running and
+//! validating the generated C against the interpreter ([`run`]), with a clock around each
+//! stored stage if asked ([`stages`]), and the reference GEMM it is timed beside
+//! ([`mod@reference`]), for a [`target`] machine, whose level-1 data cache
+//! ([`crate::machine::cache`]) the generator's remarks describe.
 
 pub mod emit;
 pub mod index;
@@ -14,6 +15,7 @@ pub mod preamble;
 #[cfg(feature = "cli")]
 pub mod reference;
 pub mod run;
+pub mod stages;
 pub mod target;
 
 use crate::rise::primitives::Prim;

@@ -31,6 +31,8 @@ pub struct COptions {
     pub lowering: Lowering,
     /// The machine the C is generated for (the flags must let the compiler target it).
     pub target: Target,
+    /// Time the C's stages ([`super::stages`]; read with [`Compiled::stage_times`]).
+    pub stages: bool,
 }
 
 /// A round of timed runs that lasts about `ms` milliseconds of the program's runs (one run at
@@ -53,6 +55,7 @@ impl Default for COptions {
             tolerance: 1e-3,
             lowering: Lowering::Vector,
             target: Target::native(),
+            stages: false,
         }
     }
 }
@@ -77,6 +80,8 @@ pub struct Compiled {
     pub flops: f64,
     /// The generator's remarks on its C ([`crate::codegen::emit::Generated::remarks`]).
     pub remarks: Vec<String>,
+    /// The stages its C times ([`COptions::stages`]).
+    stages: Vec<super::stages::Stage>,
 }
 
 /// An executable built from generated C and a harness, in its temporary directory.
@@ -253,7 +258,11 @@ pub(super) struct Generated {
 impl Generated {
     pub fn new(program: &Rc<Term>, sizes: &[i64], opts: &COptions) -> Result<Generated> {
         let name = "rise_program";
-        let generated = lowered_c(name, program, sizes, opts.lowering, opts.target)?;
+        let generate = match opts.stages {
+            true => super::emit::staged_c,
+            false => lowered_c,
+        };
+        let generated = generate(name, program, sizes, opts.lowering, opts.target)?;
         let (input_shapes, output_shape) = super::emit::buffer_shapes(program, sizes)?;
         let dir = tempfile::Builder::new()
             .prefix("sketchlog-c-")
@@ -384,7 +393,19 @@ impl Compiled {
             layout: layout.clone(),
             flops: generated.flops,
             remarks: generated.remarks,
+            stages: generated.stages,
         }
+    }
+
+    /// The time of each stage of its C, a call, over the calls of its last run (one compiled
+    /// with [`COptions::stages`]).
+    pub fn stage_times(&self) -> Result<Vec<super::stages::StageTime>> {
+        super::stages::read(&self.stage_file(), &self.stages)
+    }
+
+    /// The file its C writes its stages' times to.
+    fn stage_file(&self) -> PathBuf {
+        self.exe.path.with_file_name("stages.txt")
     }
 
     /// The array shapes of the program's inputs and of its output.
@@ -499,6 +520,9 @@ impl Compiled {
             .arg(round.shortest_ms.to_string())
             .arg(round.most.to_string());
         cmd.env("OMP_NUM_THREADS", opts.threads.to_string());
+        if !self.stages.is_empty() {
+            cmd.env("RISE_STAGES", self.stage_file());
+        }
         if opts.threads > 1 {
             cmd.env("OMP_WAIT_POLICY", "active")
                 .env("OMP_PROC_BIND", "spread");

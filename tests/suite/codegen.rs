@@ -212,6 +212,67 @@ fn bench_c_validates_without_timing() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// A build that times its stages (`COptions::stages`) computes the same product and reports
+/// each stored stage, its loops run once a call; the C of a build that does not has no clock.
+#[test]
+fn a_build_timing_its_stages_reports_each_stored_stage() {
+    let p = found("array-packing");
+    let sizes = [64, 64, 64];
+    let opts = COptions {
+        stages: true,
+        runs: 3,
+        ..COptions::default()
+    };
+    let exe = compile(&p, &sizes, &opts).unwrap();
+    let mut rng = Rng(5);
+    let (a, b) = (rng.f32s(64 * 64), rng.f32s(64 * 64));
+    let (out, _) = exe.run(&[a.clone(), b.clone()], &opts).unwrap();
+    assert_close(&out, &matmul(&a, &b, 64, 64, 64), 1e-4);
+    let stages = exe.stage_times().unwrap();
+    assert!(!stages.is_empty());
+    for s in &stages {
+        assert_eq!(s.stage.depth, 0, "{s:?}");
+        assert_eq!(s.runs_per_call, 1.0, "{s:?}");
+        assert!(s.ms_per_call >= 0.0, "{s:?}");
+    }
+    let staged =
+        sketchlog::codegen::emit::staged_c("mm", &p, &sizes, Lowering::Vector, Target::native())
+            .unwrap();
+    assert_eq!(staged.stages.len(), stages.len());
+    assert_eq!(
+        staged.c.matches("rise_stage_done(").count(),
+        stages.len() + 1
+    );
+    assert!(!program_c("mm", &p, &sizes)
+        .unwrap()
+        .c
+        .contains("rise_stage"));
+}
+
+/// `bench-c --stages` prints, at each thread count, each stored stage's time and what is
+/// outside the stages.
+#[test]
+fn bench_c_prints_where_the_time_goes_stage_by_stage() {
+    let out = common::output(&[
+        "bench-c",
+        "programs/array-packing.guide",
+        "--size",
+        "64",
+        "--threads",
+        "1,2",
+        "--rounds",
+        "1",
+        "--runs",
+        "1",
+        "--stages",
+    ]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    assert_eq!(said.matches("    stages (").count(), 2, "{said}");
+    assert_eq!(said.matches("outside the stages: ").count(), 2, "{said}");
+    assert!(said.contains("its loops run once a run"), "{said}");
+}
+
 /// `bench-c --peer`: the command runs once per round with the sizes and threads in its
 /// environment, and its printed times are reported beside the program's; a peer that fails
 /// or prints no time is an error at the flag.

@@ -38,6 +38,7 @@ use std::rc::Rc;
 
 use super::index::Ix;
 use super::preamble;
+use super::stages::Stage;
 use reduction::Access;
 use value::{
     array_len, block_before, blocks, buffer_view, is_deferred, join_view, split_view,
@@ -146,6 +147,10 @@ pub struct Emitter {
     ranges: std::collections::HashMap<String, (i64, i64)>,
     /// The functions of `<math.h>` called.
     math: std::collections::BTreeSet<&'static str>,
+    /// The stages timed so far, when the C times its stages ([`staged_c`]).
+    stages: Option<Vec<Stage>>,
+    /// Timed stages whose loops are being emitted.
+    open_stages: usize,
 }
 
 /// How C expresses a program's short arrays and large outputs.
@@ -165,6 +170,8 @@ pub enum Lowering {
 #[derive(Debug)]
 pub struct Generated {
     pub c: String,
+    /// The stages the C times, in the order of their indices ([`staged_c`]; none otherwise).
+    pub stages: Vec<Stage>,
     /// Arithmetic operations per run (the GFLOP/s figure's numerator).
     pub flops: f64,
     /// What the C will cost on this machine that the program does not show, in sentences:
@@ -702,12 +709,38 @@ impl Emitter {
     /// view of the buffer.
     fn materialise(&mut self, v: Val, ty: &Type) -> Result<Val> {
         let (name, dest) = self.allocate(ty)?;
+        let floats = shape_of(ty, self)?.1;
+        let timed = self.begin_stage(&name, ty, floats);
         // Until a whole-vector statement writes it ([`Emitter::write_whole`]).
-        if shape_of(ty, self)?.1 <= MAX_UNROLLED {
+        if floats <= MAX_UNROLLED {
             self.lanewise.insert(name);
         }
         self.write(v, dest.clone())?;
+        if let Some(k) = timed {
+            self.line(&format!("rise_stage_done({k}, rise_t{k});"));
+            self.open_stages -= 1;
+        }
         Ok(dest)
+    }
+
+    /// When the C times its stages and a buffer of `floats` floats is large enough to be one
+    /// ([`super::stages`]): starts the clock of the stage that stores `buffer` (of type `ty`),
+    /// and returns its index.
+    fn begin_stage(&mut self, buffer: &str, ty: &Type, floats: i64) -> Option<usize> {
+        if self.stages.is_none() || floats < super::stages::STAGE_FLOATS {
+            return None;
+        }
+        let stage = Stage {
+            buffer: buffer.to_string(),
+            ty: self.show(ty),
+            depth: self.open_stages,
+        };
+        let stages = self.stages.as_mut()?;
+        let k = stages.len();
+        stages.push(stage);
+        self.open_stages += 1;
+        self.line(&format!("double rise_t{k} = rise_stage_now();"));
+        Some(k)
     }
 
     /// A new buffer for a value of type `ty`: its name and a view of it. Arrays of up to 64K
@@ -1023,6 +1056,8 @@ fn signature(
         l1: crate::machine::cache::Cache::l1_data(),
         lowering,
         ranges: Default::default(),
+        stages: None,
+        open_stages: 0,
     };
     let mut t = program.clone();
     let takes = crate::codegen::sizes_of(program, 0).len();
@@ -1075,7 +1110,32 @@ pub fn lowered_c(
     lowering: Lowering,
     target: Target,
 ) -> Result<Generated> {
+    generate(name, program, sizes, (lowering, target), false)
+}
+
+/// [`lowered_c`] with a clock around each stored stage ([`super::stages`]).
+pub fn staged_c(
+    name: &str,
+    program: &Rc<Term>,
+    sizes: &[i64],
+    lowering: Lowering,
+    target: Target,
+) -> Result<Generated> {
+    generate(name, program, sizes, (lowering, target), true)
+}
+
+/// [`lowered_c`], timing its stages if `staged`.
+fn generate(
+    name: &str,
+    program: &Rc<Term>,
+    sizes: &[i64],
+    (lowering, target): (Lowering, Target),
+    staged: bool,
+) -> Result<Generated> {
     let (mut em, shapes, body, out_shape) = signature(program, sizes, lowering, target)?;
+    if staged {
+        em.stages = Some(vec![]);
+    }
     let env: Vec<Val> = shapes
         .iter()
         .enumerate()
@@ -1096,7 +1156,12 @@ pub fn lowered_c(
     let written = em.write(v, buffer_view(OUTPUT, &out_shape, false));
     written.map_err(|e| em.in_context(e, &body))?;
     let mut body = format!("{}{}", em.prologue, em.body);
+    let stages = em.stages.take().unwrap_or_default();
     let mut c = preamble::includes(!em.buffers.is_empty() || !em.thread_buffers.is_empty());
+    if staged {
+        c.push_str(&super::stages::preamble(stages.len().max(1)));
+        body = format!("{}{body}", super::stages::COUNT_CALL);
+    }
     c.push_str(&preamble::vector_math(&em.math));
     c.push_str(&preamble::vector_types(&em.widths, &em.aligned_widths));
     c.push_str(&preamble::buffers(&em.buffers, &em.thread_buffers));
@@ -1111,6 +1176,7 @@ pub fn lowered_c(
     let _ = writeln!(c, "void {name}({}) {{\n{body}}}", params.join(", "));
     Ok(Generated {
         c,
+        stages,
         flops: em.flops,
         remarks: em.remarks,
     })
