@@ -139,11 +139,13 @@ pub(super) fn codegen(
         sizes
     };
     at_argument("--sizes", crate::codegen::check_sizes(&p, &sizes, &names))?;
-    let generate = match stages {
-        true => crate::codegen::emit::staged_c,
-        false => crate::codegen::emit::lowered_c,
-    };
-    let generated = generate("rise_program", &p, &sizes, lowering, target)?;
+    let generated = crate::codegen::emit::lowered_c_staged(
+        "rise_program",
+        &p,
+        &sizes,
+        (lowering, target),
+        stages,
+    )?;
     remarks.report(&generated.remarks)?;
     let c = generated.c;
     match out {

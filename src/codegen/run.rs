@@ -258,11 +258,8 @@ pub(super) struct Generated {
 impl Generated {
     pub fn new(program: &Rc<Term>, sizes: &[i64], opts: &COptions) -> Result<Generated> {
         let name = "rise_program";
-        let generate = match opts.stages {
-            true => super::emit::staged_c,
-            false => lowered_c,
-        };
-        let generated = generate(name, program, sizes, opts.lowering, opts.target)?;
+        let target = (opts.lowering, opts.target);
+        let generated = super::emit::lowered_c_staged(name, program, sizes, target, opts.stages)?;
         let (input_shapes, output_shape) = super::emit::buffer_shapes(program, sizes)?;
         let dir = tempfile::Builder::new()
             .prefix("sketchlog-c-")

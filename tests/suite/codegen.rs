@@ -235,9 +235,9 @@ fn a_build_timing_its_stages_reports_each_stored_stage() {
         assert_eq!(s.runs_per_call, 1.0, "{s:?}");
         assert!(s.ms_per_call >= 0.0, "{s:?}");
     }
-    let staged =
-        sketchlog::codegen::emit::staged_c("mm", &p, &sizes, Lowering::Vector, Target::native())
-            .unwrap();
+    let target = (Lowering::Vector, Target::native());
+    let staged = sketchlog::codegen::emit::lowered_c_staged("mm", &p, &sizes, target, true);
+    let staged = staged.unwrap();
     assert_eq!(staged.stages.len(), stages.len());
     assert_eq!(
         staged.c.matches("rise_stage_done(").count(),

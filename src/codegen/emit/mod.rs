@@ -147,7 +147,7 @@ pub struct Emitter {
     ranges: std::collections::HashMap<String, (i64, i64)>,
     /// The functions of `<math.h>` called.
     math: std::collections::BTreeSet<&'static str>,
-    /// The stages timed so far, when the C times its stages ([`staged_c`]).
+    /// The stages timed so far, when the C times its stages ([`lowered_c_staged`]).
     stages: Option<Vec<Stage>>,
     /// Timed stages whose loops are being emitted.
     open_stages: usize,
@@ -170,7 +170,8 @@ pub enum Lowering {
 #[derive(Debug)]
 pub struct Generated {
     pub c: String,
-    /// The stages the C times, in the order of their indices ([`staged_c`]; none otherwise).
+    /// The stages the C times, in the order of their indices ([`lowered_c_staged`]; none
+    /// otherwise).
     pub stages: Vec<Stage>,
     /// Arithmetic operations per run (the GFLOP/s figure's numerator).
     pub flops: f64,
@@ -1110,22 +1111,11 @@ pub fn lowered_c(
     lowering: Lowering,
     target: Target,
 ) -> Result<Generated> {
-    generate(name, program, sizes, (lowering, target), false)
+    lowered_c_staged(name, program, sizes, (lowering, target), false)
 }
 
-/// [`lowered_c`] with a clock around each stored stage ([`super::stages`]).
-pub fn staged_c(
-    name: &str,
-    program: &Rc<Term>,
-    sizes: &[i64],
-    lowering: Lowering,
-    target: Target,
-) -> Result<Generated> {
-    generate(name, program, sizes, (lowering, target), true)
-}
-
-/// [`lowered_c`], timing its stages if `staged`.
-fn generate(
+/// [`lowered_c`], with a clock around each stored stage if `staged` ([`super::stages`]).
+pub fn lowered_c_staged(
     name: &str,
     program: &Rc<Term>,
     sizes: &[i64],
