@@ -282,10 +282,10 @@ fn report_stages(
             }
         );
     }
+    let outside = outside.max(0.0);
     println!(
-        "      outside the stages: {:.3} ms, {:.1}%",
-        outside.max(0.0),
-        100.0 * outside.max(0.0) / threads_ms
+        "      outside the stages: {outside:.3} ms, {:.1}%",
+        100.0 * outside / threads_ms
     );
     Ok(())
 }

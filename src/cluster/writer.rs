@@ -101,11 +101,8 @@ impl<T: Task> Writer<T> {
         let left: Vec<(f64, bool, bool)> = (0..self.jobs.len())
             .filter(|i| self.left[*i])
             .map(|i| {
-                (
-                    self.estimates[i].0,
-                    self.estimates[i].1,
-                    self.jobs[i].task.timed(),
-                )
+                let (seconds, recorded) = self.estimates[i];
+                (seconds, recorded, self.jobs[i].task.timed())
             })
             .collect();
         if left.is_empty() {

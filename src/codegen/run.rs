@@ -258,8 +258,8 @@ pub(super) struct Generated {
 impl Generated {
     pub fn new(program: &Rc<Term>, sizes: &[i64], opts: &COptions) -> Result<Generated> {
         let name = "rise_program";
-        let target = (opts.lowering, opts.target);
-        let generated = super::emit::lowered_c_staged(name, program, sizes, target, opts.stages)?;
+        let machine = (opts.lowering, opts.target);
+        let generated = super::emit::lowered_c_staged(name, program, sizes, machine, opts.stages)?;
         let (input_shapes, output_shape) = super::emit::buffer_shapes(program, sizes)?;
         let dir = tempfile::Builder::new()
             .prefix("sketchlog-c-")
