@@ -176,3 +176,88 @@ impl Emitter {
         }
     }
 }
+
+/// The body with each register accumulator that is set to zero and, on the next line of
+/// the same block, to itself plus a value, set to that value at once:
+/// `acc5_0 = (f32x8){} + 0.0f;` then `acc5_0 = ((acc5_0) + (E));` becomes
+/// `acc5_0 = (E);`. The C compiler keeps such an addition of zero (`-0.0 + 0.0` is
+/// `+0.0`), one instruction per vector where a short reduction is unrolled (a window of a
+/// ring in registers); without it only the sign of a zero can differ.
+pub(super) fn fold_zero_starts(body: &str) -> String {
+    let mut out = String::with_capacity(body.len());
+    let mut lines = body.lines().peekable();
+    while let Some(line) = lines.next() {
+        match lines.peek().and_then(|next| folded_start(line, next)) {
+            Some(folded) => {
+                out.push_str(&folded);
+                lines.next();
+            }
+            None => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// `zero` and `next` as one line, if they are a zero start and its first addition.
+fn folded_start(zero: &str, next: &str) -> Option<String> {
+    let code = zero.trim_start();
+    let indent = &zero[..zero.len() - code.len()];
+    let (var, rhs) = code.split_once(" = ")?;
+    let width = rhs.strip_prefix("(f32x")?.strip_suffix("){} + 0.0f;")?;
+    let identifier = |s: &str| s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if var.is_empty() || !identifier(var) || width.is_empty() || !identifier(width) {
+        return None;
+    }
+    let value = next
+        .strip_prefix(indent)?
+        .strip_prefix(&format!("{var} = (({var}) + ("))?
+        .strip_suffix("));")?;
+    let balanced = value.chars().try_fold(0usize, |depth, c| match c {
+        '(' => Some(depth + 1),
+        ')' => depth.checked_sub(1),
+        _ => Some(depth),
+    }) == Some(0);
+    let reads_var = value.match_indices(var).any(|(at, _)| {
+        let before = value[..at].chars().next_back();
+        let after = value[at + var.len()..].chars().next();
+        ![before, after]
+            .into_iter()
+            .flatten()
+            .any(|c| c.is_ascii_alphanumeric() || c == '_')
+    });
+    (balanced && !reads_var).then(|| format!("{indent}{var} = ({value});"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fold_zero_starts;
+
+    #[test]
+    fn a_zero_start_and_its_first_addition_become_one_assignment() {
+        let body = "  f32x8 acc5_0;\n  acc5_0 = (f32x8){} + 0.0f;\n  acc5_0 = ((acc5_0) + (__builtin_shufflevector(r_0, r_1, 7, 8, 9, 10, 11, 12, 13, 14)));\n  acc5_0 = ((acc5_0) + (r_1));\n";
+        assert_eq!(
+            fold_zero_starts(body),
+            "  f32x8 acc5_0;\n  acc5_0 = (__builtin_shufflevector(r_0, r_1, 7, 8, 9, 10, 11, 12, 13, 14));\n  acc5_0 = ((acc5_0) + (r_1));\n"
+        );
+    }
+
+    #[test]
+    fn other_zero_starts_stay() {
+        for body in [
+            // The addition is in a loop (another block).
+            "  acc5_0 = (f32x8){} + 0.0f;\n  for (long i = 0; i < 3; i++) {\n    acc5_0 = ((acc5_0) + (x));\n  }\n",
+            "  acc5_0 = (f32x8){} + 0.0f;\n    acc5_0 = ((acc5_0) + (x));\n",
+            // The value reads the accumulator itself, or another one is added to.
+            "  acc5_0 = (f32x8){} + 0.0f;\n  acc5_0 = ((acc5_0) + ((acc5_0) * (y)));\n",
+            "  acc5_0 = (f32x8){} + 0.0f;\n  acc5_1 = ((acc5_1) + (x));\n",
+            // An array's vector, or a start that is not zero.
+            "  *(f32x8 *)&acc5[0] = (f32x8){} + 0.0f;\n  *(f32x8 *)&acc5[0] = ((*(f32x8 *)&acc5[0]) + (x));\n",
+            "  acc5_0 = (f32x8){} + 1.0f;\n  acc5_0 = ((acc5_0) + (x));\n",
+            // Not one operand.
+            "  acc5_0 = (f32x8){} + 0.0f;\n  acc5_0 = ((acc5_0) + (x) * (y));\n",
+        ] {
+            assert_eq!(fold_zero_starts(body), body, "{body}");
+        }
+    }
+}
