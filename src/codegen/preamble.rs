@@ -45,20 +45,17 @@ pub fn vector_types(widths: &BTreeSet<i64>, aligned: &BTreeSet<i64>) -> String {
 /// [`HUGE_PAGE`] bytes on): zeroed, at least 64-byte aligned and never freed, as a static
 /// array would be. Per-thread buffers are `static __thread` pointers that each thread sets
 /// the first time it needs one (`rise_thread_buffer`). A failed allocation ends the process
-/// with a message. Each is named `rise_NAME`: the program reads it through a local
-/// `float *restrict NAME` ([`buffer_locals`], or where the thread allocates it), which a
-/// store through a vector type (`may_alias`) cannot change, so the C compiler does not load
-/// the pointer again after each store.
+/// with a message.
 pub fn buffers(buffers: &[(String, i64)], per_thread: &[(String, i64)]) -> String {
     if buffers.is_empty() && per_thread.is_empty() {
         return String::new();
     }
     let mut c = String::new();
     for (name, _) in buffers {
-        let _ = writeln!(c, "static float *rise_{name};");
+        let _ = writeln!(c, "static float *restrict {name};");
     }
     for (name, _) in per_thread {
-        let _ = writeln!(c, "static __thread float *rise_{name};");
+        let _ = writeln!(c, "static __thread float *restrict {name};");
     }
     c.push('\n');
     c.push_str(&allocator("rise_buffer", HUGE_PAGE));
@@ -74,31 +71,15 @@ pub fn buffers(buffers: &[(String, i64)], per_thread: &[(String, i64)]) -> Strin
     }
     c.push_str("\n__attribute__((constructor)) static void rise_buffers(void) {\n");
     for (name, floats) in buffers {
-        let _ = writeln!(c, "  rise_{name} = rise_buffer({floats});");
+        let _ = writeln!(c, "  {name} = rise_buffer({floats});");
     }
-    let names: Vec<String> = buffers
-        .iter()
-        .map(|(name, _)| format!("rise_{name}"))
-        .collect();
+    let names: Vec<&str> = buffers.iter().map(|(name, _)| name.as_str()).collect();
     let _ = write!(
         c,
         "  if (!{}) rise_out_of_memory();\n}}\n\n",
         names.join(" || !")
     );
     c
-}
-
-/// The start of the program's body: a local `float *restrict NAME = rise_NAME;` for each
-/// file-level buffer ([`buffers`]).
-pub fn buffer_locals(buffers: &[(String, i64)]) -> String {
-    let locals: Vec<String> = buffers
-        .iter()
-        .map(|(name, _)| format!("*restrict {name} = rise_{name}"))
-        .collect();
-    match locals.is_empty() {
-        true => String::new(),
-        false => format!("  float {};\n", locals.join(", ")),
-    }
 }
 
 /// C for `rise_out_of_memory()`: a message, and the end of the process.

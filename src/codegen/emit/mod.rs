@@ -758,9 +758,8 @@ impl Emitter {
             self.aligned.insert(name.clone());
         } else if self.parallel.iter().any(Option::is_some) {
             self.line(&format!(
-                "if (!rise_{name}) rise_{name} = rise_thread_buffer({floats});"
+                "if (!{name}) {name} = rise_thread_buffer({floats});"
             ));
-            self.line(&format!("float *restrict {name} = rise_{name};"));
             self.thread_buffers.push((name.clone(), floats));
             self.aligned.insert(name.clone());
         } else {
@@ -1146,11 +1145,7 @@ pub fn lowered_c_staged(
     // Values are computed where they are written: an error there is the body's.
     let written = em.write(v, buffer_view(OUTPUT, &out_shape, false));
     written.map_err(|e| em.in_context(e, &body))?;
-    let mut body = format!(
-        "{}{}",
-        preamble::buffer_locals(&em.buffers),
-        vectors::fold_zero_starts(&format!("{}{}", em.prologue, em.body))
-    );
+    let mut body = vectors::fold_zero_starts(&format!("{}{}", em.prologue, em.body));
     let stages = em.stages.take().unwrap_or_default();
     let mut c = preamble::includes(!em.buffers.is_empty() || !em.thread_buffers.is_empty());
     if staged {
