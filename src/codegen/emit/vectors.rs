@@ -205,7 +205,8 @@ fn folded_start(zero: &str, next: &str) -> Option<String> {
     let indent = &zero[..zero.len() - code.len()];
     let (var, rhs) = code.split_once(" = ")?;
     let width = rhs.strip_prefix("(f32x")?.strip_suffix("){} + 0.0f;")?;
-    let identifier = |s: &str| s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let identifier = |s: &str| s.chars().all(word);
     if var.is_empty() || !identifier(var) || width.is_empty() || !identifier(width) {
         return None;
     }
@@ -221,10 +222,7 @@ fn folded_start(zero: &str, next: &str) -> Option<String> {
     let reads_var = value.match_indices(var).any(|(at, _)| {
         let before = value[..at].chars().next_back();
         let after = value[at + var.len()..].chars().next();
-        ![before, after]
-            .into_iter()
-            .flatten()
-            .any(|c| c.is_ascii_alphanumeric() || c == '_')
+        ![before, after].into_iter().flatten().any(word)
     });
     (balanced && !reads_var).then(|| format!("{indent}{var} = ({value});"))
 }
